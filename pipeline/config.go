@@ -1,0 +1,281 @@
+package pipeline
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Config is the whole typed configuration of a run. cmd/reactgen fills it from defaults,
+// a YAML file, REACTGEN_* environment variables and --set flags; every package receives
+// only its own section. The mapstructure tags are the config keys.
+type Config struct {
+	Run      RunConfig      `mapstructure:"run"`
+	Task     TaskConfig     `mapstructure:"task"`
+	Corpus   CorpusConfig   `mapstructure:"corpus"`
+	Env      EnvConfig      `mapstructure:"env"`
+	LLM      LLMConfig      `mapstructure:"llm"`
+	Generate GenerateConfig `mapstructure:"generate"`
+	Filter   FilterConfig   `mapstructure:"filter"`
+	Export   ExportConfig   `mapstructure:"export"`
+}
+
+// RunConfig controls the run directory.
+type RunConfig struct {
+	Out           string        `mapstructure:"out"`            // run directory
+	ID            string        `mapstructure:"id"`             // run id; empty derives one from the config
+	FsyncEvery    int           `mapstructure:"fsync_every"`    // fsync episodes.jsonl every N episodes (1 = each)
+	FsyncInterval time.Duration `mapstructure:"fsync_interval"` // and at least this often
+	GracePeriod   time.Duration `mapstructure:"grace_period"`   // how long in-flight episodes may finish after a signal
+}
+
+// TaskConfig selects the questions.
+type TaskConfig struct {
+	Name    string `mapstructure:"name"`     // hotpotqa or fever
+	Path    string `mapstructure:"path"`     // task file
+	Format  string `mapstructure:"format"`   // auto, hotpotqa, hotpotqa-simple, fever, jsonl
+	Limit   int    `mapstructure:"limit"`    // at most this many questions (0 = all)
+	Offset  int    `mapstructure:"offset"`   // skip this many questions first
+	SkipBad bool   `mapstructure:"skip_bad"` // skip malformed records instead of failing
+}
+
+// CorpusConfig names the source text and its index.
+type CorpusConfig struct {
+	Path  string `mapstructure:"path"`  // source text (JSONL, HotpotQA bz2 tree, or question file)
+	Index string `mapstructure:"index"` // index directory; empty means <run>/index
+}
+
+// EnvConfig selects and tunes the environment backend.
+type EnvConfig struct {
+	Backend             string        `mapstructure:"backend"`               // local or mediawiki
+	MediaWikiURL        string        `mapstructure:"mediawiki_url"`         // api.php endpoint
+	UserAgent           string        `mapstructure:"user_agent"`            // sent to MediaWiki
+	RequestsPerSecond   float64       `mapstructure:"requests_per_second"`   // MediaWiki rate limit
+	CacheDir            string        `mapstructure:"cache_dir"`             // MediaWiki response cache; empty means <run>/wiki-cache
+	Timeout             time.Duration `mapstructure:"timeout"`               // per MediaWiki request
+	Sentences           int           `mapstructure:"sentences"`             // sentences a Search returns (the paper: 5)
+	MaxObservationChars int           `mapstructure:"max_observation_chars"` // observations are cut to this size
+}
+
+// Price is the cost of one million tokens.
+type Price struct {
+	Prompt     float64 `mapstructure:"prompt"`
+	Completion float64 `mapstructure:"completion"`
+}
+
+// LLMConfig configures the model client and its decorators.
+type LLMConfig struct {
+	BaseURL          string            `mapstructure:"base_url"`
+	Model            string            `mapstructure:"model"`
+	APIKeyEnv        string            `mapstructure:"api_key_env"`
+	Temperature      float64           `mapstructure:"temperature"`
+	TopP             float64           `mapstructure:"top_p"`
+	RequestMaxTokens int               `mapstructure:"request_max_tokens"` // max_tokens of each request
+	Stop             []string          `mapstructure:"stop"`               // extra stop sequences
+	Seed             int               `mapstructure:"seed"`
+	Headers          map[string]string `mapstructure:"headers"`
+	Timeout          time.Duration     `mapstructure:"timeout"` // per request
+	MaxRetries       int               `mapstructure:"max_retries"`
+	BackoffBase      time.Duration     `mapstructure:"backoff_base"`
+	BackoffMax       time.Duration     `mapstructure:"backoff_max"`
+	Concurrency      int               `mapstructure:"concurrency"` // requests in flight at once
+	RPM              float64           `mapstructure:"rpm"`         // requests per minute (0 = unlimited)
+	TPM              float64           `mapstructure:"tpm"`         // tokens per minute (0 = unlimited)
+	MaxRequests      int               `mapstructure:"max_requests"`
+	MaxTokens        int               `mapstructure:"max_tokens"` // budget: total tokens over the run
+	MaxCostUSD       float64           `mapstructure:"max_cost_usd"`
+	Prices           map[string]Price  `mapstructure:"prices"` // per model, USD per 1M tokens
+	Cache            bool              `mapstructure:"cache"`
+	CacheDir         string            `mapstructure:"cache_dir"` // empty means <run>/llm-cache
+}
+
+// GenerateConfig configures the agent loop.
+type GenerateConfig struct {
+	Policy            string  `mapstructure:"policy"`    // llm or expert
+	Method            string  `mapstructure:"method"`    // standard, cot, cot-sc, act, react, react-cot-sc, cot-sc-react
+	Format            string  `mapstructure:"format"`    // completion or chat
+	Exemplars         string  `mapstructure:"exemplars"` // empty = the embedded set for the task; or FILE, or FILE#key
+	NumExemplars      int     `mapstructure:"num_exemplars"`
+	Instruction       string  `mapstructure:"instruction"` // overrides the task's instruction
+	MaxSteps          int     `mapstructure:"max_steps"`   // 0 = the paper's (7 HotpotQA, 5 FEVER)
+	Attempts          int     `mapstructure:"attempts"`
+	Concurrency       int     `mapstructure:"concurrency"` // episodes in flight
+	TargetCorrect     int     `mapstructure:"target_correct"`
+	Seed              int64   `mapstructure:"seed"`
+	Shuffle           bool    `mapstructure:"shuffle"`
+	Samples           int     `mapstructure:"samples"`            // CoT-SC samples (the paper: 21)
+	SampleTemperature float64 `mapstructure:"sample_temperature"` // CoT-SC and attempts > 1 (the paper: 0.7)
+	Rationalize       bool    `mapstructure:"rationalize"`
+	KeepPrompts       bool    `mapstructure:"keep_prompts"`
+	Progress          string  `mapstructure:"progress"` // auto, bar, lines, off
+}
+
+// FilterConfig configures the filter chain.
+type FilterConfig struct {
+	Rules            []string `mapstructure:"rules"`
+	MinF1            float64  `mapstructure:"min_f1"`
+	MaxSteps         int      `mapstructure:"max_steps"`
+	MaxTokens        int      `mapstructure:"max_tokens"` // the serialised example must fit this
+	TokenCounter     string   `mapstructure:"token_counter"`
+	MaxPerQuestion   int      `mapstructure:"max_per_question"`
+	DedupePolicy     string   `mapstructure:"dedupe_policy"` // first, shortest, diverse
+	EvalFiles        []string `mapstructure:"eval_files"`    // for decontaminate
+	BalanceBy        string   `mapstructure:"balance_by"`    // label or type
+	BalanceTolerance float64  `mapstructure:"balance_tolerance"`
+}
+
+// ExportConfig configures the training files.
+type ExportConfig struct {
+	Formats            []string `mapstructure:"formats"`
+	Compression        string   `mapstructure:"compression"` // none, zstd, gzip (JSONL formats)
+	System             string   `mapstructure:"system"`      // system message; empty = none
+	Weights            bool     `mapstructure:"weights"`     // OpenAI weight on assistant turns
+	TrainObservations  bool     `mapstructure:"train_observations"`
+	ObservationRole    bool     `mapstructure:"observation_role"` // ShareGPT observation turns
+	ValidationFraction float64  `mapstructure:"validation_fraction"`
+	SplitSeed          int64    `mapstructure:"split_seed"`
+	ShardRows          int      `mapstructure:"shard_rows"`
+	ShardBytes         int64    `mapstructure:"shard_bytes"`
+	Views              []string `mapstructure:"views"` // react, act, standard
+	Pairs              bool     `mapstructure:"pairs"` // DPO preference pairs
+	CorrectOnly        bool     `mapstructure:"correct_only"`
+	MaxTokens          int      `mapstructure:"max_tokens"`
+}
+
+// Methods are the prompting methods of the paper.
+var Methods = []string{"standard", "cot", "cot-sc", "act", "react", "react-cot-sc", "cot-sc-react"}
+
+// Default returns the configuration before any file, environment or flag.
+func Default() Config {
+	return Config{
+		Run:  RunConfig{Out: "runs/default", FsyncEvery: 1, FsyncInterval: time.Second, GracePeriod: 30 * time.Second},
+		Task: TaskConfig{Name: TaskHotpotQA, Format: "auto"},
+		Env: EnvConfig{
+			Backend: "local", UserAgent: "reactgen/0 (https://github.com/reactgen/reactgen)",
+			RequestsPerSecond: 5, Timeout: 20 * time.Second, Sentences: 5, MaxObservationChars: 2000,
+		},
+		LLM: LLMConfig{
+			BaseURL: "", Model: "gpt-4o-mini", APIKeyEnv: "OPENAI_API_KEY",
+			Temperature: 0, TopP: 1, RequestMaxTokens: 256, Timeout: 60 * time.Second,
+			MaxRetries: 6, BackoffBase: 500 * time.Millisecond, BackoffMax: 30 * time.Second,
+			Concurrency: 64, Cache: true,
+		},
+		Generate: GenerateConfig{
+			Policy: "llm", Method: "react", Format: "chat", Attempts: 1, Concurrency: 16,
+			TargetCorrect: 3000, Seed: 1, Shuffle: true, Samples: 21, SampleTemperature: 0.7,
+			Progress: "auto",
+		},
+		Filter: FilterConfig{
+			Rules:        []string{"finished", "correct", "no_invalid_actions", "no_loops", "dedupe"},
+			TokenCounter: "estimate", MaxPerQuestion: 1, DedupePolicy: "first", BalanceBy: "label",
+			BalanceTolerance: 0.1,
+		},
+		Export: ExportConfig{
+			Formats: []string{"openai-chat", "arrow-file"}, Compression: "none",
+			ValidationFraction: 0.05, SplitSeed: 1, Views: []string{"react"}, CorrectOnly: true,
+		},
+	}
+}
+
+// MaxStepsFor returns the step limit, the paper's default for the task when unset.
+func (g GenerateConfig) MaxStepsFor(task string) int {
+	if g.MaxSteps > 0 {
+		return g.MaxSteps
+	}
+	if task == TaskFEVER {
+		return 5
+	}
+	return 7
+}
+
+// ConfigError is a config value that is not allowed. Key is the dotted config key.
+type ConfigError struct {
+	Key     string
+	Message string
+}
+
+func (e *ConfigError) Error() string { return fmt.Sprintf("config key %s: %s", e.Key, e.Message) }
+
+func oneOf(key, val string, allowed ...string) error {
+	if slices.Contains(allowed, val) {
+		return nil
+	}
+	return &ConfigError{Key: key, Message: fmt.Sprintf("%q is not one of %s", val, strings.Join(allowed, ", "))}
+}
+
+// Validate checks every value that can be checked without touching the disk.
+func (c *Config) Validate() error {
+	checks := []error{
+		oneOf("task.name", c.Task.Name, TaskHotpotQA, TaskFEVER),
+		oneOf("task.format", c.Task.Format, "auto", "hotpotqa", "hotpotqa-simple", "fever", "jsonl"),
+		oneOf("env.backend", c.Env.Backend, "local", "mediawiki"),
+		oneOf("generate.policy", c.Generate.Policy, "llm", "expert"),
+		oneOf("generate.method", c.Generate.Method, Methods...),
+		oneOf("generate.format", c.Generate.Format, "completion", "chat"),
+		oneOf("generate.progress", c.Generate.Progress, "auto", "bar", "lines", "off"),
+		oneOf("filter.dedupe_policy", c.Filter.DedupePolicy, "first", "shortest", "diverse"),
+		oneOf("filter.balance_by", c.Filter.BalanceBy, "label", "type"),
+		oneOf("export.compression", c.Export.Compression, "none", "zstd", "gzip"),
+	}
+	for _, err := range checks {
+		if err != nil {
+			return err
+		}
+	}
+	nonNeg := []struct {
+		key string
+		v   float64
+	}{
+		{"task.limit", float64(c.Task.Limit)}, {"task.offset", float64(c.Task.Offset)},
+		{"generate.max_steps", float64(c.Generate.MaxSteps)}, {"generate.num_exemplars", float64(c.Generate.NumExemplars)},
+		{"generate.target_correct", float64(c.Generate.TargetCorrect)},
+		{"llm.rpm", c.LLM.RPM}, {"llm.tpm", c.LLM.TPM}, {"llm.max_requests", float64(c.LLM.MaxRequests)},
+		{"llm.max_tokens", float64(c.LLM.MaxTokens)}, {"llm.max_cost_usd", c.LLM.MaxCostUSD},
+		{"llm.max_retries", float64(c.LLM.MaxRetries)}, {"llm.temperature", c.LLM.Temperature},
+		{"llm.request_max_tokens", float64(c.LLM.RequestMaxTokens)},
+		{"filter.min_f1", c.Filter.MinF1}, {"filter.max_steps", float64(c.Filter.MaxSteps)},
+		{"filter.max_tokens", float64(c.Filter.MaxTokens)}, {"filter.max_per_question", float64(c.Filter.MaxPerQuestion)},
+		{"filter.balance_tolerance", c.Filter.BalanceTolerance},
+		{"export.shard_rows", float64(c.Export.ShardRows)}, {"export.shard_bytes", float64(c.Export.ShardBytes)},
+		{"env.max_observation_chars", float64(c.Env.MaxObservationChars)},
+		{"run.fsync_every", float64(c.Run.FsyncEvery)},
+	}
+	for _, n := range nonNeg {
+		if n.v < 0 {
+			return &ConfigError{Key: n.key, Message: fmt.Sprintf("must not be negative, got %v", n.v)}
+		}
+	}
+	positive := []struct {
+		key string
+		v   int
+	}{
+		{"generate.attempts", c.Generate.Attempts}, {"generate.concurrency", c.Generate.Concurrency},
+		{"generate.samples", c.Generate.Samples}, {"llm.concurrency", c.LLM.Concurrency},
+		{"env.sentences", c.Env.Sentences},
+	}
+	for _, p := range positive {
+		if p.v <= 0 {
+			return &ConfigError{Key: p.key, Message: fmt.Sprintf("must be at least 1, got %d", p.v)}
+		}
+	}
+	if c.Export.ValidationFraction < 0 || c.Export.ValidationFraction >= 1 {
+		return &ConfigError{Key: "export.validation_fraction", Message: fmt.Sprintf("must be in [0, 1), got %v", c.Export.ValidationFraction)}
+	}
+	if c.Task.Path == "" {
+		return &ConfigError{Key: "task.path", Message: "is required: the file of questions or claims"}
+	}
+	if c.Env.Backend == "local" && c.Corpus.Path == "" && c.Corpus.Index == "" {
+		return &ConfigError{Key: "corpus.path", Message: "is required with env.backend local (or set corpus.index to a built index)"}
+	}
+	if c.Env.Backend == "mediawiki" && c.Env.MediaWikiURL == "" {
+		return &ConfigError{Key: "env.mediawiki_url", Message: "is required with env.backend mediawiki"}
+	}
+	if c.Generate.Policy == "llm" && c.LLM.Model == "" {
+		return &ConfigError{Key: "llm.model", Message: "is required with generate.policy llm"}
+	}
+	if len(c.Export.Formats) == 0 {
+		return &ConfigError{Key: "export.formats", Message: "must name at least one format"}
+	}
+	return nil
+}

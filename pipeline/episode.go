@@ -1,0 +1,204 @@
+// Package pipeline owns the records that flow between reactgen's stages (questions,
+// episodes, verdicts), the typed configuration, the run directory with its manifest and
+// episode log, and the orchestration of the stages. It never imports an LLM client, an
+// environment or a file format: stages depend on pipeline, not on each other.
+package pipeline
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"strings"
+)
+
+// SchemaVersion is the version of the Episode record as written to episodes.jsonl,
+// kept.jsonl and rejected.jsonl. It changes whenever a field changes meaning or is removed.
+const SchemaVersion = 1
+
+// Task names.
+const (
+	TaskHotpotQA = "hotpotqa"
+	TaskFEVER    = "fever"
+)
+
+// FEVER labels, as the dataset spells them.
+const (
+	LabelSupports = "SUPPORTS"
+	LabelRefutes  = "REFUTES"
+	LabelNEI      = "NOT ENOUGH INFO"
+)
+
+// Stop reasons: why an episode ended.
+const (
+	StopFinished    = "finished"    // the agent called Finish
+	StopMaxSteps    = "max_steps"   // the step limit was reached without Finish
+	StopLoop        = "loop"        // the same action three times in a row
+	StopError       = "error"       // a request or environment error after retries
+	StopBudget      = "budget"      // the run's LLM budget ran out mid-episode
+	StopInterrupted = "interrupted" // the run was stopped while the episode was in flight
+)
+
+// Action types, as recorded in Step.ActionType.
+const (
+	ActionSearch  = "search"
+	ActionLookup  = "lookup"
+	ActionFinish  = "finish"
+	ActionInvalid = "invalid"
+)
+
+// Fact names one supporting sentence: a page title and the sentence's index on that page
+// (HotpotQA's supporting_facts, FEVER's evidence).
+type Fact struct {
+	Title    string `json:"title"`
+	Sentence int    `json:"sentence"`
+}
+
+// Paragraph is one page excerpt as HotpotQA's context field carries it.
+type Paragraph struct {
+	Title     string   `json:"title"`
+	Sentences []string `json:"sentences"`
+}
+
+// Question is one task item: a HotpotQA question or a FEVER claim. For FEVER, Answer holds
+// the label.
+type Question struct {
+	ID              string      `json:"id"`
+	Task            string      `json:"task"`
+	Question        string      `json:"question"`
+	Answer          string      `json:"answer"`
+	Type            string      `json:"type,omitempty"`  // HotpotQA: bridge or comparison; FEVER: the label
+	Level           string      `json:"level,omitempty"` // HotpotQA: easy, medium, hard
+	SupportingFacts []Fact      `json:"supporting_facts,omitempty"`
+	Context         []Paragraph `json:"context,omitempty"`
+}
+
+// Usage counts tokens and money.
+type Usage struct {
+	PromptTokens     int     `json:"prompt_tokens"`
+	CompletionTokens int     `json:"completion_tokens"`
+	TotalTokens      int     `json:"total_tokens"`
+	CostUSD          float64 `json:"cost_usd,omitempty"`
+}
+
+// Add returns the sum of u and v.
+func (u Usage) Add(v Usage) Usage {
+	return Usage{
+		PromptTokens:     u.PromptTokens + v.PromptTokens,
+		CompletionTokens: u.CompletionTokens + v.CompletionTokens,
+		TotalTokens:      u.TotalTokens + v.TotalTokens,
+		CostUSD:          u.CostUSD + v.CostUSD,
+	}
+}
+
+// Call records one LLM request made for an episode.
+type Call struct {
+	Model        string `json:"model,omitempty"`
+	PromptHash   string `json:"prompt_hash"`      // sha256 of the full request prompt
+	Prompt       string `json:"prompt,omitempty"` // only with generate.keep_prompts
+	Completion   string `json:"completion"`
+	FinishReason string `json:"finish_reason,omitempty"`
+	Usage        Usage  `json:"usage"`
+	LatencyMS    int64  `json:"latency_ms"`
+	Retries      int    `json:"retries,omitempty"`
+	Cached       bool   `json:"cached,omitempty"`
+	Bad          bool   `json:"bad,omitempty"` // the completion held no usable action
+	Error        string `json:"error,omitempty"`
+}
+
+// Step is one Thought / Action / Observation triple. A CoT episode has one step whose
+// action is Finish; a Standard episode has one step with no thought.
+type Step struct {
+	Thought     string `json:"thought"`
+	Action      string `json:"action"`      // normalised, e.g. Search[Ada Lovelace]
+	ActionType  string `json:"action_type"` // search, lookup, finish, invalid
+	Argument    string `json:"argument"`
+	Observation string `json:"observation"`
+	Calls       []Call `json:"calls,omitempty"` // the request(s) that produced this step
+}
+
+// Sample is one sampled chain of thought in a self-consistency method.
+type Sample struct {
+	Thought string `json:"thought"`
+	Answer  string `json:"answer"`
+	Call    *Call  `json:"call,omitempty"`
+}
+
+// Episode is one attempt at one question by one method: the record that flows through
+// every stage. Its JSON tags are the JSONL schema (see docs/episode.md).
+type Episode struct {
+	Schema       int      `json:"schema"`
+	ID           string   `json:"id"`
+	RunID        string   `json:"run_id"`
+	Task         string   `json:"task"`
+	QuestionID   string   `json:"question_id"`
+	Question     string   `json:"question"`
+	Answer       string   `json:"answer"` // the gold answer or label
+	QuestionType string   `json:"question_type,omitempty"`
+	Method       string   `json:"method"`
+	Branch       string   `json:"branch,omitempty"` // for combined methods: the method that produced the answer
+	Policy       string   `json:"policy"`           // the model name, or "expert"
+	Format       string   `json:"format,omitempty"` // completion or chat
+	Attempt      int      `json:"attempt"`
+	Seed         int64    `json:"seed"`
+	Steps        []Step   `json:"steps"`
+	Samples      []Sample `json:"samples,omitempty"`
+	Prediction   string   `json:"prediction"`
+	Finished     bool     `json:"finished"`
+	Correct      bool     `json:"correct"`
+	EM           float64  `json:"em"`
+	F1           float64  `json:"f1"`
+	StopReason   string   `json:"stop_reason"`
+	LLMCalls     int      `json:"llm_calls"`
+	BadCalls     int      `json:"bad_calls"`
+	Usage        Usage    `json:"usage"`
+	LatencyMS    int64    `json:"latency_ms"`
+	Rationalized bool     `json:"rationalized,omitempty"`
+	Error        string   `json:"error,omitempty"`
+}
+
+// Retryable reports whether a resumed run should try this episode again: it did not
+// reach an outcome because of an error, the budget or an interruption.
+func (e *Episode) Retryable() bool {
+	switch e.StopReason {
+	case StopError, StopBudget, StopInterrupted:
+		return true
+	}
+	return false
+}
+
+// Key identifies the (question, attempt) slot an episode fills within a run.
+func (e *Episode) Key() string { return fmt.Sprintf("%s#%d", e.QuestionID, e.Attempt) }
+
+// EpisodeID is the stable id of an episode: a hash of what determines it, so that a re-run
+// or a resume produces the same ids.
+func EpisodeID(task, questionID, method string, attempt int, rationalized bool) string {
+	h := sha256.New()
+	fmt.Fprintf(h, "%s\x00%s\x00%s\x00%d", task, questionID, method, attempt)
+	if rationalized {
+		h.Write([]byte("\x00rationalized"))
+	}
+	return hex.EncodeToString(h.Sum(nil))[:16]
+}
+
+// Reject is one reason a filter rule gave for rejecting an episode.
+type Reject struct {
+	Rule   string `json:"rule"`
+	Code   string `json:"code"`
+	Detail string `json:"detail,omitempty"`
+}
+
+// Rejected is a line of rejected.jsonl: the episode with its reasons. It decodes as an
+// Episode too.
+type Rejected struct {
+	Episode
+	Rejects []Reject `json:"rejects"`
+}
+
+// Codes returns the reject codes joined for display, e.g. "correct/wrong_answer".
+func (r *Rejected) Codes() string {
+	parts := make([]string, len(r.Rejects))
+	for i, x := range r.Rejects {
+		parts[i] = x.Rule + "/" + x.Code
+	}
+	return strings.Join(parts, ",")
+}
