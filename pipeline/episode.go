@@ -5,6 +5,7 @@
 package pipeline
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -201,4 +202,10 @@ func (r *Rejected) Codes() string {
 		parts[i] = x.Rule + "/" + x.Code
 	}
 	return strings.Join(parts, ",")
+}
+
+// Sink receives finished episodes. Write blocks until the record is durable according to
+// the run's fsync policy, is safe for concurrent use, and never keeps ep after it returns.
+type Sink interface {
+	Write(ctx context.Context, ep Episode) error
 }

@@ -1,0 +1,43 @@
+// Package shareddata finds the real public data that sits beside the project in
+// ../shared/data, for tests that use it as a test bed. Users' machines do not have it,
+// so every lookup skips the test when the file is absent.
+package shareddata
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// Path returns the absolute path of rel under ../shared/data, or skips t when the file is
+// not there.
+func Path(t testing.TB, rel string) string {
+	t.Helper()
+	root, err := moduleRoot()
+	if err != nil {
+		t.Skipf("shared data: %v", err)
+	}
+	p := filepath.Join(root, "..", "shared", "data", filepath.FromSlash(rel))
+	if _, err := os.Stat(p); err != nil {
+		t.Skipf("shared data %s not present", rel)
+	}
+	return p
+}
+
+// moduleRoot walks up from the working directory to the folder holding go.mod.
+func moduleRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", os.ErrNotExist
+		}
+		dir = parent
+	}
+}
