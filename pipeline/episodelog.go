@@ -1,0 +1,371 @@
+package pipeline
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"iter"
+	"os"
+	"sync"
+	"time"
+)
+
+// Recovery says what opening an episode log found.
+type Recovery struct {
+	Records    int    // complete records read
+	TornBytes  int64  // bytes of a torn last line that were dropped
+	TornPrefix string // the start of the dropped line, for the report
+}
+
+// LogState is what a resumed run needs to know about an existing log, without holding
+// the episodes themselves: which (question, attempt) slots are finished and how many
+// finished episodes are correct.
+type LogState struct {
+	Done    map[string]bool // Episode.Key() of every finished, non-retryable episode
+	Correct int             // finished episodes that are correct
+	Retry   int             // records that a resume runs again (error, budget, interrupted)
+}
+
+// EpisodeLog is the append-only episodes.jsonl of a run. Each line is one complete
+// record, written when its episode ends. Write is safe for concurrent use: one mutex
+// owns the file.
+type EpisodeLog struct {
+	path          string
+	mu            sync.Mutex
+	f             *os.File
+	w             *bufio.Writer
+	fsyncEvery    int
+	fsyncInterval time.Duration
+	unsynced      int
+	lastSync      time.Time
+	count         int
+}
+
+var _ Sink = (*EpisodeLog)(nil)
+
+// OpenEpisodeLog opens (creating) the log at path for appending. A torn last line, left by
+// a crash in the middle of a write, is detected, cut off and reported in Recovery; it is
+// never parsed as a record. A malformed line anywhere else is an error naming the line.
+func OpenEpisodeLog(path string, fsyncEvery int, fsyncInterval time.Duration) (*EpisodeLog, LogState, Recovery, error) {
+	state, rec, good, err := scanLog(path)
+	if err != nil {
+		return nil, state, rec, err
+	}
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, state, rec, fmt.Errorf("open %s: %w", path, err)
+	}
+	if rec.TornBytes > 0 {
+		if err := f.Truncate(good); err != nil {
+			f.Close()
+			return nil, state, rec, fmt.Errorf("cut torn line from %s: %w", path, err)
+		}
+		f.Sync()
+	}
+	if _, err := f.Seek(0, io.SeekEnd); err != nil {
+		f.Close()
+		return nil, state, rec, fmt.Errorf("seek %s: %w", path, err)
+	}
+	if fsyncEvery <= 0 {
+		fsyncEvery = 1
+	}
+	l := &EpisodeLog{path: path, f: f, w: bufio.NewWriterSize(f, 256<<10), fsyncEvery: fsyncEvery,
+		fsyncInterval: fsyncInterval, lastSync: time.Now(), count: rec.Records}
+	return l, state, rec, nil
+}
+
+// scanLog reads an existing log: the state for resuming, and the offset after the last
+// complete line.
+func scanLog(path string) (LogState, Recovery, int64, error) {
+	state := LogState{Done: map[string]bool{}}
+	var rec Recovery
+	f, err := os.Open(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return state, rec, 0, nil
+	}
+	if err != nil {
+		return state, rec, 0, fmt.Errorf("open %s: %w", path, err)
+	}
+	defer f.Close()
+	// Later records of the same id supersede earlier ones (a retried episode).
+	type slot struct {
+		done, correct bool
+	}
+	latest := map[string]slot{}
+	r := bufio.NewReaderSize(f, 1<<20)
+	var off int64
+	line := 0
+	for {
+		b, err := readLine(r)
+		if len(b) > 0 && (err == io.EOF || (err == nil && b[len(b)-1] != '\n')) {
+			// The last line has no newline: the write was cut.
+			rec.TornBytes = int64(len(b))
+			rec.TornPrefix = string(b[:min(len(b), 80)])
+			break
+		}
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return state, rec, 0, fmt.Errorf("read %s: %w", path, err)
+		}
+		line++
+		var ep Episode
+		if jerr := json.Unmarshal(bytes.TrimSpace(b), &ep); jerr != nil || ep.ID == "" {
+			// A complete but unparseable line that is the last one is still a torn write
+			// (the newline can land before the rest of the data on some file systems).
+			if _, perr := r.Peek(1); perr == io.EOF {
+				rec.TornBytes = int64(len(b))
+				rec.TornPrefix = string(b[:min(len(b), 80)])
+				break
+			}
+			if jerr == nil {
+				jerr = errors.New("record has no id")
+			}
+			return state, rec, 0, fmt.Errorf("%s line %d is not an episode record: %w", path, line, jerr)
+		}
+		off += int64(len(b))
+		rec.Records++
+		latest[ep.Key()] = slot{done: !ep.Retryable(), correct: ep.Correct && !ep.Retryable()}
+	}
+	for k, s := range latest {
+		if s.done {
+			state.Done[k] = true
+			if s.correct {
+				state.Correct++
+			}
+		} else {
+			state.Retry++
+		}
+	}
+	return state, rec, off, nil
+}
+
+// readLine reads one line of any length, newline included.
+func readLine(r *bufio.Reader) ([]byte, error) {
+	var buf []byte
+	for {
+		chunk, err := r.ReadSlice('\n')
+		buf = append(buf, chunk...)
+		if err == bufio.ErrBufferFull {
+			continue
+		}
+		return buf, err
+	}
+}
+
+// Write appends one episode as one line. The line is written whole or, after a crash,
+// detected as torn on the next open.
+func (l *EpisodeLog) Write(ctx context.Context, ep Episode) error {
+	b, err := json.Marshal(ep)
+	if err != nil {
+		return fmt.Errorf("encode episode %s: %w", ep.ID, err)
+	}
+	b = append(b, '\n')
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.f == nil {
+		return errors.New("episode log is closed")
+	}
+	if _, err := l.w.Write(b); err != nil {
+		return fmt.Errorf("write %s: %w", l.path, err)
+	}
+	l.count++
+	l.unsynced++
+	if l.unsynced >= l.fsyncEvery || (l.fsyncInterval > 0 && time.Since(l.lastSync) >= l.fsyncInterval) {
+		return l.syncLocked()
+	}
+	// Without fsync the line still goes to the kernel at once, so a killed process loses
+	// nothing; only a machine crash can lose records newer than the last fsync.
+	if err := l.w.Flush(); err != nil {
+		return fmt.Errorf("write %s: %w", l.path, err)
+	}
+	return nil
+}
+
+func (l *EpisodeLog) syncLocked() error {
+	if err := l.w.Flush(); err != nil {
+		return fmt.Errorf("write %s: %w", l.path, err)
+	}
+	if err := l.f.Sync(); err != nil {
+		return fmt.Errorf("sync %s: %w", l.path, err)
+	}
+	l.unsynced = 0
+	l.lastSync = time.Now()
+	return nil
+}
+
+// Count is the number of records in the log, old and new.
+func (l *EpisodeLog) Count() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.count
+}
+
+// Close flushes, syncs and closes the log.
+func (l *EpisodeLog) Close() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.f == nil {
+		return nil
+	}
+	err := l.syncLocked()
+	if cerr := l.f.Close(); err == nil {
+		err = cerr
+	}
+	l.f = nil
+	return err
+}
+
+// ReadEpisodes streams the effective episodes of a log: for each id, its last complete
+// record (a retried episode supersedes its earlier failure), in the order of those last
+// records. A torn last line is skipped. Memory holds one offset per id, not the records.
+func ReadEpisodes(path string) iter.Seq2[Episode, error] {
+	return func(yield func(Episode, error) bool) {
+		last := map[string]int{}
+		n := 0
+		for ep, err := range readRecords[Episode](path) {
+			if err != nil {
+				yield(Episode{}, err)
+				return
+			}
+			last[ep.ID] = n
+			n++
+		}
+		i := 0
+		for ep, err := range readRecords[Episode](path) {
+			if err != nil {
+				yield(Episode{}, err)
+				return
+			}
+			if last[ep.ID] == i {
+				if !yield(ep, nil) {
+					return
+				}
+			}
+			i++
+		}
+	}
+}
+
+// ReadRejected streams rejected.jsonl.
+func ReadRejected(path string) iter.Seq2[Rejected, error] { return readRecords[Rejected](path) }
+
+// ReadKept streams kept.jsonl.
+func ReadKept(path string) iter.Seq2[Episode, error] { return readRecords[Episode](path) }
+
+// readRecords streams the complete JSON lines of a file; a missing file yields nothing,
+// a torn last line is skipped, and a malformed line elsewhere is an error naming it.
+func readRecords[T any](path string) iter.Seq2[T, error] {
+	return func(yield func(T, error) bool) {
+		var zero T
+		f, err := os.Open(path)
+		if errors.Is(err, os.ErrNotExist) {
+			return
+		}
+		if err != nil {
+			yield(zero, fmt.Errorf("open %s: %w", path, err))
+			return
+		}
+		defer f.Close()
+		r := bufio.NewReaderSize(f, 1<<20)
+		for line := 1; ; line++ {
+			b, err := readLine(r)
+			if err == io.EOF {
+				return // a last line without a newline is torn: never a record
+			}
+			if err != nil {
+				yield(zero, fmt.Errorf("read %s: %w", path, err))
+				return
+			}
+			b = bytes.TrimSpace(b)
+			if len(b) == 0 {
+				continue
+			}
+			var v T
+			if err := json.Unmarshal(b, &v); err != nil {
+				if _, perr := r.Peek(1); perr == io.EOF {
+					return
+				}
+				yield(zero, fmt.Errorf("%s line %d: %w", path, line, err))
+				return
+			}
+			if !yield(v, nil) {
+				return
+			}
+		}
+	}
+}
+
+// JSONLWriter writes records to a file atomically: lines go to a temporary file that
+// Commit renames into place, so a half-written file never stands under its final name.
+type JSONLWriter struct {
+	path string
+	f    *os.File
+	w    *bufio.Writer
+	Rows int
+}
+
+// CreateJSONL starts an atomic JSONL file at path.
+func CreateJSONL(path string) (*JSONLWriter, error) {
+	dir := dirOf(path)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("create %s: %w", dir, err)
+	}
+	f, err := os.CreateTemp(dir, "."+baseOf(path)+".tmp-*")
+	if err != nil {
+		return nil, fmt.Errorf("create temporary file for %s: %w", path, err)
+	}
+	return &JSONLWriter{path: path, f: f, w: bufio.NewWriterSize(f, 1<<20)}, nil
+}
+
+// Write appends one record.
+func (j *JSONLWriter) Write(v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Errorf("encode record for %s: %w", j.path, err)
+	}
+	b = append(b, '\n')
+	if _, err := j.w.Write(b); err != nil {
+		return fmt.Errorf("write %s: %w", j.path, err)
+	}
+	j.Rows++
+	return nil
+}
+
+// Commit syncs the file and renames it into place.
+func (j *JSONLWriter) Commit() error {
+	if err := j.w.Flush(); err != nil {
+		j.Abort()
+		return fmt.Errorf("write %s: %w", j.path, err)
+	}
+	if err := j.f.Sync(); err != nil {
+		j.Abort()
+		return fmt.Errorf("sync %s: %w", j.path, err)
+	}
+	tmp := j.f.Name()
+	if err := j.f.Close(); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("close %s: %w", j.path, err)
+	}
+	if err := os.Rename(tmp, j.path); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("rename into %s: %w", j.path, err)
+	}
+	syncDir(dirOf(j.path))
+	return nil
+}
+
+// Abort removes the temporary file; the final name is untouched.
+func (j *JSONLWriter) Abort() {
+	if j.f != nil {
+		name := j.f.Name()
+		j.f.Close()
+		os.Remove(name)
+		j.f = nil
+	}
+}

@@ -1,0 +1,149 @@
+package pipeline
+
+import (
+	"errors"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func testEpisode(qid string, attempt int, stop string, correct bool) Episode {
+	return Episode{Schema: SchemaVersion, ID: EpisodeID(TaskHotpotQA, qid, "react", attempt, false), Task: TaskHotpotQA,
+		QuestionID: qid, Attempt: attempt, Method: "react", StopReason: stop, Correct: correct}
+}
+
+func TestEpisodeLogTornLastLine(t *testing.T) {
+	path := filepath.Join(t.TempDir(), EpisodesFile)
+	l, _, _, err := OpenEpisodeLog(path, 1, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ep := range []Episode{testEpisode("q1", 0, StopFinished, true), testEpisode("q2", 0, StopMaxSteps, false)} {
+		if err := l.Write(t.Context(), ep); err != nil {
+			t.Fatal(err)
+		}
+	}
+	l.Close()
+	// A crash in the middle of the third write leaves half a line.
+	f, _ := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	f.WriteString(`{"schema":1,"id":"abc","question_id":"q3","st`)
+	f.Close()
+
+	l, state, rec, err := OpenEpisodeLog(path, 1, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	if rec.Records != 2 || rec.TornBytes == 0 {
+		t.Errorf("recovery: got %+v, want 2 records and a torn line", rec)
+	}
+	if !state.Done["q1#0"] || !state.Done["q2#0"] || state.Correct != 1 {
+		t.Errorf("state: got %+v", state)
+	}
+	if err := l.Write(t.Context(), testEpisode("q3", 0, StopFinished, true)); err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for ep, err := range ReadEpisodes(path) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, ep.QuestionID)
+	}
+	if got := strings.Join(ids, ","); got != "q1,q2,q3" {
+		t.Errorf("episodes after recovery: got %s, want q1,q2,q3", got)
+	}
+}
+
+func TestEpisodeLogRetryableSuperseded(t *testing.T) {
+	path := filepath.Join(t.TempDir(), EpisodesFile)
+	l, _, _, err := OpenEpisodeLog(path, 4, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.Write(t.Context(), testEpisode("q1", 0, StopError, false))
+	l.Write(t.Context(), testEpisode("q2", 0, StopInterrupted, false))
+	l.Close()
+	l, state, _, err := OpenEpisodeLog(path, 4, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(state.Done) != 0 || state.Retry != 2 {
+		t.Errorf("retryable records must not count as done: got %+v", state)
+	}
+	l.Write(t.Context(), testEpisode("q1", 0, StopFinished, true))
+	l.Close()
+	n := 0
+	for ep, err := range ReadEpisodes(path) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		n++
+		if ep.QuestionID == "q1" && ep.StopReason != StopFinished {
+			t.Errorf("q1: got the superseded record %q", ep.StopReason)
+		}
+	}
+	if n != 2 {
+		t.Errorf("effective episodes: got %d, want 2 (one per id)", n)
+	}
+}
+
+func TestEpisodeLogMalformedMiddleLine(t *testing.T) {
+	path := filepath.Join(t.TempDir(), EpisodesFile)
+	os.WriteFile(path, []byte("{\"id\":\"a\",\"question_id\":\"q\"}\nnot json\n{\"id\":\"b\",\"question_id\":\"r\"}\n"), 0o644)
+	_, _, _, err := OpenEpisodeLog(path, 1, 0)
+	if err == nil || !strings.Contains(err.Error(), "line 2") {
+		t.Errorf("got %v, want an error naming line 2", err)
+	}
+}
+
+func TestLockHeldAndStale(t *testing.T) {
+	dir := t.TempDir()
+	l, err := AcquireLock(dir, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// flock is per open file description, so a second open in this process conflicts too.
+	if _, err := AcquireLock(dir, "second"); err == nil {
+		t.Fatal("second lock: got nil error, want the run directory in use")
+	} else if !strings.Contains(err.Error(), "in use by pid") {
+		t.Errorf("second lock: got %v, want a message naming the holder", err)
+	}
+	l.Release()
+
+	// A lock left by a process that died is taken over.
+	cmd := exec.Command("sh", "-c", "exec 9>>"+filepath.Join(dir, LockFile)+"; flock -n 9 && echo '{\"pid\":99999}' >&9")
+	if err := cmd.Run(); err != nil {
+		t.Skipf("flock(1) unavailable: %v", err)
+	}
+	l2, err := AcquireLock(dir, "third")
+	if err != nil {
+		t.Fatalf("stale lock was not taken over: %v", err)
+	}
+	l2.Release()
+}
+
+func TestWriteFileAtomicFailureKeepsOld(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "f.json")
+	os.WriteFile(path, []byte("old"), 0o644)
+	err := WriteFileAtomic(path, func(w io.Writer) error {
+		io.WriteString(w, "half")
+		return errors.New("disk full")
+	})
+	if err == nil {
+		t.Fatal("got nil error, want the writer's error")
+	}
+	b, _ := os.ReadFile(path)
+	if string(b) != "old" {
+		t.Errorf("file after failed write: got %q, want %q", b, "old")
+	}
+	entries, _ := os.ReadDir(dir)
+	if len(entries) != 1 {
+		t.Errorf("temporary files left behind: %d entries", len(entries))
+	}
+}
