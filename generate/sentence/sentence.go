@@ -14,7 +14,8 @@
 //     decimals, version numbers, URLs and "end.Next" never split.
 //   - The next sentence must start like one: an upper-case letter, a digit, a letter of
 //     a script without case, or an opening quote or bracket followed by one of those.
-//     A lower-case word after the stop means the stop was an abbreviation ("etc. and").
+//     A lower-case word after the stop means the stop was an abbreviation ("etc. and");
+//     a bracketed number continues the sentence ("Where Is It? (2001) is a film").
 //   - A single '.' after a word from a fixed list of abbreviations that precede a name
 //     or a number (Mr, Mrs, Ms, Dr, St, Mt, Gen, Col, Lt, Sgt, Capt, Prof, Rev, Gov, Sen,
 //     Rep, Pres, Fr, No, Nos, Vol, Fig, vs, e.g, i.e, c, ca, approx, the month
@@ -194,7 +195,11 @@ func isBoundary(before, run, rest string) bool {
 func startsSentence(s string) bool {
 	r, size := utf8.DecodeRuneInString(s)
 	if isOpener(r) {
+		open := r
 		r, _ = utf8.DecodeRuneInString(s[size:])
+		if open == '(' && unicode.IsDigit(r) {
+			return false // "Where's My Car? (2000)": a year in brackets continues the sentence
+		}
 	}
 	switch {
 	case unicode.IsUpper(r), unicode.IsDigit(r), unicode.IsTitle(r):

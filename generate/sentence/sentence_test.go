@@ -52,6 +52,7 @@ func TestSplit(t *testing.T) {
 		{"typographic quote", "She said “it is over.” Next came silence.", []string{"She said “it is over.”", "Next came silence."}},
 		{"closing paren", "Orla Vint (born 1950.) Vint is a poet.", []string{"Orla Vint (born 1950.)", "Vint is a poet."}},
 		{"question exclaim", "Why did it fall? Nobody knows! It just did.", []string{"Why did it fall?", "Nobody knows!", "It just did."}},
+		{"question in title then year", "It starred in Where Is It? (2001), a hit. It won.", []string{"It starred in Where Is It? (2001), a hit.", "It won."}},
 		{"exclaim in name", "Zappo! is a game show. It aired weekly.", []string{"Zappo! is a game show.", "It aired weekly."}},
 		{"starts with digit", "It was built in 1820. 1821 saw it burn.", []string{"It was built in 1820.", "1821 saw it burn."}},
 		{"starts with quote", `It is a song. "Grey Tide" was its single.`, []string{"It is a song.", `"Grey Tide" was its single.`}},
