@@ -1,0 +1,192 @@
+package prompt
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/reactgen/reactgen/generate/llm"
+	"github.com/reactgen/reactgen/pipeline"
+)
+
+// Formats of a request.
+const (
+	FormatCompletion = "completion"
+	FormatChat       = "chat"
+)
+
+// Turn is one earlier step of the episode, as the layout shows it to the model.
+type Turn struct {
+	Thought     string
+	Action      string
+	Observation string
+}
+
+// Request is the text of one model request: Prompt for the completion format, Messages
+// for chat, and the stop sequences.
+type Request struct {
+	Prompt   string
+	Messages []llm.Message
+	Stop     []string
+}
+
+// Layout renders the requests of one method in one format. Its prefix (the instruction
+// and the exemplars) is computed once, so every request of a run starts with the same
+// bytes. A Layout is immutable and safe for concurrent use.
+type Layout struct {
+	format string
+	kind   string
+	label  string // Question or Claim
+	prefix string
+}
+
+// NewLayout builds the layout for a derived set (see Set.For) in format.
+func NewLayout(s Set, format string) (*Layout, error) {
+	if format != FormatCompletion && format != FormatChat {
+		return nil, fmt.Errorf("prompt format %q is not completion or chat", format)
+	}
+	l := &Layout{format: format, kind: s.Kind, label: Label(s.Task)}
+	if l.kind == "" {
+		l.kind = kindOf(s.Exemplars)
+	}
+	var b strings.Builder
+	if s.Instruction != "" {
+		b.WriteString(strings.TrimSpace(s.Instruction))
+		b.WriteString("\n\n")
+	}
+	for i, ex := range s.Exemplars {
+		if i > 0 {
+			b.WriteString("\n")
+		}
+		l.writeExemplar(&b, ex)
+	}
+	if format == FormatCompletion {
+		b.WriteString("\n")
+	}
+	l.prefix = b.String()
+	if format == FormatChat {
+		l.prefix = strings.TrimRight(l.prefix, "\n")
+	}
+	return l, nil
+}
+
+// Label is the word that introduces a task item: "Claim" for FEVER, else "Question".
+func Label(task string) string {
+	if task == pipeline.TaskFEVER {
+		return "Claim"
+	}
+	return "Question"
+}
+
+// Prefix is the byte-identical start of every request: the completion prompt's prefix,
+// or the chat format's system message.
+func (l *Layout) Prefix() string { return l.prefix }
+
+// Kind is the exemplar kind the layout renders (react, act, cot, standard).
+func (l *Layout) Kind() string { return l.kind }
+
+// num renders " 3" in the completion format and nothing in chat.
+func (l *Layout) num(i int) string {
+	if l.format == FormatChat {
+		return ""
+	}
+	return fmt.Sprintf(" %d", i)
+}
+
+func (l *Layout) writeExemplar(b *strings.Builder, ex Exemplar) {
+	fmt.Fprintf(b, "%s: %s\n", l.label, ex.Question)
+	switch l.kind {
+	case KindCoT:
+		fmt.Fprintf(b, "Thought: %s\nAnswer: %s\n", ex.Reasoning, ex.Answer)
+	case KindStandard:
+		fmt.Fprintf(b, "Answer: %s\n", ex.Answer)
+	default:
+		for i, st := range ex.Steps {
+			n := l.num(i + 1)
+			if l.kind == KindReAct {
+				fmt.Fprintf(b, "Thought%s: %s\n", n, st.Thought)
+			}
+			fmt.Fprintf(b, "Action%s: %s\n", n, st.Action)
+			if st.Observation != "" || i < len(ex.Steps)-1 {
+				fmt.Fprintf(b, "Observation%s: %s\n", n, st.Observation)
+			}
+		}
+	}
+}
+
+// Step renders the request for step len(history)+1 of a ReAct or Act episode. The model
+// is to write the thought (ReAct) and the action; the stop sequence ends the completion
+// before it writes an observation of its own.
+func (l *Layout) Step(question string, history []Turn) Request {
+	i := len(history) + 1
+	if l.format == FormatChat {
+		return Request{Messages: l.chatHistory(question, history), Stop: []string{"\nObservation"}}
+	}
+	var b strings.Builder
+	l.completionHistory(&b, question, history)
+	if l.kind == KindAct {
+		fmt.Fprintf(&b, "Action %d:", i)
+	} else {
+		fmt.Fprintf(&b, "Thought %d:", i)
+	}
+	return Request{Prompt: b.String(), Stop: []string{fmt.Sprintf("\nObservation %d:", i)}}
+}
+
+// Reask renders the second request of a step whose completion held a thought but no
+// action: the paper's code appended "Action i:" after the thought and asked again.
+func (l *Layout) Reask(question string, history []Turn, thought string) Request {
+	i := len(history) + 1
+	if l.format == FormatChat {
+		msgs := l.chatHistory(question, history)
+		if thought != "" {
+			msgs = append(msgs, llm.Message{Role: "assistant", Content: "Thought: " + thought})
+		}
+		msgs = append(msgs, llm.Message{Role: "user", Content: "Write only the Action of this step: Search[entity], Lookup[keyword] or Finish[answer]."})
+		return Request{Messages: msgs, Stop: []string{"\nObservation"}}
+	}
+	var b strings.Builder
+	l.completionHistory(&b, question, history)
+	if l.kind != KindAct {
+		fmt.Fprintf(&b, "Thought %d: %s\n", i, thought)
+	}
+	fmt.Fprintf(&b, "Action %d:", i)
+	return Request{Prompt: b.String(), Stop: []string{"\n"}}
+}
+
+// Answer renders the single request of a CoT or Standard episode.
+func (l *Layout) Answer(question string) Request {
+	if l.format == FormatChat {
+		return Request{
+			Messages: []llm.Message{{Role: "system", Content: l.prefix}, {Role: "user", Content: l.label + ": " + question}},
+			Stop:     []string{"\n" + l.label + ":"},
+		}
+	}
+	p := l.prefix + l.label + ": " + question + "\n"
+	if l.kind == KindStandard {
+		return Request{Prompt: p + "Answer:", Stop: []string{"\n"}}
+	}
+	return Request{Prompt: p + "Thought:", Stop: []string{"\n" + l.label + ":"}}
+}
+
+func (l *Layout) completionHistory(b *strings.Builder, question string, history []Turn) {
+	b.WriteString(l.prefix)
+	fmt.Fprintf(b, "%s: %s\n", l.label, question)
+	for j, h := range history {
+		if l.kind != KindAct {
+			fmt.Fprintf(b, "Thought %d: %s\n", j+1, h.Thought)
+		}
+		fmt.Fprintf(b, "Action %d: %s\nObservation %d: %s\n", j+1, h.Action, j+1, h.Observation)
+	}
+}
+
+func (l *Layout) chatHistory(question string, history []Turn) []llm.Message {
+	msgs := make([]llm.Message, 0, 2+2*len(history))
+	msgs = append(msgs, llm.Message{Role: "system", Content: l.prefix}, llm.Message{Role: "user", Content: l.label + ": " + question})
+	for _, h := range history {
+		content := "Action: " + h.Action
+		if l.kind != KindAct {
+			content = "Thought: " + h.Thought + "\n" + content
+		}
+		msgs = append(msgs, llm.Message{Role: "assistant", Content: content}, llm.Message{Role: "user", Content: "Observation: " + h.Observation})
+	}
+	return msgs
+}

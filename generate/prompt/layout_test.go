@@ -1,0 +1,98 @@
+package prompt
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestLayoutCompletion(t *testing.T) {
+	s, err := Load("testdata/tiny.json", "hotpotqa", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	react, err := s.For(MethodReAct)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := NewLayout(react, FormatCompletion)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hist := []Turn{{Thought: "Find Zembla.", Action: "Search[Zembla]", Observation: "Zembla is a kingdom."}}
+	req := l.Step("Where is Onhava?", hist)
+	wantTail := "Question: Where is Onhava?\nThought 1: Find Zembla.\nAction 1: Search[Zembla]\nObservation 1: Zembla is a kingdom.\nThought 2:"
+	if !strings.HasSuffix(req.Prompt, wantTail) {
+		t.Errorf("prompt tail: got %q, want suffix %q", req.Prompt[len(req.Prompt)-len(wantTail):], wantTail)
+	}
+	if !strings.HasPrefix(req.Prompt, l.Prefix()) {
+		t.Errorf("prompt does not start with the prefix")
+	}
+	if got, want := strings.Join(req.Stop, "|"), "\nObservation 2:"; got != want {
+		t.Errorf("stop: got %q, want %q", got, want)
+	}
+	if !strings.Contains(l.Prefix(), "Thought 3: The river is the Vell.\nAction 3: Finish[Vell]\n") {
+		t.Errorf("prefix lacks the numbered exemplar: %q", l.Prefix())
+	}
+	re := l.Reask("Where is Onhava?", hist, "I need Onhava.")
+	if !strings.HasSuffix(re.Prompt, "Thought 2: I need Onhava.\nAction 2:") {
+		t.Errorf("reask tail: got %q", re.Prompt[len(re.Prompt)-40:])
+	}
+
+	act, _ := s.For(MethodAct)
+	la, _ := NewLayout(act, FormatCompletion)
+	if got := la.Step("Q?", nil).Prompt; !strings.HasSuffix(got, "Question: Q?\nAction 1:") || strings.Contains(got, "Thought") {
+		t.Errorf("act prompt: got %q", got)
+	}
+	cot, _ := s.For(MethodCoT)
+	lc, _ := NewLayout(cot, FormatCompletion)
+	if got := lc.Answer("Q?").Prompt; !strings.HasSuffix(got, "Question: Q?\nThought:") || !strings.Contains(got, "Answer: Vell\n") {
+		t.Errorf("cot prompt: got %q", got)
+	}
+	std, _ := s.For(MethodStandard)
+	ls, _ := NewLayout(std, FormatCompletion)
+	if got := ls.Answer("Q?").Prompt; !strings.HasSuffix(got, "Question: Q?\nAnswer:") || strings.Contains(got, "Thought") {
+		t.Errorf("standard prompt: got %q", got)
+	}
+}
+
+func TestLayoutChat(t *testing.T) {
+	s, err := Load("testdata/tiny.json", "fever", nil)
+	if err == nil {
+		t.Fatalf("tiny.json is a hotpotqa file, want an error for fever")
+	}
+	s, err = Load("testdata/tiny.json", "hotpotqa", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Task = "fever"
+	react, _ := s.For(MethodReAct)
+	l, err := NewLayout(react, FormatChat)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hist := []Turn{{Thought: "t1", Action: "Search[A]", Observation: "o1"}}
+	req := l.Step("A is B.", hist)
+	if len(req.Messages) != 4 {
+		t.Fatalf("messages: got %d, want 4", len(req.Messages))
+	}
+	want := []struct{ role, content string }{
+		{"system", l.Prefix()},
+		{"user", "Claim: A is B."},
+		{"assistant", "Thought: t1\nAction: Search[A]"},
+		{"user", "Observation: o1"},
+	}
+	for i, w := range want {
+		if req.Messages[i].Role != w.role || req.Messages[i].Content != w.content {
+			t.Errorf("message %d: got %+v, want %s %q", i, req.Messages[i], w.role, w.content)
+		}
+	}
+	if strings.Contains(l.Prefix(), "Thought 1") || !strings.Contains(l.Prefix(), "Claim: Which river") {
+		t.Errorf("chat prefix should be unnumbered and use Claim: %q", l.Prefix())
+	}
+	if got, want := strings.Join(req.Stop, "|"), "\nObservation"; got != want {
+		t.Errorf("stop: got %q, want %q", got, want)
+	}
+	if _, err := NewLayout(react, "xml"); err == nil {
+		t.Errorf("NewLayout(xml): got no error")
+	}
+}
