@@ -1,0 +1,442 @@
+// Package filter decides which generated episodes become training data. It consumes
+// pipeline.Episode records (a stream, re-readable through Options.Reopen) and a
+// pipeline.FilterConfig, and produces two streams, kept episodes and pipeline.Rejected
+// records carrying every reason, plus Stats. It also holds the official HotpotQA
+// metrics (NormalizeAnswer, ExactMatch, F1) and the FEVER label score (Score).
+//
+// Rules come in two kinds. A Rule judges one episode alone (correct, finished,
+// max_steps, no_invalid_actions, no_bad_calls, no_loops, max_tokens, decontaminate);
+// every per-episode rule runs on every episode, so a rejected record lists all the
+// per-episode rules it failed, in configured order. A GroupRule (dedupe, balance) sees
+// the survivors of the per-episode rules together, runs in configured order on what the
+// previous group rule left, and adds one reason to the episodes it drops.
+package filter
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"iter"
+	"slices"
+	"strings"
+
+	"github.com/reactgen/reactgen/pipeline"
+)
+
+// Rule judges one episode by itself.
+//
+// Keep must not modify ep, must be safe for concurrent use, and returns (true, zero
+// Reject) to keep; when it returns false the Reject names the rule and a snake_case code.
+type Rule interface {
+	Name() string
+	Keep(ep *pipeline.Episode) (bool, pipeline.Reject)
+}
+
+// Candidate is the compact summary of one surviving episode that group rules decide
+// on; group rules never hold whole episodes.
+type Candidate struct {
+	Index      int    // position in the input stream
+	ID         string // episode id
+	QuestionID string
+	Class      string   // the balance class (label or question type)
+	Correct    bool     // the re-scored verdict
+	Steps      int      // number of steps
+	Trajectory uint64   // hash of the normalised action sequence and thoughts
+	Actions    []uint64 // hashes of the normalised actions, in order
+}
+
+// GroupRule decides over all survivors at once.
+//
+// Select receives the candidates still alive, in input order, and returns the rejects
+// it adds keyed by Candidate.Index; it must be deterministic for a given input.
+type GroupRule interface {
+	Name() string
+	Select(cands []Candidate) map[int]pipeline.Reject
+}
+
+// TokenCounter counts the tokens of a text. Count is safe for concurrent use and never
+// returns a negative number.
+type TokenCounter interface {
+	Count(s string) int
+}
+
+// Options hands the chain what the config cannot carry.
+type Options struct {
+	// Reopen re-reads the same input from its start, in the same order. With it, a
+	// chain that has group rules keeps only a Candidate per survivor in memory and
+	// reads the input twice; without it, survivors are buffered whole until the end.
+	Reopen func() iter.Seq2[pipeline.Episode, error]
+	// TokenCounters adds or overrides counters that filter.token_counter may name;
+	// "estimate" and "bytes4" are built in.
+	TokenCounters map[string]TokenCounter
+}
+
+// ClassStats counts one question type or label.
+type ClassStats struct {
+	In   int `json:"in"`
+	Kept int `json:"kept"`
+}
+
+// Rate is the accepted share, 0 when nothing came in.
+func (c ClassStats) Rate() float64 {
+	if c.In == 0 {
+		return 0
+	}
+	return float64(c.Kept) / float64(c.In)
+}
+
+// Contamination is one question dropped by decontaminate.
+type Contamination struct {
+	QuestionID string `json:"question_id"`
+	EvalID     string `json:"eval_id"`
+	EvalFile   string `json:"eval_file"`
+	Match      string `json:"match"` // exact or 13-gram
+}
+
+// Stats summarises one Run.
+type Stats struct {
+	In       int `json:"in"`
+	Kept     int `json:"kept"`
+	Rejected int `json:"rejected"`
+	// ByRule counts rejects per rule and code; an episode failing two rules counts in both.
+	ByRule map[string]map[string]int `json:"by_rule"`
+	// ByType and ByLabel count episodes in and kept per HotpotQA question type and per
+	// gold FEVER label (the episode's Answer for FEVER).
+	ByType  map[string]ClassStats `json:"by_type,omitempty"`
+	ByLabel map[string]ClassStats `json:"by_label,omitempty"`
+	// Decontaminated lists each contaminated question once.
+	Decontaminated []Contamination `json:"decontaminated,omitempty"`
+}
+
+// Chain is a configured filter. A Chain is not safe for concurrent Runs.
+type Chain struct {
+	task   string
+	rules  []Rule
+	groups []GroupRule
+	decon  *decontaminate
+	bal    string
+	opts   Options
+}
+
+// RuleNames are the rule names filter.rules accepts.
+var RuleNames = []string{"correct", "finished", "max_steps", "no_invalid_actions", "no_bad_calls",
+	"no_loops", "max_tokens", "dedupe", "decontaminate", "balance"}
+
+// New builds the chain that cfg describes for a task. It loads filter.eval_files when
+// decontaminate is on (failing on a file it cannot read) and rejects unknown rule names,
+// dedupe policies, balance keys and token counters.
+func New(cfg pipeline.FilterConfig, task string, opts Options) (*Chain, error) {
+	c := &Chain{task: task, opts: opts, bal: cfg.BalanceBy}
+	seen := map[string]bool{}
+	for _, name := range cfg.Rules {
+		if seen[name] {
+			return nil, &pipeline.ConfigError{Key: "filter.rules", Message: fmt.Sprintf("rule %q is listed twice", name)}
+		}
+		seen[name] = true
+		switch name {
+		case "correct":
+			c.rules = append(c.rules, correctRule{task: task, minF1: cfg.MinF1})
+		case "finished":
+			c.rules = append(c.rules, finishedRule{})
+		case "max_steps":
+			c.rules = append(c.rules, maxStepsRule{max: cfg.MaxSteps})
+		case "no_invalid_actions":
+			c.rules = append(c.rules, noInvalidRule{})
+		case "no_bad_calls":
+			c.rules = append(c.rules, noBadCallsRule{})
+		case "no_loops":
+			c.rules = append(c.rules, noLoopsRule{})
+		case "max_tokens":
+			tc, err := counterFor(cfg.TokenCounter, opts.TokenCounters)
+			if err != nil {
+				return nil, err
+			}
+			c.rules = append(c.rules, maxTokensRule{max: cfg.MaxTokens, counter: tc})
+		case "decontaminate":
+			d, err := loadDecontaminate(cfg.EvalFiles)
+			if err != nil {
+				return nil, err
+			}
+			c.decon = d
+			c.rules = append(c.rules, d)
+		case "dedupe":
+			switch cfg.DedupePolicy {
+			case "", "first", "shortest", "diverse":
+			default:
+				return nil, &pipeline.ConfigError{Key: "filter.dedupe_policy", Message: fmt.Sprintf("%q is not one of first, shortest, diverse", cfg.DedupePolicy)}
+			}
+			c.groups = append(c.groups, dedupeRule{max: cfg.MaxPerQuestion, policy: cfg.DedupePolicy})
+		case "balance":
+			switch cfg.BalanceBy {
+			case "label", "type":
+			default:
+				return nil, &pipeline.ConfigError{Key: "filter.balance_by", Message: fmt.Sprintf("%q is not one of label, type", cfg.BalanceBy)}
+			}
+			if cfg.BalanceTolerance < 0 {
+				return nil, &pipeline.ConfigError{Key: "filter.balance_tolerance", Message: "must not be negative"}
+			}
+			c.groups = append(c.groups, balanceRule{tolerance: cfg.BalanceTolerance})
+		default:
+			return nil, &pipeline.ConfigError{Key: "filter.rules", Message: fmt.Sprintf("unknown rule %q (did you mean %q? valid: %s)",
+				name, nearest(name, RuleNames), strings.Join(RuleNames, ", "))}
+		}
+	}
+	return c, nil
+}
+
+// Rules returns the names of the configured rules, per-episode rules first.
+func (c *Chain) Rules() []string {
+	var names []string
+	for _, r := range c.rules {
+		names = append(names, r.Name())
+	}
+	for _, g := range c.groups {
+		names = append(names, g.Name())
+	}
+	return names
+}
+
+// Run reads every episode of in, calls keep for each kept episode and reject for each
+// rejected one, and returns the counts. Episodes failing a per-episode rule are rejected
+// as they stream past; kept ones come out in input order. Without group rules Run holds
+// nothing. With group rules it keeps a Candidate per survivor and, with Options.Reopen,
+// reads the input a second time to emit the survivors' verdicts in input order (an input
+// whose ids changed between the passes is an error); without Reopen it buffers the
+// survivors. An error from in, keep or reject stops the run and is returned.
+func (c *Chain) Run(ctx context.Context, in iter.Seq2[pipeline.Episode, error],
+	keep func(pipeline.Episode) error, reject func(pipeline.Rejected) error) (Stats, error) {
+	st := Stats{ByRule: map[string]map[string]int{}, ByType: map[string]ClassStats{}, ByLabel: map[string]ClassStats{}}
+	if c.decon != nil {
+		c.decon.reported = map[string]bool{}
+		c.decon.found = nil
+	}
+	var cands []Candidate
+	var buffered []pipeline.Episode
+	idx := -1
+	for ep, err := range in {
+		if err != nil {
+			return st, fmt.Errorf("filter: read episode %d: %w", idx+2, err)
+		}
+		if err := ctx.Err(); err != nil {
+			return st, err
+		}
+		idx++
+		st.In++
+		c.countIn(&st, &ep)
+		if rejects := c.judge(&ep); len(rejects) > 0 {
+			if err := c.emitReject(&st, ep, rejects, reject); err != nil {
+				return st, err
+			}
+			continue
+		}
+		if len(c.groups) == 0 {
+			if err := c.emitKeep(&st, ep, keep); err != nil {
+				return st, err
+			}
+			continue
+		}
+		cands = append(cands, c.candidate(idx, &ep))
+		if c.opts.Reopen == nil {
+			buffered = append(buffered, ep)
+		}
+	}
+	if c.decon != nil {
+		st.Decontaminated = c.decon.found
+	}
+	if len(c.groups) == 0 {
+		return st, nil
+	}
+	verdict := c.decide(cands) // candidate position -> reject (absent: keep)
+	byIndex := make(map[int]int, len(cands))
+	for i, cd := range cands {
+		byIndex[cd.Index] = i
+	}
+	emit := func(pos int, ep pipeline.Episode) error {
+		if r, ok := verdict[pos]; ok {
+			return c.emitReject(&st, ep, []pipeline.Reject{r}, reject)
+		}
+		return c.emitKeep(&st, ep, keep)
+	}
+	if c.opts.Reopen == nil {
+		for i, ep := range buffered {
+			if err := emit(i, ep); err != nil {
+				return st, err
+			}
+		}
+		return st, nil
+	}
+	idx = -1
+	for ep, err := range c.opts.Reopen() {
+		if err != nil {
+			return st, fmt.Errorf("filter: second pass: read episode %d: %w", idx+2, err)
+		}
+		if err := ctx.Err(); err != nil {
+			return st, err
+		}
+		idx++
+		pos, ok := byIndex[idx]
+		if !ok {
+			continue
+		}
+		if ep.ID != cands[pos].ID {
+			return st, fmt.Errorf("filter: second pass: episode %d is %s, first pass saw %s: the input changed", idx+1, ep.ID, cands[pos].ID)
+		}
+		if err := emit(pos, ep); err != nil {
+			return st, err
+		}
+		delete(byIndex, idx)
+	}
+	if len(byIndex) > 0 {
+		return st, fmt.Errorf("filter: second pass: input ended %d episodes early", len(byIndex))
+	}
+	return st, nil
+}
+
+// judge runs every per-episode rule and returns all their rejects.
+func (c *Chain) judge(ep *pipeline.Episode) []pipeline.Reject {
+	var out []pipeline.Reject
+	for _, r := range c.rules {
+		if ok, rej := r.Keep(ep); !ok {
+			if rej.Rule == "" {
+				rej.Rule = r.Name()
+			}
+			out = append(out, rej)
+		}
+	}
+	return out
+}
+
+// decide runs the group rules in order over the shrinking set of candidates and returns
+// the rejects keyed by position in cands.
+func (c *Chain) decide(cands []Candidate) map[int]pipeline.Reject {
+	pos := make(map[int]int, len(cands))
+	for i, cd := range cands {
+		pos[cd.Index] = i
+	}
+	out := map[int]pipeline.Reject{}
+	alive := cands
+	for _, g := range c.groups {
+		rejects := g.Select(slices.Clone(alive))
+		if len(rejects) == 0 {
+			continue
+		}
+		next := alive[:0:0]
+		for _, cd := range alive {
+			if r, ok := rejects[cd.Index]; ok {
+				if r.Rule == "" {
+					r.Rule = g.Name()
+				}
+				out[pos[cd.Index]] = r
+				continue
+			}
+			next = append(next, cd)
+		}
+		alive = next
+	}
+	return out
+}
+
+func (c *Chain) candidate(idx int, ep *pipeline.Episode) Candidate {
+	cd := Candidate{Index: idx, ID: ep.ID, QuestionID: ep.QuestionID, Steps: len(ep.Steps), Correct: ep.Correct}
+	if ep.Answer != "" {
+		cd.Correct, _, _ = Score(c.task, ep.Prediction, ep.Answer)
+	}
+	if c.bal == "type" {
+		cd.Class = ep.QuestionType
+	} else {
+		cd.Class = NormalizeLabel(ep.Answer)
+	}
+	cd.Trajectory, cd.Actions = trajectoryHash(ep)
+	return cd
+}
+
+func (c *Chain) countIn(st *Stats, ep *pipeline.Episode) {
+	if ep.QuestionType != "" {
+		s := st.ByType[ep.QuestionType]
+		s.In++
+		st.ByType[ep.QuestionType] = s
+	}
+	if c.task == pipeline.TaskFEVER && ep.Answer != "" {
+		l := NormalizeLabel(ep.Answer)
+		s := st.ByLabel[l]
+		s.In++
+		st.ByLabel[l] = s
+	}
+}
+
+func (c *Chain) emitKeep(st *Stats, ep pipeline.Episode, keep func(pipeline.Episode) error) error {
+	st.Kept++
+	if ep.QuestionType != "" {
+		s := st.ByType[ep.QuestionType]
+		s.Kept++
+		st.ByType[ep.QuestionType] = s
+	}
+	if c.task == pipeline.TaskFEVER && ep.Answer != "" {
+		l := NormalizeLabel(ep.Answer)
+		s := st.ByLabel[l]
+		s.Kept++
+		st.ByLabel[l] = s
+	}
+	if keep == nil {
+		return nil
+	}
+	if err := keep(ep); err != nil {
+		return fmt.Errorf("filter: keep episode %s: %w", ep.ID, err)
+	}
+	return nil
+}
+
+func (c *Chain) emitReject(st *Stats, ep pipeline.Episode, rejects []pipeline.Reject, reject func(pipeline.Rejected) error) error {
+	st.Rejected++
+	for _, r := range rejects {
+		m := st.ByRule[r.Rule]
+		if m == nil {
+			m = map[string]int{}
+			st.ByRule[r.Rule] = m
+		}
+		m[r.Code]++
+	}
+	if reject == nil {
+		return nil
+	}
+	if err := reject(pipeline.Rejected{Episode: ep, Rejects: rejects}); err != nil {
+		return fmt.Errorf("filter: reject episode %s: %w", ep.ID, err)
+	}
+	return nil
+}
+
+// nearest returns the candidate with the smallest edit distance to s.
+func nearest(s string, candidates []string) string {
+	best, bestD := "", -1
+	for _, c := range candidates {
+		if d := levenshtein(s, c); bestD < 0 || d < bestD {
+			best, bestD = c, d
+		}
+	}
+	return best
+}
+
+func levenshtein(a, b string) int {
+	ra, rb := []rune(a), []rune(b)
+	prev := make([]int, len(rb)+1)
+	cur := make([]int, len(rb)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(ra); i++ {
+		cur[0] = i
+		for j := 1; j <= len(rb); j++ {
+			cost := 1
+			if ra[i-1] == rb[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(rb)]
+}
+
+// ErrNoEvalFiles is returned by New when decontaminate is on and filter.eval_files is
+// empty.
+var ErrNoEvalFiles = errors.New("filter.eval_files is empty: decontaminate needs the evaluation questions")

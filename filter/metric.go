@@ -1,0 +1,113 @@
+package filter
+
+import (
+	"strings"
+	"unicode"
+
+	"github.com/reactgen/reactgen/pipeline"
+)
+
+// punctuation is Python's string.punctuation, the set the official HotpotQA and SQuAD
+// scripts strip. Unicode punctuation (dashes, curly quotes) is kept, as there.
+const punctuation = "!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~"
+
+// NormalizeAnswer is the official HotpotQA/SQuAD answer normalisation: lower-case, drop
+// the characters of Python's string.punctuation, drop the articles a, an and the where
+// they stand as whole words (Python's \b, which is Unicode-aware), collapse whitespace.
+func NormalizeAnswer(s string) string {
+	s = strings.ToLower(s)
+	s = strings.Map(func(r rune) rune {
+		if r < 128 && strings.ContainsRune(punctuation, r) {
+			return -1
+		}
+		return r
+	}, s)
+	s = removeArticles(s)
+	return strings.Join(strings.Fields(s), " ")
+}
+
+// isWordRune matches Python's \w for str patterns: letters, numbers and the underscore.
+func isWordRune(r rune) bool {
+	return r == '_' || unicode.IsLetter(r) || unicode.IsNumber(r)
+}
+
+// removeArticles replaces every maximal run of word characters that is exactly a, an or
+// the with a space, which is what re.sub(r'\b(a|an|the)\b', ' ', s) does.
+func removeArticles(s string) string {
+	var b strings.Builder
+	b.Grow(len(s))
+	rs := []rune(s)
+	for i := 0; i < len(rs); {
+		if !isWordRune(rs[i]) {
+			b.WriteRune(rs[i])
+			i++
+			continue
+		}
+		j := i
+		for j < len(rs) && isWordRune(rs[j]) {
+			j++
+		}
+		switch w := string(rs[i:j]); w {
+		case "a", "an", "the":
+			b.WriteByte(' ')
+		default:
+			b.WriteString(w)
+		}
+		i = j
+	}
+	return b.String()
+}
+
+// ExactMatch reports whether pred and gold are equal after NormalizeAnswer.
+func ExactMatch(pred, gold string) bool {
+	return NormalizeAnswer(pred) == NormalizeAnswer(gold)
+}
+
+// F1 is the official HotpotQA token-overlap F1 with its precision and recall. When either
+// normalised side is yes, no or noanswer and the two differ, all three are 0; tokens are
+// counted with multiplicity (Python's Counter intersection). Two empty answers score 0.
+func F1(pred, gold string) (f1, precision, recall float64) {
+	np, ng := NormalizeAnswer(pred), NormalizeAnswer(gold)
+	special := func(s string) bool { return s == "yes" || s == "no" || s == "noanswer" }
+	if (special(np) || special(ng)) && np != ng {
+		return 0, 0, 0
+	}
+	pt, gt := strings.Fields(np), strings.Fields(ng)
+	counts := make(map[string]int, len(gt))
+	for _, t := range gt {
+		counts[t]++
+	}
+	same := 0
+	for _, t := range pt {
+		if counts[t] > 0 {
+			counts[t]--
+			same++
+		}
+	}
+	if same == 0 {
+		return 0, 0, 0
+	}
+	precision = float64(same) / float64(len(pt))
+	recall = float64(same) / float64(len(gt))
+	return 2 * precision * recall / (precision + recall), precision, recall
+}
+
+// NormalizeLabel is the FEVER label comparison form: trimmed and upper-cased.
+func NormalizeLabel(s string) string { return strings.ToUpper(strings.TrimSpace(s)) }
+
+// Score scores a prediction against the gold answer for a task. FEVER compares labels
+// (NormalizeLabel) and gives em = f1 = 1 or 0; any other task is scored as HotpotQA,
+// where correct means exact match.
+func Score(task, pred, gold string) (correct bool, em, f1 float64) {
+	if task == pipeline.TaskFEVER {
+		if NormalizeLabel(pred) == NormalizeLabel(gold) {
+			return true, 1, 1
+		}
+		return false, 0, 0
+	}
+	f1, _, _ = F1(pred, gold)
+	if ExactMatch(pred, gold) {
+		return true, 1, f1
+	}
+	return false, 0, f1
+}

@@ -1,0 +1,258 @@
+package filter
+
+import (
+	"fmt"
+	"hash/fnv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/reactgen/reactgen/pipeline"
+)
+
+// Compile-time checks.
+var (
+	_ Rule = correctRule{}
+	_ Rule = finishedRule{}
+	_ Rule = maxStepsRule{}
+	_ Rule = noInvalidRule{}
+	_ Rule = noBadCallsRule{}
+	_ Rule = noLoopsRule{}
+	_ Rule = maxTokensRule{}
+	_ Rule = (*decontaminate)(nil)
+)
+
+func reject(rule, code, detail string) (bool, pipeline.Reject) {
+	return false, pipeline.Reject{Rule: rule, Code: code, Detail: detail}
+}
+
+// correctRule re-scores the prediction against the gold answer. An episode with no gold
+// answer (an import without a gold file) keeps its recorded verdict, ep.Correct.
+type correctRule struct {
+	task  string
+	minF1 float64
+}
+
+func (correctRule) Name() string { return "correct" }
+
+func (r correctRule) Keep(ep *pipeline.Episode) (bool, pipeline.Reject) {
+	if ep.Answer == "" {
+		if ep.Correct {
+			return true, pipeline.Reject{}
+		}
+		return reject("correct", "wrong_answer", fmt.Sprintf("recorded as incorrect, prediction %q", ep.Prediction))
+	}
+	correct, _, f1 := Score(r.task, ep.Prediction, ep.Answer)
+	if correct || (r.minF1 > 0 && r.task != pipeline.TaskFEVER && f1 >= r.minF1) {
+		return true, pipeline.Reject{}
+	}
+	return reject("correct", "wrong_answer", fmt.Sprintf("prediction %q, gold %q, f1 %.2f", ep.Prediction, ep.Answer, f1))
+}
+
+type finishedRule struct{}
+
+func (finishedRule) Name() string { return "finished" }
+
+func (finishedRule) Keep(ep *pipeline.Episode) (bool, pipeline.Reject) {
+	if ep.StopReason == pipeline.StopFinished {
+		return true, pipeline.Reject{}
+	}
+	return reject("finished", "not_finished", "stop reason "+ep.StopReason)
+}
+
+// maxStepsRule keeps episodes of at most max steps; max 0 keeps all.
+type maxStepsRule struct{ max int }
+
+func (maxStepsRule) Name() string { return "max_steps" }
+
+func (r maxStepsRule) Keep(ep *pipeline.Episode) (bool, pipeline.Reject) {
+	if r.max <= 0 || len(ep.Steps) <= r.max {
+		return true, pipeline.Reject{}
+	}
+	return reject("max_steps", "too_many_steps", fmt.Sprintf("%d steps > %d", len(ep.Steps), r.max))
+}
+
+type noInvalidRule struct{}
+
+func (noInvalidRule) Name() string { return "no_invalid_actions" }
+
+func (noInvalidRule) Keep(ep *pipeline.Episode) (bool, pipeline.Reject) {
+	for i, s := range ep.Steps {
+		if s.ActionType == pipeline.ActionInvalid {
+			return reject("no_invalid_actions", "invalid_action", fmt.Sprintf("step %d: %q", i+1, s.Action))
+		}
+	}
+	return true, pipeline.Reject{}
+}
+
+type noBadCallsRule struct{}
+
+func (noBadCallsRule) Name() string { return "no_bad_calls" }
+
+func (noBadCallsRule) Keep(ep *pipeline.Episode) (bool, pipeline.Reject) {
+	if ep.BadCalls == 0 {
+		return true, pipeline.Reject{}
+	}
+	return reject("no_bad_calls", "bad_call", fmt.Sprintf("%d bad calls", ep.BadCalls))
+}
+
+// noLoopsRule rejects an episode that stopped for a loop or that holds the same action
+// (compared normalised) three times in a row.
+type noLoopsRule struct{}
+
+func (noLoopsRule) Name() string { return "no_loops" }
+
+func (noLoopsRule) Keep(ep *pipeline.Episode) (bool, pipeline.Reject) {
+	if ep.StopReason == pipeline.StopLoop {
+		return reject("no_loops", "loop", "stop reason loop")
+	}
+	run, last := 0, ""
+	for i, s := range ep.Steps {
+		a := normAction(s.Action)
+		if a == last {
+			run++
+		} else {
+			run, last = 1, a
+		}
+		if run >= 3 {
+			return reject("no_loops", "loop", fmt.Sprintf("steps %d-%d repeat %q", i-1, i+1, s.Action))
+		}
+	}
+	return true, pipeline.Reject{}
+}
+
+// normAction is the comparison form of an action: lower-case, whitespace collapsed.
+func normAction(a string) string { return strings.Join(strings.Fields(strings.ToLower(a)), " ") }
+
+// maxTokensRule keeps episodes whose rendered example fits max tokens; max 0 keeps all.
+type maxTokensRule struct {
+	max     int
+	counter TokenCounter
+}
+
+func (maxTokensRule) Name() string { return "max_tokens" }
+
+func (r maxTokensRule) Keep(ep *pipeline.Episode) (bool, pipeline.Reject) {
+	if r.max <= 0 {
+		return true, pipeline.Reject{}
+	}
+	if n := r.counter.Count(Render(ep)); n > r.max {
+		return reject("max_tokens", "too_long", fmt.Sprintf("%d tokens > %d", n, r.max))
+	}
+	return true, pipeline.Reject{}
+}
+
+// Render is the text max_tokens counts: what the chat messages of a training example
+// hold, i.e. the question, then per step "Thought: …\nAction: …" and "Observation: …".
+// It leaves out the system prompt and exemplars, which the exporter adds at a fixed cost.
+func Render(ep *pipeline.Episode) string {
+	var b strings.Builder
+	b.WriteString(ep.Question)
+	for _, s := range ep.Steps {
+		b.WriteString("\n")
+		if s.Thought != "" {
+			b.WriteString("Thought: ")
+			b.WriteString(s.Thought)
+			b.WriteString("\n")
+		}
+		b.WriteString("Action: ")
+		b.WriteString(s.Action)
+		if s.Observation != "" {
+			b.WriteString("\nObservation: ")
+			b.WriteString(s.Observation)
+		}
+	}
+	return b.String()
+}
+
+// Estimate is the default TokenCounter ("estimate"), a cheap stand-in for a BPE
+// tokenizer on English text: a run of ASCII letters is one token per started six letters
+// (most words are one token, long ones split), a run of digits one per started three
+// (tokenizers group digits by three), every other non-space character one token
+// (punctuation, and non-ASCII runes, which BPE splits finely). It tends to run a little
+// high on English prose, which is the safe side for a length limit.
+type Estimate struct{}
+
+// Count implements TokenCounter.
+func (Estimate) Count(s string) int {
+	n := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		switch {
+		case isASCIILetter(c):
+			j := i
+			for j < len(s) && isASCIILetter(s[j]) {
+				j++
+			}
+			n += (j - i + 5) / 6
+			i = j
+		case c >= '0' && c <= '9':
+			j := i
+			for j < len(s) && s[j] >= '0' && s[j] <= '9' {
+				j++
+			}
+			n += (j - i + 2) / 3
+			i = j
+		case c < utf8.RuneSelf:
+			if !unicode.IsSpace(rune(c)) {
+				n++
+			}
+			i++
+		default:
+			r, size := utf8.DecodeRuneInString(s[i:])
+			if !unicode.IsSpace(r) {
+				n++
+			}
+			i += size
+		}
+	}
+	return n
+}
+
+func isASCIILetter(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
+
+// Bytes4 is the TokenCounter "bytes4": ceil(bytes/4), the usual rule of thumb.
+type Bytes4 struct{}
+
+// Count implements TokenCounter.
+func (Bytes4) Count(s string) int { return (len(s) + 3) / 4 }
+
+var (
+	_ TokenCounter = Estimate{}
+	_ TokenCounter = Bytes4{}
+)
+
+func counterFor(name string, extra map[string]TokenCounter) (TokenCounter, error) {
+	if tc, ok := extra[name]; ok {
+		return tc, nil
+	}
+	switch name {
+	case "", "estimate":
+		return Estimate{}, nil
+	case "bytes4":
+		return Bytes4{}, nil
+	}
+	names := []string{"estimate", "bytes4"}
+	for k := range extra {
+		names = append(names, k)
+	}
+	return nil, &pipeline.ConfigError{Key: "filter.token_counter", Message: fmt.Sprintf("unknown counter %q (did you mean %q?)", name, nearest(name, names))}
+}
+
+// trajectoryHash hashes the normalised action sequence with the normalised thoughts, and
+// each normalised action alone.
+func trajectoryHash(ep *pipeline.Episode) (uint64, []uint64) {
+	all := fnv.New64a()
+	acts := make([]uint64, 0, len(ep.Steps))
+	for _, s := range ep.Steps {
+		a := normAction(s.Action)
+		h := fnv.New64a()
+		h.Write([]byte(a))
+		acts = append(acts, h.Sum64())
+		all.Write([]byte(a))
+		all.Write([]byte{0})
+		all.Write([]byte(NormalizeAnswer(s.Thought)))
+		all.Write([]byte{1})
+	}
+	return all.Sum64(), acts
+}
