@@ -40,7 +40,7 @@ func TestLayoutCompletion(t *testing.T) {
 
 	act, _ := s.For(MethodAct)
 	la, _ := NewLayout(act, FormatCompletion)
-	if got := la.Step("Q?", nil).Prompt; !strings.HasSuffix(got, "Question: Q?\nAction 1:") || strings.Contains(got, "Thought") {
+	if got := la.Step("Q?", nil).Prompt; !strings.HasSuffix(got, "Question: Q?\nAction 1:") || strings.Contains(got, "Thought 1") {
 		t.Errorf("act prompt: got %q", got)
 	}
 	cot, _ := s.For(MethodCoT)
@@ -50,7 +50,7 @@ func TestLayoutCompletion(t *testing.T) {
 	}
 	std, _ := s.For(MethodStandard)
 	ls, _ := NewLayout(std, FormatCompletion)
-	if got := ls.Answer("Q?").Prompt; !strings.HasSuffix(got, "Question: Q?\nAnswer:") || strings.Contains(got, "Thought") {
+	if got := ls.Answer("Q?").Prompt; !strings.HasSuffix(got, "Question: Q?\nAnswer:") || strings.Contains(got, "\nThought") {
 		t.Errorf("standard prompt: got %q", got)
 	}
 }
