@@ -1,0 +1,107 @@
+package filter
+
+import (
+	"math"
+	"testing"
+)
+
+func TestNormalizeAnswer(t *testing.T) {
+	tests := []struct {
+		name, in, want string
+	}{
+		{"lower and punctuation", "Hello, World!", "hello world"},
+		{"articles dropped", "The Beatles and a band", "beatles and band"},
+		{"article an", "An apple", "apple"},
+		{"article inside word kept", "theater another anatomy", "theater another anatomy"},
+		{"article after punctuation removal", "the-the", "thethe"},
+		{"whitespace collapsed", "  New\t\nYork  ", "new york"},
+		{"all punctuation", `!"#$%&'()*+,-./:;<=>?@[\]^_` + "`{|}~", ""},
+		{"unicode dash kept", "1990–1995", "1990–1995"},
+		{"unicode dash separates article", "a–b", "–b"},
+		{"unicode letters", "Émile Zola", "émile zola"},
+		{"apostrophe removed", "Rock 'n' Roll", "rock n roll"},
+		{"empty", "", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := NormalizeAnswer(tt.in); got != tt.want {
+				t.Errorf("NormalizeAnswer(%q): got %q, want %q", tt.in, got, tt.want)
+			}
+		})
+	}
+}
+
+func TestExactMatch(t *testing.T) {
+	tests := []struct {
+		pred, gold string
+		want       bool
+	}{
+		{"The Eiffel Tower", "eiffel tower", true},
+		{"Eiffel Tower.", "Eiffel tower", true},
+		{"Eiffel", "Eiffel Tower", false},
+		{"", "", true},
+		{"", "x", false},
+		{"theater", "ater", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.pred+"|"+tt.gold, func(t *testing.T) {
+			if got := ExactMatch(tt.pred, tt.gold); got != tt.want {
+				t.Errorf("ExactMatch(%q, %q): got %v, want %v", tt.pred, tt.gold, got, tt.want)
+			}
+		})
+	}
+}
+
+func TestF1(t *testing.T) {
+	tests := []struct {
+		name           string
+		pred, gold     string
+		f1, prec, rec float64
+	}{
+		{"exact", "Barack Obama", "barack obama", 1, 1, 1},
+		{"partial", "president Barack Obama", "Barack Obama", 0.8, 2.0 / 3, 1},
+		{"yes vs no", "yes", "no", 0, 0, 0},
+		{"yes vs phrase containing yes", "yes", "yes indeed", 0, 0, 0},
+		{"noanswer gold", "something", "noanswer", 0, 0, 0},
+		{"yes equal", "Yes.", "yes", 1, 1, 1},
+		{"empty prediction", "", "Paris", 0, 0, 0},
+		{"both empty", "", "", 0, 0, 0},
+		{"no overlap", "London", "Paris", 0, 0, 0},
+		{"repeated tokens counted once each", "new new new york", "new york", 2 * 0.5 * 1 / 1.5, 0.5, 1},
+		{"repeated in gold", "new", "new new york", 0.5, 1, 1.0 / 3},
+		{"articles ignored", "the cat", "a cat", 1, 1, 1},
+		{"unicode", "Émile Zola", "émile", 2 * 0.5 * 1 / 1.5, 0.5, 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f1, p, r := F1(tt.pred, tt.gold)
+			if !near(f1, tt.f1) || !near(p, tt.prec) || !near(r, tt.rec) {
+				t.Errorf("F1(%q, %q): got (%v, %v, %v), want (%v, %v, %v)", tt.pred, tt.gold, f1, p, r, tt.f1, tt.prec, tt.rec)
+			}
+		})
+	}
+}
+
+func TestScore(t *testing.T) {
+	tests := []struct {
+		name, task, pred, gold string
+		correct                bool
+		em, f1                 float64
+	}{
+		{"fever equal", "fever", "supports ", "SUPPORTS", true, 1, 1},
+		{"fever differ", "fever", "REFUTES", "SUPPORTS", false, 0, 0},
+		{"fever nei", "fever", "Not Enough Info", "NOT ENOUGH INFO", true, 1, 1},
+		{"hotpot exact", "hotpotqa", "the Beatles", "Beatles", true, 1, 1},
+		{"hotpot partial", "hotpotqa", "Barack Obama Jr", "Barack Obama", false, 0, 0.8},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, em, f1 := Score(tt.task, tt.pred, tt.gold)
+			if c != tt.correct || em != tt.em || !near(f1, tt.f1) {
+				t.Errorf("Score(%q, %q, %q): got (%v, %v, %v), want (%v, %v, %v)", tt.task, tt.pred, tt.gold, c, em, f1, tt.correct, tt.em, tt.f1)
+			}
+		})
+	}
+}
+
+func near(a, b float64) bool { return math.Abs(a-b) < 1e-9 }
