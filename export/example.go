@@ -1,0 +1,148 @@
+// Package export turns kept episodes (pipeline.Episode, streamed from kept.jsonl, and for
+// preference pairs the rejected ones from rejected.jsonl) into fine-tuning sets: chat and
+// completion JSONL in the layouts of OpenAI, axolotl, LLaMA-Factory and AgentGym, the
+// Arrow directory that Hugging Face datasets' load_from_disk reads, a single Arrow IPC
+// file, Parquet shards laid out for the Hugging Face Hub, DPO preference pairs and a
+// dataset card. Every format is derived from one rendered Example per episode and view;
+// docs/formats.md describes each file.
+package export
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/reactgen/reactgen/pipeline"
+)
+
+// Views: how a trajectory is rendered.
+const (
+	ViewReAct    = "react"    // thoughts, actions and observations, as generated
+	ViewAct      = "act"      // thoughts removed: actions and observations only
+	ViewStandard = "standard" // the question and the answer, nothing between
+)
+
+// Message roles.
+const (
+	RoleSystem    = "system"
+	RoleUser      = "user"
+	RoleAssistant = "assistant"
+)
+
+// Message is one chat turn. Trainable is the loss mask: true when a model fine-tuned on
+// the example should learn to produce this turn.
+type Message struct {
+	Role      string `json:"role"`
+	Content   string `json:"content"`
+	Trainable bool   `json:"trainable"`
+}
+
+// Step is one Thought / Action / Observation triple as exported (pipeline.Step without the
+// LLM calls).
+type Step struct {
+	Thought     string `json:"thought"`
+	Action      string `json:"action"`
+	ActionType  string `json:"action_type"`
+	Argument    string `json:"argument"`
+	Observation string `json:"observation"`
+}
+
+// Example is the rendered training example derived from one episode in one view. Every
+// format writes its rows from an Example; the Arrow schema is derived from it (see
+// columns in schema.go). Exporters must not modify an Example they are handed.
+type Example struct {
+	ID           string    `json:"id"`
+	Task         string    `json:"task"`
+	Method       string    `json:"method"`
+	Policy       string    `json:"policy"`
+	QuestionID   string    `json:"question_id"`
+	Question     string    `json:"question"`
+	Answer       string    `json:"answer"`
+	Prediction   string    `json:"prediction"`
+	Correct      bool      `json:"correct"`
+	EM           float64   `json:"em"`
+	F1           float64   `json:"f1"`
+	NSteps       int64     `json:"n_steps"`
+	Steps        []Step    `json:"steps"`
+	Messages     []Message `json:"messages"`
+	Text         string    `json:"text"` // the paper's layout: question line, then the numbered trajectory
+	Rationalized bool      `json:"rationalized"`
+	RunID        string    `json:"run_id"`
+	View         string    `json:"view"`
+	Split        string    `json:"split"`
+}
+
+// RenderOptions are the parts of the export config that change a rendering.
+type RenderOptions struct {
+	System            string // system message; empty = none
+	TrainObservations bool   // observation turns are trainable too
+}
+
+// QuestionLine is the first user turn: "Question: q" for HotpotQA, "Claim: c" for FEVER.
+func QuestionLine(task, question string) string {
+	if task == pipeline.TaskFEVER {
+		return "Claim: " + question
+	}
+	return "Question: " + question
+}
+
+// Prompt returns the text a completion model is conditioned on: the question line and a
+// newline (the paper fine-tuned on whole trajectories conditioned on the question).
+func (ex *Example) Prompt() string { return QuestionLine(ex.Task, ex.Question) + "\n" }
+
+// Completion returns the part of Text after the prompt: the numbered trajectory.
+func (ex *Example) Completion() string { return strings.TrimPrefix(ex.Text, ex.Prompt()) }
+
+// Render builds the example for ep in view (react, act or standard). It does not validate;
+// Validate does. The split is left empty for the caller to set.
+func Render(ep pipeline.Episode, view string, opts RenderOptions) (Example, error) {
+	ex := Example{
+		ID: ep.ID, Task: ep.Task, Method: ep.Method, Policy: ep.Policy, QuestionID: ep.QuestionID,
+		Question: ep.Question, Answer: ep.Answer, Prediction: ep.Prediction, Correct: ep.Correct,
+		EM: ep.EM, F1: ep.F1, Rationalized: ep.Rationalized, RunID: ep.RunID, View: view,
+	}
+	qline := QuestionLine(ep.Task, ep.Question)
+	if opts.System != "" {
+		ex.Messages = append(ex.Messages, Message{Role: RoleSystem, Content: opts.System})
+	}
+	ex.Messages = append(ex.Messages, Message{Role: RoleUser, Content: qline})
+	var text strings.Builder
+	text.WriteString(qline)
+	text.WriteByte('\n')
+
+	switch view {
+	case ViewReAct, ViewAct:
+		ex.Steps = make([]Step, 0, len(ep.Steps))
+		for i, s := range ep.Steps {
+			st := Step{Thought: s.Thought, Action: s.Action, ActionType: s.ActionType, Argument: s.Argument, Observation: s.Observation}
+			if view == ViewAct {
+				st.Thought = ""
+			}
+			ex.Steps = append(ex.Steps, st)
+			n := strconv.Itoa(i + 1)
+			var turn string
+			if st.Thought != "" {
+				turn = "Thought: " + st.Thought + "\n"
+				text.WriteString("Thought " + n + ": " + st.Thought + "\n")
+			}
+			turn += "Action: " + st.Action
+			text.WriteString("Action " + n + ": " + st.Action)
+			ex.Messages = append(ex.Messages, Message{Role: RoleAssistant, Content: turn, Trainable: true})
+			if i == len(ep.Steps)-1 && st.ActionType == pipeline.ActionFinish {
+				break // the Finish step has no observation turn
+			}
+			text.WriteString("\nObservation " + n + ": " + st.Observation + "\n")
+			ex.Messages = append(ex.Messages, Message{Role: RoleUser, Content: "Observation: " + st.Observation, Trainable: opts.TrainObservations})
+		}
+	case ViewStandard:
+		ex.Steps = []Step{}
+		turn := "Answer: " + ep.Prediction
+		text.WriteString(turn)
+		ex.Messages = append(ex.Messages, Message{Role: RoleAssistant, Content: turn, Trainable: true})
+	default:
+		return Example{}, fmt.Errorf("render episode %s: unknown view %q (want react, act or standard)", ep.ID, view)
+	}
+	ex.NSteps = int64(len(ex.Steps))
+	ex.Text = text.String()
+	return ex, nil
+}

@@ -1,0 +1,226 @@
+package export
+
+import (
+	"strings"
+	"unicode/utf8"
+)
+
+// lineOptions are the config switches that change a JSONL row.
+type lineOptions struct {
+	System          string // the system message, for formats that carry it outside the turns
+	Weights         bool   // openai-chat: weight 0/1 on assistant turns
+	ObservationRole bool   // sharegpt: observation turns as "observation", not "human"
+}
+
+// lineFormat appends one JSON object (no newline) for ex to buf.
+type lineFormat func(buf []byte, ex *Example, o lineOptions) []byte
+
+// jsonlFormats are the JSONL training formats by export.formats name. The encoders write
+// JSON by hand: they are the hot loop of an export and encoding/json's reflection costs
+// more than the rest of the pipeline together.
+var jsonlFormats = map[string]lineFormat{
+	"openai-chat":  openAIChatLine,
+	"axolotl-chat": axolotlChatLine,
+	"completion":   completionLine,
+	"alpaca":       alpacaLine,
+	"sharegpt":     shareGPTLine,
+	"agentgym":     agentGymLine,
+}
+
+// maskedFormats are the JSONL formats that carry a per-turn loss mask, checked after writing.
+var maskedFormats = map[string]bool{"openai-chat": true, "axolotl-chat": true, "agentgym": true}
+
+func openAIChatLine(b []byte, ex *Example, o lineOptions) []byte {
+	b = append(b, `{"messages":[`...)
+	for i, m := range ex.Messages {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `{"role":`...)
+		b = appendString(b, m.Role)
+		b = append(b, `,"content":`...)
+		b = appendString(b, m.Content)
+		if o.Weights && m.Role == RoleAssistant {
+			if m.Trainable {
+				b = append(b, `,"weight":1`...)
+			} else {
+				b = append(b, `,"weight":0`...)
+			}
+		}
+		b = append(b, '}')
+	}
+	return append(b, "]}"...)
+}
+
+func axolotlChatLine(b []byte, ex *Example, _ lineOptions) []byte {
+	b = append(b, `{"messages":[`...)
+	for i, m := range ex.Messages {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `{"role":`...)
+		b = appendString(b, m.Role)
+		b = append(b, `,"content":`...)
+		b = appendString(b, m.Content)
+		b = append(b, `,"train":`...)
+		b = appendBool(b, m.Trainable)
+		b = append(b, '}')
+	}
+	return append(b, "]}"...)
+}
+
+// completionPrompt is the prompt of the completion and pairs formats: the system message,
+// a blank line, and the question line.
+func completionPrompt(ex *Example, system string) string {
+	if system == "" {
+		return ex.Prompt()
+	}
+	return system + "\n\n" + ex.Prompt()
+}
+
+func completionLine(b []byte, ex *Example, o lineOptions) []byte {
+	b = append(b, `{"prompt":`...)
+	b = appendString(b, completionPrompt(ex, o.System))
+	b = append(b, `,"completion":`...)
+	b = appendString(b, ex.Completion())
+	return append(b, '}')
+}
+
+func alpacaLine(b []byte, ex *Example, o lineOptions) []byte {
+	b = append(b, `{"instruction":`...)
+	b = appendString(b, QuestionLine(ex.Task, ex.Question))
+	b = append(b, `,"input":"","output":`...)
+	b = appendString(b, ex.Completion())
+	if o.System != "" {
+		b = append(b, `,"system":`...)
+		b = appendString(b, o.System)
+	}
+	return append(b, '}')
+}
+
+// isObservation reports whether m is an observation turn (a user turn after the first).
+func isObservation(i int, m Message) bool {
+	return m.Role == RoleUser && i > 0 && strings.HasPrefix(m.Content, "Observation: ")
+}
+
+func shareGPTLine(b []byte, ex *Example, o lineOptions) []byte {
+	b = append(b, `{"conversations":[`...)
+	for i, m := range ex.Messages {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		from := "human"
+		switch {
+		case m.Role == RoleSystem:
+			from = "system"
+		case m.Role == RoleAssistant:
+			from = "gpt"
+		case o.ObservationRole && isObservation(i, m):
+			from = "observation"
+		}
+		b = append(b, `{"from":`...)
+		b = appendString(b, from)
+		b = append(b, `,"value":`...)
+		b = appendString(b, m.Content)
+		b = append(b, '}')
+	}
+	return append(b, "]}"...)
+}
+
+// agentGymLine writes AgentGym's layout: human turns carry loss null (true for observation
+// turns under export.train_observations), gpt turns loss true. AgentGym has no system turn,
+// so the system message opens the first human turn.
+func agentGymLine(b []byte, ex *Example, _ lineOptions) []byte {
+	b = append(b, `{"conversations":[`...)
+	first, system := true, ""
+	for _, m := range ex.Messages {
+		if m.Role == RoleSystem {
+			system = m.Content
+			continue
+		}
+		if !first {
+			b = append(b, ',')
+		}
+		content := m.Content
+		if first && system != "" {
+			content = system + "\n\n" + content
+		}
+		first = false
+		if m.Role == RoleAssistant {
+			b = append(b, `{"from":"gpt","loss":`...)
+			b = appendBool(b, m.Trainable)
+		} else {
+			b = append(b, `{"from":"human","loss":`...)
+			if m.Trainable {
+				b = append(b, "true"...)
+			} else {
+				b = append(b, "null"...)
+			}
+		}
+		b = append(b, `,"value":`...)
+		b = appendString(b, content)
+		b = append(b, '}')
+	}
+	b = append(b, `],"item_id":`...)
+	b = appendString(b, ex.Task+"_"+ex.ID)
+	return append(b, '}')
+}
+
+func appendBool(b []byte, v bool) []byte {
+	if v {
+		return append(b, "true"...)
+	}
+	return append(b, "false"...)
+}
+
+const hexDigits = "0123456789abcdef"
+
+// appendString appends s as a JSON string. Invalid UTF-8 becomes U+FFFD, as encoding/json
+// does, so every line is valid JSON whatever the model wrote.
+func appendString(b []byte, s string) []byte {
+	b = append(b, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' {
+				i++
+				continue
+			}
+			b = append(b, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				b = append(b, '\\', c)
+			case '\n':
+				b = append(b, '\\', 'n')
+			case '\r':
+				b = append(b, '\\', 'r')
+			case '\t':
+				b = append(b, '\\', 't')
+			default:
+				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			b = append(b, s[start:i]...)
+			b = append(b, `\ufffd`...)
+			i += size
+			start = i
+			continue
+		}
+		if r == '\u2028' || r == '\u2029' {
+			b = append(b, s[start:i]...)
+			b = append(b, '\\', 'u', '2', '0', '2', hexDigits[r&0xf])
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	b = append(b, s[start:]...)
+	return append(b, '"')
+}

@@ -1,0 +1,301 @@
+package export
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+
+	"github.com/apache/arrow/go/v15/arrow"
+	"github.com/apache/arrow/go/v15/arrow/array"
+)
+
+// column describes one Arrow column of an Example: the single place the Arrow, Parquet
+// and Hugging Face schemas come from.
+type column struct {
+	name     string
+	typ      arrow.DataType
+	appendTo func(b array.Builder, ex *Example)
+	read     func(a arrow.Array, i int, ex *Example)
+	size     func(ex *Example) int // approximate bytes of the value, for shard_bytes
+}
+
+var (
+	stepFields = []arrow.Field{
+		{Name: "thought", Type: arrow.BinaryTypes.String},
+		{Name: "action", Type: arrow.BinaryTypes.String},
+		{Name: "action_type", Type: arrow.BinaryTypes.String},
+		{Name: "argument", Type: arrow.BinaryTypes.String},
+		{Name: "observation", Type: arrow.BinaryTypes.String},
+	}
+	messageFields = []arrow.Field{
+		{Name: "role", Type: arrow.BinaryTypes.String},
+		{Name: "content", Type: arrow.BinaryTypes.String},
+		{Name: "trainable", Type: arrow.FixedWidthTypes.Boolean},
+	}
+	stepsType    = arrow.ListOf(arrow.StructOf(stepFields...))
+	messagesType = arrow.ListOf(arrow.StructOf(messageFields...))
+)
+
+func strCol(name string, get func(*Example) string, set func(*Example, string)) column {
+	return column{
+		name: name, typ: arrow.BinaryTypes.String,
+		appendTo: func(b array.Builder, ex *Example) { b.(*array.StringBuilder).Append(get(ex)) },
+		read:     func(a arrow.Array, i int, ex *Example) { set(ex, a.(*array.String).Value(i)) },
+		size:     func(ex *Example) int { return len(get(ex)) + 4 },
+	}
+}
+
+func boolCol(name string, get func(*Example) bool, set func(*Example, bool)) column {
+	return column{
+		name: name, typ: arrow.FixedWidthTypes.Boolean,
+		appendTo: func(b array.Builder, ex *Example) { b.(*array.BooleanBuilder).Append(get(ex)) },
+		read:     func(a arrow.Array, i int, ex *Example) { set(ex, a.(*array.Boolean).Value(i)) },
+		size:     func(*Example) int { return 1 },
+	}
+}
+
+func floatCol(name string, get func(*Example) float64, set func(*Example, float64)) column {
+	return column{
+		name: name, typ: arrow.PrimitiveTypes.Float64,
+		appendTo: func(b array.Builder, ex *Example) { b.(*array.Float64Builder).Append(get(ex)) },
+		read:     func(a arrow.Array, i int, ex *Example) { set(ex, a.(*array.Float64).Value(i)) },
+		size:     func(*Example) int { return 8 },
+	}
+}
+
+// columns is the Arrow layout of an Example, in column order.
+var columns = []column{
+	strCol("id", func(e *Example) string { return e.ID }, func(e *Example, v string) { e.ID = v }),
+	strCol("task", func(e *Example) string { return e.Task }, func(e *Example, v string) { e.Task = v }),
+	strCol("method", func(e *Example) string { return e.Method }, func(e *Example, v string) { e.Method = v }),
+	strCol("policy", func(e *Example) string { return e.Policy }, func(e *Example, v string) { e.Policy = v }),
+	strCol("question_id", func(e *Example) string { return e.QuestionID }, func(e *Example, v string) { e.QuestionID = v }),
+	strCol("question", func(e *Example) string { return e.Question }, func(e *Example, v string) { e.Question = v }),
+	strCol("answer", func(e *Example) string { return e.Answer }, func(e *Example, v string) { e.Answer = v }),
+	strCol("prediction", func(e *Example) string { return e.Prediction }, func(e *Example, v string) { e.Prediction = v }),
+	boolCol("correct", func(e *Example) bool { return e.Correct }, func(e *Example, v bool) { e.Correct = v }),
+	floatCol("em", func(e *Example) float64 { return e.EM }, func(e *Example, v float64) { e.EM = v }),
+	floatCol("f1", func(e *Example) float64 { return e.F1 }, func(e *Example, v float64) { e.F1 = v }),
+	{
+		name: "n_steps", typ: arrow.PrimitiveTypes.Int64,
+		appendTo: func(b array.Builder, ex *Example) { b.(*array.Int64Builder).Append(ex.NSteps) },
+		read:     func(a arrow.Array, i int, ex *Example) { ex.NSteps = a.(*array.Int64).Value(i) },
+		size:     func(*Example) int { return 8 },
+	},
+	{name: "steps", typ: stepsType, appendTo: appendSteps, read: readSteps, size: stepsSize},
+	{name: "messages", typ: messagesType, appendTo: appendMessages, read: readMessages, size: messagesSize},
+	strCol("text", func(e *Example) string { return e.Text }, func(e *Example, v string) { e.Text = v }),
+	boolCol("rationalized", func(e *Example) bool { return e.Rationalized }, func(e *Example, v bool) { e.Rationalized = v }),
+	strCol("run_id", func(e *Example) string { return e.RunID }, func(e *Example, v string) { e.RunID = v }),
+	strCol("view", func(e *Example) string { return e.View }, func(e *Example, v string) { e.View = v }),
+	strCol("split", func(e *Example) string { return e.Split }, func(e *Example, v string) { e.Split = v }),
+}
+
+func appendSteps(b array.Builder, ex *Example) {
+	lb := b.(*array.ListBuilder)
+	sb := lb.ValueBuilder().(*array.StructBuilder)
+	lb.Append(true)
+	for _, s := range ex.Steps {
+		sb.Append(true)
+		sb.FieldBuilder(0).(*array.StringBuilder).Append(s.Thought)
+		sb.FieldBuilder(1).(*array.StringBuilder).Append(s.Action)
+		sb.FieldBuilder(2).(*array.StringBuilder).Append(s.ActionType)
+		sb.FieldBuilder(3).(*array.StringBuilder).Append(s.Argument)
+		sb.FieldBuilder(4).(*array.StringBuilder).Append(s.Observation)
+	}
+}
+
+func readSteps(a arrow.Array, i int, ex *Example) {
+	l := a.(*array.List)
+	st := l.ListValues().(*array.Struct)
+	f := func(j int) *array.String { return st.Field(j).(*array.String) }
+	start, end := l.ValueOffsets(i)
+	ex.Steps = make([]Step, 0, end-start)
+	for k := int(start); k < int(end); k++ {
+		ex.Steps = append(ex.Steps, Step{
+			Thought: f(0).Value(k), Action: f(1).Value(k), ActionType: f(2).Value(k),
+			Argument: f(3).Value(k), Observation: f(4).Value(k),
+		})
+	}
+}
+
+func stepsSize(ex *Example) int {
+	n := 4
+	for _, s := range ex.Steps {
+		n += len(s.Thought) + len(s.Action) + len(s.ActionType) + len(s.Argument) + len(s.Observation) + 20
+	}
+	return n
+}
+
+func appendMessages(b array.Builder, ex *Example) {
+	lb := b.(*array.ListBuilder)
+	sb := lb.ValueBuilder().(*array.StructBuilder)
+	lb.Append(true)
+	for _, m := range ex.Messages {
+		sb.Append(true)
+		sb.FieldBuilder(0).(*array.StringBuilder).Append(m.Role)
+		sb.FieldBuilder(1).(*array.StringBuilder).Append(m.Content)
+		sb.FieldBuilder(2).(*array.BooleanBuilder).Append(m.Trainable)
+	}
+}
+
+func readMessages(a arrow.Array, i int, ex *Example) {
+	l := a.(*array.List)
+	st := l.ListValues().(*array.Struct)
+	roles, contents := st.Field(0).(*array.String), st.Field(1).(*array.String)
+	trainable := st.Field(2).(*array.Boolean)
+	start, end := l.ValueOffsets(i)
+	ex.Messages = make([]Message, 0, end-start)
+	for k := int(start); k < int(end); k++ {
+		ex.Messages = append(ex.Messages, Message{Role: roles.Value(k), Content: contents.Value(k), Trainable: trainable.Value(k)})
+	}
+}
+
+func messagesSize(ex *Example) int {
+	n := 4
+	for _, m := range ex.Messages {
+		n += len(m.Role) + len(m.Content) + 9
+	}
+	return n
+}
+
+// rowSize approximates the uncompressed bytes of ex's row, for export.shard_bytes.
+func rowSize(ex *Example) int64 {
+	n := 0
+	for _, c := range columns {
+		n += c.size(ex)
+	}
+	return int64(n)
+}
+
+// Schema returns the Arrow schema of exported examples. Its metadata carries the Hugging
+// Face features under the "huggingface" key, which datasets reads to restore them.
+func Schema() *arrow.Schema {
+	fields := make([]arrow.Field, len(columns))
+	for i, c := range columns {
+		fields[i] = arrow.Field{Name: c.name, Type: c.typ}
+	}
+	info, err := json.Marshal(map[string]any{"info": map[string]any{"features": HFFeatures()}})
+	if err != nil {
+		panic(err) // the features are built from constants
+	}
+	md := arrow.NewMetadata([]string{"huggingface"}, []string{string(info)})
+	return arrow.NewSchema(fields, &md)
+}
+
+// orderedObject is a JSON object whose keys keep their order (Hugging Face features are
+// ordered: the order is the column order).
+type orderedObject []keyValue
+
+type keyValue struct {
+	Key   string
+	Value any
+}
+
+// MarshalJSON writes the object with its keys in order.
+func (o orderedObject) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	buf.WriteByte('{')
+	for i, kv := range o {
+		if i > 0 {
+			buf.WriteString(", ")
+		}
+		k, err := json.Marshal(kv.Key)
+		if err != nil {
+			return nil, err
+		}
+		v, err := json.Marshal(kv.Value)
+		if err != nil {
+			return nil, fmt.Errorf("feature %s: %w", kv.Key, err)
+		}
+		buf.Write(k)
+		buf.WriteString(": ")
+		buf.Write(v)
+	}
+	buf.WriteByte('}')
+	return buf.Bytes(), nil
+}
+
+// HFFeatures returns the Hugging Face datasets features of the schema in the JSON shape
+// that dataset_info.json holds: {"id": {"dtype": "string", "_type": "Value"}, ...}, with a
+// list of structs written as a one-element JSON list, as datasets 2.x and 3.x write a
+// feature inferred from an Arrow list<struct>.
+func HFFeatures() orderedObject {
+	out := make(orderedObject, len(columns))
+	for i, c := range columns {
+		out[i] = keyValue{c.name, hfFeature(c.typ)}
+	}
+	return out
+}
+
+func hfFeature(dt arrow.DataType) any {
+	switch t := dt.(type) {
+	case *arrow.ListType:
+		return []any{hfFeature(t.Elem())}
+	case *arrow.StructType:
+		obj := make(orderedObject, 0, t.NumFields())
+		for _, f := range t.Fields() {
+			obj = append(obj, keyValue{f.Name, hfFeature(f.Type)})
+		}
+		return obj
+	}
+	return orderedObject{{"dtype", hfDtype(dt)}, {"_type", "Value"}}
+}
+
+func hfDtype(dt arrow.DataType) string {
+	switch dt.ID() {
+	case arrow.STRING:
+		return "string"
+	case arrow.BOOL:
+		return "bool"
+	case arrow.FLOAT64:
+		return "float64"
+	case arrow.INT64:
+		return "int64"
+	}
+	panic("export: no Hugging Face dtype for " + dt.String())
+}
+
+// hfYAMLFeatures returns the features in the dataset card's YAML shape: a list of
+// {name, dtype} with nested lists of structs under "list".
+func hfYAMLFeatures() []any {
+	out := make([]any, len(columns))
+	for i, c := range columns {
+		out[i] = yamlFeature(c.name, c.typ)
+	}
+	return out
+}
+
+func yamlFeature(name string, dt arrow.DataType) map[string]any {
+	if lt, ok := dt.(*arrow.ListType); ok {
+		if st, ok := lt.Elem().(*arrow.StructType); ok {
+			fields := make([]any, 0, st.NumFields())
+			for _, f := range st.Fields() {
+				fields = append(fields, yamlFeature(f.Name, f.Type))
+			}
+			return map[string]any{"name": name, "list": fields}
+		}
+	}
+	return map[string]any{"name": name, "dtype": hfDtype(dt)}
+}
+
+// DecodeRecord reads the examples of one record batch written by the Arrow or Parquet
+// exporters (columns are found by name, so extra columns are ignored).
+func DecodeRecord(rec arrow.Record) ([]Example, error) {
+	out := make([]Example, rec.NumRows())
+	sc := rec.Schema()
+	for _, c := range columns {
+		idx := sc.FieldIndices(c.name)
+		if len(idx) == 0 {
+			return nil, fmt.Errorf("decode record: no column %s", c.name)
+		}
+		col := rec.Column(idx[0])
+		if col.DataType().ID() != c.typ.ID() {
+			return nil, fmt.Errorf("decode record: column %s is %s, want %s", c.name, col.DataType(), c.typ)
+		}
+		for i := range out {
+			c.read(col, i, &out[i])
+		}
+	}
+	return out, nil
+}

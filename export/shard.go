@@ -1,0 +1,230 @@
+package export
+
+import (
+	"bufio"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"hash"
+	"io"
+	"os"
+	"path/filepath"
+)
+
+// File is one written file, as the manifest lists it.
+type File struct {
+	Path   string `json:"path"`   // relative to the export directory, slash-separated
+	Format string `json:"format"` // an export.formats name, or "arrow-meta", "pairs", "card"
+	View   string `json:"view,omitempty"`
+	Split  string `json:"split,omitempty"` // empty for files that hold every split
+	Rows   int    `json:"rows"`
+	Bytes  int64  `json:"bytes"`
+	SHA256 string `json:"sha256"`
+}
+
+// outFile is a file being written: buffered, hashed and counted as it goes.
+type outFile struct {
+	path string
+	f    *os.File
+	bw   *bufio.Writer
+	h    hash.Hash
+	n    int64
+}
+
+func createOut(path string) (*outFile, error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return nil, fmt.Errorf("create %s: %w", path, err)
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("create %s: %w", path, err)
+	}
+	return &outFile{path: path, f: f, bw: bufio.NewWriterSize(f, 1<<20), h: sha256.New()}, nil
+}
+
+func (o *outFile) Write(p []byte) (int, error) {
+	o.h.Write(p)
+	o.n += int64(len(p))
+	return o.bw.Write(p)
+}
+
+// Seek reports the write position; it supports only Seek(0, io.SeekCurrent), which is all
+// the Arrow IPC file writer asks of it.
+func (o *outFile) Seek(offset int64, whence int) (int64, error) {
+	if offset != 0 || whence != io.SeekCurrent {
+		return 0, fmt.Errorf("seek %s: only the current position can be asked", o.path)
+	}
+	return o.n, nil
+}
+
+// close flushes and closes the file and returns its size and sha256.
+func (o *outFile) close() (int64, string, error) {
+	err := o.bw.Flush()
+	if cerr := o.f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return 0, "", fmt.Errorf("write %s: %w", o.path, err)
+	}
+	return o.n, hex.EncodeToString(o.h.Sum(nil)), nil
+}
+
+// writeWhole writes data to path as a finished file.
+func writeWhole(path string, data []byte) (int64, string, error) {
+	o, err := createOut(path)
+	if err != nil {
+		return 0, "", err
+	}
+	if _, err := o.Write(data); err != nil {
+		o.close()
+		return 0, "", fmt.Errorf("write %s: %w", path, err)
+	}
+	return o.close()
+}
+
+// encoder writes rows of one format into one shard.
+type encoder interface {
+	// write encodes ex and returns the bytes the row counts against export.shard_bytes.
+	write(ex *Example) (int64, error)
+	// finish flushes everything into the underlying writer (which it does not close).
+	finish() error
+}
+
+// shardSet writes the rows of one format and view, one shard sequence per split. Shards
+// are written under temporary names and renamed to their final names at close, when the
+// shard count N is known.
+type shardSet struct {
+	stage    string // the staging directory
+	format   string
+	view     string
+	maxRows  int
+	maxBytes int64
+	newEnc   func(w io.Writer) (encoder, error)
+	name     func(split string, i, n int) string // the final path relative to stage
+	splits   map[string]*splitShards
+	order    []string
+	tmpSeq   int
+}
+
+type splitShards struct {
+	done []*shard
+	cur  *shard
+}
+
+type shard struct {
+	tmp   string
+	out   *outFile
+	enc   encoder
+	rows  int
+	bytes int64
+	size  int64
+	sum   string
+}
+
+func (s *shardSet) splitOf(split string) *splitShards {
+	if s.splits == nil {
+		s.splits = map[string]*splitShards{}
+	}
+	ss := s.splits[split]
+	if ss == nil {
+		ss = &splitShards{}
+		s.splits[split] = ss
+		s.order = append(s.order, split)
+	}
+	return ss
+}
+
+func (s *shardSet) open(ss *splitShards) error {
+	s.tmpSeq++
+	tmp := filepath.Join(s.stage, fmt.Sprintf(".%s.%s.%d.tmp", s.format, s.view, s.tmpSeq))
+	out, err := createOut(tmp)
+	if err != nil {
+		return err
+	}
+	enc, err := s.newEnc(out)
+	if err != nil {
+		out.close()
+		return fmt.Errorf("start %s: %w", tmp, err)
+	}
+	ss.cur = &shard{tmp: tmp, out: out, enc: enc}
+	return nil
+}
+
+func (s *shardSet) closeShard(ss *splitShards) error {
+	sh := ss.cur
+	ss.cur = nil
+	err := sh.enc.finish()
+	size, sum, cerr := sh.out.close()
+	if err != nil {
+		return fmt.Errorf("finish %s: %w", sh.tmp, err)
+	}
+	if cerr != nil {
+		return cerr
+	}
+	sh.size, sh.sum = size, sum
+	ss.done = append(ss.done, sh)
+	return nil
+}
+
+// write adds ex to its split's current shard, closing the shard once it reaches
+// export.shard_rows rows or export.shard_bytes bytes.
+func (s *shardSet) write(ex *Example, split string) error {
+	ss := s.splitOf(split)
+	if ss.cur == nil {
+		if err := s.open(ss); err != nil {
+			return err
+		}
+	}
+	n, err := ss.cur.enc.write(ex)
+	if err != nil {
+		return fmt.Errorf("write example %s to %s: %w", ex.ID, s.format, err)
+	}
+	ss.cur.rows++
+	ss.cur.bytes += n
+	if (s.maxRows > 0 && ss.cur.rows >= s.maxRows) || (s.maxBytes > 0 && ss.cur.bytes >= s.maxBytes) {
+		return s.closeShard(ss)
+	}
+	return nil
+}
+
+// ensure makes split exist with at least one (possibly empty) shard.
+func (s *shardSet) ensure(split string) error {
+	ss := s.splitOf(split)
+	if ss.cur == nil && len(ss.done) == 0 {
+		return s.open(ss)
+	}
+	return nil
+}
+
+// close finishes every split and renames its shards into place.
+func (s *shardSet) close() ([]File, error) {
+	var files []File
+	var errs []error
+	for _, split := range s.order {
+		ss := s.splits[split]
+		if ss.cur != nil {
+			if err := s.closeShard(ss); err != nil {
+				errs = append(errs, err)
+				continue
+			}
+		}
+		for i, sh := range ss.done {
+			rel := s.name(split, i, len(ss.done))
+			final := filepath.Join(s.stage, filepath.FromSlash(rel))
+			if err := os.MkdirAll(filepath.Dir(final), 0o755); err != nil {
+				errs = append(errs, fmt.Errorf("rename %s: %w", sh.tmp, err))
+				continue
+			}
+			if err := os.Rename(sh.tmp, final); err != nil {
+				errs = append(errs, fmt.Errorf("rename %s: %w", sh.tmp, err))
+				continue
+			}
+			files = append(files, File{Path: rel, Format: s.format, View: s.view, Split: split, Rows: sh.rows, Bytes: sh.size, SHA256: sh.sum})
+		}
+	}
+	return files, errors.Join(errs...)
+}
+
+// shardName is Hugging Face's shard naming: 00000-of-00001.
+func shardName(i, n int) string { return fmt.Sprintf("%05d-of-%05d", i, n) }

@@ -1,0 +1,110 @@
+package export
+
+import (
+	"fmt"
+	"strings"
+	"unicode/utf8"
+)
+
+// ValidationError is an example that may not be exported. The export fails with it; an
+// invalid example is never silently dropped.
+type ValidationError struct {
+	ID     string // episode id
+	View   string
+	Reason string
+}
+
+func (e *ValidationError) Error() string {
+	return fmt.Sprintf("invalid example %s (view %s): %s", e.ID, e.View, e.Reason)
+}
+
+// ValidateOptions are the checks Validate makes beyond the structural ones.
+type ValidateOptions struct {
+	CorrectOnly bool // the episode must be correct
+	MaxTokens   int  // EstimateTokens of the messages must not exceed this (0 = no limit)
+	// TrainObservations allows observation turns to be trainable (export.train_observations).
+	TrainObservations bool
+}
+
+// EstimateTokens estimates the token count of the messages without a tokenizer:
+// ceil(runes/4) of each content plus 4 per message for the chat template's role markers.
+// English text averages about four characters per BPE token.
+func EstimateTokens(msgs []Message) int {
+	n := 0
+	for _, m := range msgs {
+		n += (utf8.RuneCountInString(m.Content)+3)/4 + 4
+	}
+	return n
+}
+
+// Validate checks ex strictly: required fields, role order (system? user (assistant
+// user)* assistant), the final turn is the assistant's Finish (or, in the standard view,
+// its Answer), the loss mask, correctness and the token limit.
+func Validate(ex *Example, opts ValidateOptions) error {
+	fail := func(format string, args ...any) error {
+		return &ValidationError{ID: ex.ID, View: ex.View, Reason: fmt.Sprintf(format, args...)}
+	}
+	for _, f := range []struct{ name, v string }{
+		{"id", ex.ID}, {"task", ex.Task}, {"method", ex.Method}, {"question_id", ex.QuestionID},
+		{"question", ex.Question}, {"answer", ex.Answer}, {"prediction", ex.Prediction}, {"view", ex.View},
+	} {
+		if strings.TrimSpace(f.v) == "" {
+			return fail("required field %s is empty", f.name)
+		}
+	}
+	if opts.CorrectOnly && !ex.Correct {
+		return fail("not correct (export.correct_only): predicted %q, gold %q", ex.Prediction, ex.Answer)
+	}
+	msgs := ex.Messages
+	if len(msgs) > 0 && msgs[0].Role == RoleSystem {
+		if msgs[0].Trainable {
+			return fail("system message is marked trainable")
+		}
+		msgs = msgs[1:]
+	}
+	if len(msgs) < 2 {
+		return fail("want at least a user and an assistant turn, got %d turns", len(msgs))
+	}
+	for i, m := range msgs {
+		want := RoleUser
+		if i%2 == 1 {
+			want = RoleAssistant
+		}
+		if m.Role != want {
+			return fail("turn %d: role %q, want %q (order: system? user (assistant user)* assistant)", i+1, m.Role, want)
+		}
+		if m.Role == RoleAssistant && !m.Trainable {
+			return fail("turn %d: assistant turn is not trainable", i+1)
+		}
+		if m.Role == RoleUser && m.Trainable && (i == 0 || !opts.TrainObservations || !strings.HasPrefix(m.Content, "Observation:")) {
+			return fail("turn %d: user turn is marked trainable", i+1)
+		}
+	}
+	if len(msgs)%2 != 0 {
+		return fail("the last turn is a user turn, want the assistant's Finish")
+	}
+	last := msgs[len(msgs)-1].Content
+	if ex.View == ViewStandard {
+		if !strings.HasPrefix(last, "Answer: ") {
+			return fail("the last turn %q is not the assistant's Answer", clip(last))
+		}
+	} else {
+		i := strings.LastIndex(last, "Action: ")
+		if i < 0 || !strings.HasPrefix(last[i+len("Action: "):], "Finish[") || len(ex.Steps) == 0 {
+			return fail("the last turn %q is not the assistant's Finish", clip(last))
+		}
+	}
+	if opts.MaxTokens > 0 {
+		if n := EstimateTokens(ex.Messages); n > opts.MaxTokens {
+			return fail("about %d tokens, over export.max_tokens %d", n, opts.MaxTokens)
+		}
+	}
+	return nil
+}
+
+func clip(s string) string {
+	if len(s) > 80 {
+		return s[:80] + "..."
+	}
+	return s
+}
