@@ -1,0 +1,111 @@
+package env
+
+import (
+	"strings"
+	"unicode"
+
+	"github.com/reactgen/reactgen/pipeline"
+)
+
+// ParseAction parses one action in the paper's syntax: Search[entity], Lookup[keyword] or
+// Finish[answer]. The action name is case-insensitive (FireAct writes search[...]), space
+// around the name and before '[' is tolerated, text after the matching ']' is ignored and
+// a missing ']' is tolerated at the end of the text. The argument is trimmed; an empty
+// argument, an unknown name or text without '[' gives Type pipeline.ActionInvalid.
+func ParseAction(raw string) Action {
+	a := Action{Type: pipeline.ActionInvalid, Raw: raw}
+	s := strings.TrimSpace(raw)
+	open := strings.IndexByte(s, '[')
+	if open < 0 {
+		return a
+	}
+	var typ string
+	switch strings.ToLower(strings.TrimSpace(s[:open])) {
+	case "search":
+		typ = pipeline.ActionSearch
+	case "lookup":
+		typ = pipeline.ActionLookup
+	case "finish":
+		typ = pipeline.ActionFinish
+	default:
+		return a
+	}
+	arg := s[open+1:]
+	depth := 0
+	for i := 0; i < len(arg); i++ {
+		switch arg[i] {
+		case '[':
+			depth++
+		case ']':
+			if depth == 0 {
+				arg = arg[:i]
+				i = len(arg)
+			} else {
+				depth--
+			}
+		}
+	}
+	arg = strings.TrimSpace(arg)
+	if arg == "" {
+		return a
+	}
+	a.Type, a.Argument = typ, arg
+	return a
+}
+
+// String returns the normalised form of the action, e.g. Search[Ada Lovelace]; for an
+// invalid action, the raw text trimmed.
+func (a Action) String() string {
+	switch a.Type {
+	case pipeline.ActionSearch:
+		return "Search[" + a.Argument + "]"
+	case pipeline.ActionLookup:
+		return "Lookup[" + a.Argument + "]"
+	case pipeline.ActionFinish:
+		return "Finish[" + a.Argument + "]"
+	}
+	return strings.TrimSpace(a.Raw)
+}
+
+// NormalizeTitle folds a page title or a searched entity to the key that Corpus.Page
+// matches on: underscores become spaces, runs of white space collapse to one space, the
+// ends are trimmed, quotes that enclose the whole title (' " ‘ ’ “ ” in any pairing) are
+// removed, repeatedly, and the result is lower-cased. "Ada_Lovelace", " ada  lovelace "
+// and “Ada Lovelace” all fold to "ada lovelace"; 'Salem's Lot keeps its quote.
+// index.NormalizeTitle follows the same rule.
+func NormalizeTitle(s string) string {
+	s = strings.Join(strings.Fields(strings.ReplaceAll(s, "_", " ")), " ")
+	for {
+		r := []rune(s)
+		if len(r) < 2 || !isQuote(r[0]) || !isQuote(r[len(r)-1]) {
+			break
+		}
+		s = strings.TrimSpace(string(r[1 : len(r)-1]))
+	}
+	return strings.ToLower(s)
+}
+
+func isQuote(r rune) bool {
+	switch r {
+	case '\'', '"', '‘', '’', '“', '”':
+		return true
+	}
+	return false
+}
+
+// canonicalLabel maps a FEVER answer to its dataset spelling when it is one of the three
+// labels, ignoring case, surrounding space and a final full stop; "NOT ENOUGH
+// INFORMATION" counts as NOT ENOUGH INFO. Anything else is returned unchanged.
+func canonicalLabel(answer string) string {
+	s := strings.ToUpper(strings.Join(strings.FieldsFunc(answer, func(r rune) bool {
+		return unicode.IsSpace(r) || r == '_'
+	}), " "))
+	s = strings.TrimRight(s, ".")
+	switch s {
+	case pipeline.LabelSupports, pipeline.LabelRefutes, pipeline.LabelNEI:
+		return s
+	case "NOT ENOUGH INFORMATION":
+		return pipeline.LabelNEI
+	}
+	return answer
+}

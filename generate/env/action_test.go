@@ -1,0 +1,108 @@
+package env
+
+import (
+	"testing"
+
+	"github.com/reactgen/reactgen/pipeline"
+)
+
+func TestParseAction(t *testing.T) {
+	tests := []struct {
+		raw, typ, arg, str string
+	}{
+		{"Search[Ada Lovelace]", pipeline.ActionSearch, "Ada Lovelace", "Search[Ada Lovelace]"},
+		{"search[ada]", pipeline.ActionSearch, "ada", "Search[ada]"},
+		{"SEARCH[x]", pipeline.ActionSearch, "x", "Search[x]"},
+		{"Search [Ada]", pipeline.ActionSearch, "Ada", "Search[Ada]"},
+		{"  Lookup[ born ]  ", pipeline.ActionLookup, "born", "Lookup[born]"},
+		{"Finish[yes] Observation 3: nothing", pipeline.ActionFinish, "yes", "Finish[yes]"},
+		{"Finish[1,200 km", pipeline.ActionFinish, "1,200 km", "Finish[1,200 km]"},
+		{"Search[Foo [bar]] tail", pipeline.ActionSearch, "Foo [bar]", "Search[Foo [bar]]"},
+		{"Search[a]]", pipeline.ActionSearch, "a", "Search[a]"},
+		{"Search[]", pipeline.ActionInvalid, "", "Search[]"},
+		{"Lookup[   ]", pipeline.ActionInvalid, "", "Lookup[   ]"},
+		{"Jump[x]", pipeline.ActionInvalid, "", "Jump[x]"},
+		{"Search Ada", pipeline.ActionInvalid, "", "Search Ada"},
+		{"Action 1: Search[x]", pipeline.ActionInvalid, "", "Action 1: Search[x]"},
+		{"", pipeline.ActionInvalid, "", ""},
+		{"  [x]", pipeline.ActionInvalid, "", "[x]"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.raw, func(t *testing.T) {
+			a := ParseAction(tt.raw)
+			if a.Type != tt.typ || a.Argument != tt.arg || a.Raw != tt.raw {
+				t.Errorf("ParseAction(%q): got %+v, want type %s argument %q", tt.raw, a, tt.typ, tt.arg)
+			}
+			if got := a.String(); got != tt.str {
+				t.Errorf("ParseAction(%q).String(): got %q, want %q", tt.raw, got, tt.str)
+			}
+		})
+	}
+}
+
+func TestNormalizeTitle(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"Ada Lovelace", "ada lovelace"},
+		{"Ada_Lovelace", "ada lovelace"},
+		{"  ada   LOVELACE\t", "ada lovelace"},
+		{"ada__lovelace", "ada lovelace"},
+		{`"Love the Way You Lie"`, "love the way you lie"},
+		{"'Kestrel Bay'", "kestrel bay"},
+		{"“Kestrel Bay”", "kestrel bay"},
+		{"‘Kestrel Bay’", "kestrel bay"},
+		{`" 'Nested' "`, "nested"},
+		{"'Salem's Lot", "'salem's lot"},
+		{"Rock 'n' Roll", "rock 'n' roll"},
+		{`"`, `"`},
+		{"Zélie Marché", "zélie marché"},
+		{"", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.in, func(t *testing.T) {
+			if got := NormalizeTitle(tt.in); got != tt.want {
+				t.Errorf("NormalizeTitle(%q): got %q, want %q", tt.in, got, tt.want)
+			}
+		})
+	}
+}
+
+func TestCanonicalLabel(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"SUPPORTS", "SUPPORTS"},
+		{" supports ", "SUPPORTS"},
+		{"Refutes.", "REFUTES"},
+		{"not  enough info", "NOT ENOUGH INFO"},
+		{"NOT_ENOUGH_INFO", "NOT ENOUGH INFO"},
+		{"Not Enough Information", "NOT ENOUGH INFO"},
+		{"supported", "supported"},
+		{"yes", "yes"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.in, func(t *testing.T) {
+			if got := canonicalLabel(tt.in); got != tt.want {
+				t.Errorf("canonicalLabel(%q): got %q, want %q", tt.in, got, tt.want)
+			}
+		})
+	}
+}
+
+func TestPyList(t *testing.T) {
+	tests := []struct {
+		in   []string
+		want string
+	}{
+		{nil, "[]"},
+		{[]string{"A"}, "['A']"},
+		{[]string{"A", "B C"}, "['A', 'B C']"},
+		{[]string{"Brannock's Ferry"}, `["Brannock's Ferry"]`},
+		{[]string{`Both ' and "`}, `['Both \' and "']`},
+		{[]string{`back\slash`}, `['back\\slash']`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.want, func(t *testing.T) {
+			if got := pyList(tt.in); got != tt.want {
+				t.Errorf("pyList(%q): got %s, want %s", tt.in, got, tt.want)
+			}
+		})
+	}
+}
