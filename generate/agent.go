@@ -1,0 +1,255 @@
+package generate
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/reactgen/reactgen/generate/env"
+	"github.com/reactgen/reactgen/generate/llm"
+	"github.com/reactgen/reactgen/generate/prompt"
+	"github.com/reactgen/reactgen/pipeline"
+)
+
+// complete sends one request and records it as a Call. text is the first choice.
+func complete(ctx context.Context, c llm.Client, req llm.Request, pr prompt.Request, keep bool) (pipeline.Call, string, error) {
+	call := pipeline.Call{Model: req.Model, PromptHash: promptHash(pr)}
+	if keep {
+		call.Prompt = promptText(pr)
+	}
+	start := time.Now()
+	resp, err := c.Complete(ctx, req)
+	if err != nil {
+		call.LatencyMS = time.Since(start).Milliseconds()
+		call.Error = err.Error()
+		return call, "", fmt.Errorf("llm request: %w", err)
+	}
+	lat := resp.Latency
+	if lat == 0 {
+		lat = time.Since(start)
+	}
+	var text string
+	if len(resp.Choices) > 0 {
+		text, call.FinishReason = resp.Choices[0].Text, resp.Choices[0].FinishReason
+	}
+	if resp.Model != "" {
+		call.Model = resp.Model
+	}
+	call.Completion, call.LatencyMS, call.Retries, call.Cached = text, lat.Milliseconds(), resp.Retries, resp.Cached
+	call.Usage = pipeline.Usage{
+		PromptTokens: resp.Usage.PromptTokens, CompletionTokens: resp.Usage.CompletionTokens,
+		TotalTokens: resp.Usage.TotalTokens, CostUSD: resp.CostUSD,
+	}
+	return call, text, nil
+}
+
+// promptText is the full prompt: the completion prompt, or the chat messages as JSON.
+func promptText(pr prompt.Request) string {
+	if pr.Messages == nil {
+		return pr.Prompt
+	}
+	b, _ := json.Marshal(pr.Messages)
+	return string(b)
+}
+
+func promptHash(pr prompt.Request) string {
+	sum := sha256.Sum256([]byte(promptText(pr)))
+	return hex.EncodeToString(sum[:])
+}
+
+// LLMActor is the model's policy for ReAct and Act: it renders the step's prompt, asks
+// the model, and reads the thought and action from the completion. A completion without
+// an action is asked once more for the action alone, and counted as a bad call. It is
+// safe for concurrent use when Client is.
+type LLMActor struct {
+	Client      llm.Client
+	Layout      *prompt.Layout // for react or act
+	Model       string
+	Temperature float64
+	TopP        float64
+	MaxTokens   int
+	Stop        []string // extra stop sequences, after the layout's
+	Seed        int64
+	Attempt     int
+	KeepPrompts bool
+}
+
+var _ Actor = (*LLMActor)(nil)
+
+// Act decides the next move.
+func (a *LLMActor) Act(ctx context.Context, q pipeline.Question, history []pipeline.Step) (Move, error) {
+	turns := make([]prompt.Turn, len(history))
+	for i, st := range history {
+		turns[i] = prompt.Turn{Thought: st.Thought, Action: st.Action, Observation: st.Observation}
+	}
+	var mv Move
+	pr := a.Layout.Step(q.Question, turns)
+	call, text, err := complete(ctx, a.Client, a.request(pr), pr, a.KeepPrompts)
+	mv.Calls = append(mv.Calls, call)
+	if err != nil {
+		return mv, err
+	}
+	p := parseStep(text)
+	mv.Thought = p.Thought
+	if p.HasAction {
+		mv.Action = p.Action
+		return mv, nil
+	}
+	mv.Calls[0].Bad = true
+	mv.Bad++
+	pr = a.Layout.Reask(q.Question, turns, p.Thought)
+	call, text, err = complete(ctx, a.Client, a.request(pr), pr, a.KeepPrompts)
+	mv.Calls = append(mv.Calls, call)
+	if err != nil {
+		return mv, err
+	}
+	if p2 := parseStep(text); p2.HasAction {
+		mv.Action = p2.Action
+	} else {
+		// The environment answers what is left with its invalid-action observation.
+		mv.Action = strings.TrimSpace(text)
+		if mv.Action == "" {
+			mv.Action = "(no action)"
+		}
+	}
+	return mv, nil
+}
+
+func (a *LLMActor) request(pr prompt.Request) llm.Request {
+	sd := int(a.Seed)
+	return llm.Request{
+		Model: a.Model, Prompt: pr.Prompt, Messages: pr.Messages, Temperature: a.Temperature, TopP: a.TopP,
+		MaxTokens: a.MaxTokens, Stop: append(append([]string(nil), pr.Stop...), a.Stop...), Seed: &sd, Attempt: a.Attempt,
+	}
+}
+
+// actor returns the episode's actor.
+func (r *Runner) actor(q pipeline.Question, s sampler) Actor {
+	if r.o.NewActor != nil {
+		return r.o.NewActor(q, s.attempt, s.seed)
+	}
+	return &LLMActor{
+		Client: r.o.Client, Layout: r.agent, Model: r.o.LLM.Model, Temperature: r.temperature(s.attempt),
+		TopP: r.o.LLM.TopP, MaxTokens: r.o.LLM.RequestMaxTokens, Stop: r.o.LLM.Stop, Seed: s.seed,
+		Attempt: s.attempt, KeepPrompts: r.o.Config.KeepPrompts,
+	}
+}
+
+// agentLoop runs a ReAct or Act episode: the actor moves, the environment answers, until
+// Finish, the step limit or a loop. Steps are appended to ep.Steps.
+func (r *Runner) agentLoop(ctx context.Context, ep *pipeline.Episode, q pipeline.Question, s sampler) error {
+	w := r.o.NewEnv()
+	act := r.actor(q, s)
+	limit := r.o.Config.MaxStepsFor(r.o.Task)
+	for range limit {
+		mv, err := act.Act(ctx, q, ep.Steps)
+		ep.BadCalls += mv.Bad
+		if err != nil {
+			if len(mv.Calls) > 0 {
+				ep.Steps = append(ep.Steps, pipeline.Step{Thought: mv.Thought, ActionType: pipeline.ActionInvalid, Calls: mv.Calls})
+			}
+			return err
+		}
+		res, err := w.Step(ctx, mv.Action)
+		st := pipeline.Step{
+			Thought: mv.Thought, Action: res.Action.String(), ActionType: res.Action.Type,
+			Argument: res.Action.Argument, Observation: res.Observation, Calls: mv.Calls,
+		}
+		if st.Action == "" {
+			st.Action, st.ActionType = strings.TrimSpace(mv.Action), pipeline.ActionInvalid
+		}
+		ep.Steps = append(ep.Steps, st)
+		if err != nil {
+			return fmt.Errorf("environment step %d: %w", len(ep.Steps), err)
+		}
+		if res.Done {
+			ep.Prediction, ep.Finished, ep.StopReason = res.Answer, true, pipeline.StopFinished
+			return nil
+		}
+		if n := len(ep.Steps); n >= 3 && ep.Steps[n-1].Action == ep.Steps[n-2].Action && ep.Steps[n-2].Action == ep.Steps[n-3].Action {
+			ep.StopReason = pipeline.StopLoop
+			return nil
+		}
+	}
+	ep.StopReason = pipeline.StopMaxSteps
+	return nil
+}
+
+// selfConsistency runs CoT-SC: generate.samples chains at generate.sample_temperature,
+// one request per sample (every OpenAI-compatible server accepts that, each sample has its
+// own seed and cache entry, and a budget stops between samples), sent concurrently, then
+// a majority vote over normalised answers; a tie goes to the answer reached first in
+// sample order. It returns the winner's vote count.
+func (r *Runner) selfConsistency(ctx context.Context, ep *pipeline.Episode, q pipeline.Question, s sampler) (int, error) {
+	n := max(r.o.Config.Samples, 1)
+	pr := r.cot.Answer(q.Question)
+	samples := make([]pipeline.Sample, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			req := s.request(pr, r.o.Config.SampleTemperature, s.seed+int64(i), s.attempt*n+i)
+			call, text, err := complete(ctx, r.o.Client, req, pr, r.o.Config.KeepPrompts)
+			samples[i].Call = &call
+			if err != nil {
+				errs[i] = err
+				return
+			}
+			th, ans, ok := r.readAnswer(r.cot, text)
+			samples[i].Thought, samples[i].Answer = th, ans
+			if !ok {
+				call.Bad = true
+			}
+		})
+	}
+	wg.Wait()
+	ep.Samples = append(ep.Samples, samples...)
+	for _, sm := range samples {
+		if sm.Call.Bad {
+			ep.BadCalls++
+		}
+	}
+	for _, err := range errs {
+		if err != nil {
+			return 0, err
+		}
+	}
+	votes := map[string]int{}
+	best, bestN := -1, 0
+	for i, sm := range samples {
+		if sm.Answer == "" {
+			continue
+		}
+		k := r.normAnswer(sm.Answer)
+		votes[k]++
+		if votes[k] > bestN {
+			best, bestN = i, votes[k]
+		}
+	}
+	if best < 0 {
+		ep.StopReason = pipeline.StopMaxSteps
+		return 0, nil
+	}
+	// best is the sample at which the winning answer first reached its final count; report
+	// the first sample that gave it.
+	win := r.normAnswer(samples[best].Answer)
+	for i, sm := range samples {
+		if sm.Answer != "" && r.normAnswer(sm.Answer) == win {
+			best = i
+			break
+		}
+	}
+	ans := samples[best].Answer
+	ep.Steps = append(ep.Steps, pipeline.Step{
+		Thought: samples[best].Thought, Action: "Finish[" + ans + "]", ActionType: pipeline.ActionFinish, Argument: ans,
+	})
+	ep.Prediction, ep.Finished, ep.StopReason = ans, true, pipeline.StopFinished
+	return bestN, nil
+}
+
+var _ Environment = (*env.Wiki)(nil)

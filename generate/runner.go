@@ -1,0 +1,303 @@
+package generate
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"strings"
+	"time"
+
+	"github.com/reactgen/reactgen/filter"
+	"github.com/reactgen/reactgen/generate/env"
+	"github.com/reactgen/reactgen/generate/llm"
+	"github.com/reactgen/reactgen/generate/prompt"
+	"github.com/reactgen/reactgen/pipeline"
+)
+
+// Environment is one episode's environment. *env.Wiki implements it. Step is not called
+// concurrently; an invalid action is answered with an observation, not an error.
+type Environment interface {
+	Step(ctx context.Context, raw string) (env.Result, error)
+}
+
+// ActorFactory makes the actor of one episode. hinted is the question as the actor is to
+// see it (with the rationalization hint when there is one); seed and attempt are the
+// episode's. A nil factory means the LLM actor.
+type ActorFactory func(hinted pipeline.Question, attempt int, seed int64) Actor
+
+// RunnerOptions configure a Runner.
+type RunnerOptions struct {
+	Config   pipeline.GenerateConfig
+	LLM      pipeline.LLMConfig
+	Task     string
+	RunID    string
+	Prompts  prompt.Set // as loaded by prompt.Load; derived per method here
+	Client   llm.Client // not needed by the expert policy with methods act and react
+	NewEnv   func() Environment
+	NewActor ActorFactory // nil = LLMActor (generate.policy llm)
+}
+
+// Runner runs single episodes by one prompting method. It is safe for concurrent use.
+type Runner struct {
+	o      RunnerOptions
+	policy string
+	agent  *prompt.Layout // react or act
+	cot    *prompt.Layout
+	answer *prompt.Layout // standard
+}
+
+// NewRunner checks the options and builds the method's prompt layouts.
+func NewRunner(o RunnerOptions) (*Runner, error) {
+	r := &Runner{o: o, policy: o.LLM.Model}
+	if o.Config.Policy == "expert" {
+		r.policy = "expert"
+	}
+	if o.Config.Format == "" {
+		o.Config.Format = prompt.FormatChat
+		r.o.Config.Format = prompt.FormatChat
+	}
+	if o.Task == "" {
+		return nil, errors.New("generate: task is required")
+	}
+	build := func(method string) (*prompt.Layout, error) {
+		s, err := o.Prompts.For(method)
+		if err != nil {
+			return nil, fmt.Errorf("exemplars for method %s: %w", method, err)
+		}
+		s = s.Truncate(o.Config.NumExemplars)
+		if o.Config.Instruction != "" {
+			s.Instruction = o.Config.Instruction
+		}
+		return prompt.NewLayout(s, o.Config.Format)
+	}
+	var err error
+	switch m := o.Config.Method; m {
+	case prompt.MethodStandard:
+		r.answer, err = build(m)
+	case prompt.MethodCoT, prompt.MethodCoTSC:
+		r.cot, err = build(m)
+	case prompt.MethodAct, prompt.MethodReAct:
+		r.agent, err = build(m)
+	case prompt.MethodReActCoTSC, prompt.MethodCoTSCReAct:
+		if r.agent, err = build(prompt.MethodReAct); err == nil {
+			r.cot, err = build(prompt.MethodCoT)
+		}
+	default:
+		return nil, fmt.Errorf("generate: unknown method %q", m)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if o.NewEnv == nil && r.agent != nil {
+		return nil, errors.New("generate: method " + o.Config.Method + " needs an environment (NewEnv)")
+	}
+	if o.Client == nil && (r.agent == nil || o.NewActor == nil || r.cot != nil) {
+		return nil, errors.New("generate: method " + o.Config.Method + " needs an LLM client")
+	}
+	return r, nil
+}
+
+// Seed derives the seed of one (question, attempt) from the run's seed, so that runs are
+// reproducible and attempts differ. It fits in 31 bits, which every server accepts.
+func Seed(runSeed int64, questionID string, attempt int) int64 {
+	h := fnv.New64a()
+	fmt.Fprintf(h, "%d\x00%s\x00%d", runSeed, questionID, attempt)
+	return int64(h.Sum64() & (1<<31 - 1))
+}
+
+// temperature is the request temperature of an attempt: attempts after the first sample
+// at generate.sample_temperature when llm.temperature is 0, so that they can differ.
+func (r *Runner) temperature(attempt int) float64 {
+	if attempt >= 1 && r.o.LLM.Temperature == 0 {
+		return r.o.Config.SampleTemperature
+	}
+	return r.o.LLM.Temperature
+}
+
+// Episode runs one attempt at q and returns its record. It never fails: an error, an
+// exhausted budget or a cancelled ctx end the episode with StopError, StopBudget or
+// StopInterrupted and the message in Error.
+func (r *Runner) Episode(ctx context.Context, q pipeline.Question, attempt int) pipeline.Episode {
+	ep, _ := r.run(ctx, q, attempt, false)
+	return ep
+}
+
+// Rationalized runs q once more with the gold answer as a hint in the prompt (STaR's
+// rationalization). The record holds the question without the hint and Rationalized set.
+func (r *Runner) Rationalized(ctx context.Context, q pipeline.Question, attempt int) pipeline.Episode {
+	ep, _ := r.run(ctx, q, attempt, true)
+	return ep
+}
+
+// Hint is the question text with the rationalization hint appended.
+func Hint(q pipeline.Question) string {
+	return fmt.Sprintf("%s (Hint: the answer is %s.)", q.Question, q.Answer)
+}
+
+// run is Episode that also returns the error that ended the episode, for the scheduler.
+func (r *Runner) run(ctx context.Context, q pipeline.Question, attempt int, rationalize bool) (pipeline.Episode, error) {
+	start := time.Now()
+	cfg := r.o.Config
+	seed := Seed(cfg.Seed, q.ID, attempt)
+	ep := pipeline.Episode{
+		Schema: pipeline.SchemaVersion, ID: pipeline.EpisodeID(r.o.Task, q.ID, cfg.Method, attempt, rationalize),
+		RunID: r.o.RunID, Task: r.o.Task, QuestionID: q.ID, Question: q.Question, Answer: q.Answer,
+		QuestionType: q.Type, Method: cfg.Method, Policy: r.policy, Format: cfg.Format, Attempt: attempt,
+		Seed: seed, Rationalized: rationalize, Steps: []pipeline.Step{},
+	}
+	hinted := q
+	if rationalize {
+		hinted.Question = Hint(q)
+	}
+	s := sampler{r: r, seed: seed, attempt: attempt}
+	var err error
+	switch cfg.Method {
+	case prompt.MethodStandard:
+		err = r.single(ctx, &ep, hinted, s, r.answer)
+	case prompt.MethodCoT:
+		err = r.single(ctx, &ep, hinted, s, r.cot)
+	case prompt.MethodCoTSC:
+		_, err = r.selfConsistency(ctx, &ep, hinted, s)
+	case prompt.MethodAct, prompt.MethodReAct:
+		err = r.agentLoop(ctx, &ep, hinted, s)
+	case prompt.MethodReActCoTSC:
+		ep.Branch = prompt.MethodReAct
+		err = r.agentLoop(ctx, &ep, hinted, s)
+		if err == nil && !ep.Finished {
+			ep.Branch = prompt.MethodCoTSC
+			_, err = r.selfConsistency(ctx, &ep, hinted, s)
+		}
+	case prompt.MethodCoTSCReAct:
+		ep.Branch = prompt.MethodCoTSC
+		var votes int
+		votes, err = r.selfConsistency(ctx, &ep, hinted, s)
+		if err == nil && 2*votes < cfg.Samples {
+			ep.Branch = prompt.MethodReAct
+			ep.Steps, ep.Prediction, ep.Finished, ep.StopReason = []pipeline.Step{}, "", false, ""
+			err = r.agentLoop(ctx, &ep, hinted, s)
+		}
+	}
+	if err != nil {
+		ep.Finished, ep.Prediction = false, ""
+		ep.StopReason, ep.Error = stopReason(ctx, err), err.Error()
+	}
+	if ep.Finished {
+		ep.Correct, ep.EM, ep.F1 = filter.Score(r.o.Task, ep.Prediction, ep.Answer)
+	}
+	for _, st := range ep.Steps {
+		for _, c := range st.Calls {
+			ep.LLMCalls++
+			ep.Usage = ep.Usage.Add(c.Usage)
+		}
+	}
+	for _, sm := range ep.Samples {
+		if sm.Call != nil {
+			ep.LLMCalls++
+			ep.Usage = ep.Usage.Add(sm.Call.Usage)
+		}
+	}
+	ep.LatencyMS = time.Since(start).Milliseconds()
+	return ep, err
+}
+
+func stopReason(ctx context.Context, err error) string {
+	switch {
+	case errors.Is(err, llm.ErrBudget):
+		return pipeline.StopBudget
+	case ctx.Err() != nil, errors.Is(err, context.Canceled):
+		return pipeline.StopInterrupted
+	}
+	return pipeline.StopError
+}
+
+// sampler holds what an episode's requests share.
+type sampler struct {
+	r       *Runner
+	seed    int64
+	attempt int
+}
+
+// request builds the llm.Request of one rendered prompt.
+func (s sampler) request(pr prompt.Request, temperature float64, seed int64, attempt int) llm.Request {
+	o := s.r.o.LLM
+	sd := int(seed)
+	return llm.Request{
+		Model: o.Model, Prompt: pr.Prompt, Messages: pr.Messages, Temperature: temperature, TopP: o.TopP,
+		MaxTokens: o.RequestMaxTokens, Stop: append(append([]string(nil), pr.Stop...), o.Stop...),
+		Seed: &sd, Attempt: attempt,
+	}
+}
+
+// single runs a CoT or Standard episode: one request, one answer.
+func (r *Runner) single(ctx context.Context, ep *pipeline.Episode, q pipeline.Question, s sampler, l *prompt.Layout) error {
+	pr := l.Answer(q.Question)
+	call, text, err := complete(ctx, r.o.Client, s.request(pr, r.temperature(s.attempt), s.seed, s.attempt), pr, r.o.Config.KeepPrompts)
+	if err != nil {
+		ep.Steps = append(ep.Steps, pipeline.Step{ActionType: pipeline.ActionInvalid, Calls: []pipeline.Call{call}})
+		return err
+	}
+	thought, answer, ok := r.readAnswer(l, text)
+	st := pipeline.Step{Thought: thought}
+	if !ok {
+		call.Bad = true
+		ep.BadCalls++
+		st.ActionType, st.Action, st.Calls = pipeline.ActionInvalid, strings.TrimSpace(text), []pipeline.Call{call}
+		ep.Steps = append(ep.Steps, st)
+		ep.StopReason = pipeline.StopMaxSteps // the one step it had ended without an answer
+		return nil
+	}
+	st.Action, st.ActionType, st.Argument, st.Calls = "Finish["+answer+"]", pipeline.ActionFinish, answer, []pipeline.Call{call}
+	ep.Steps = append(ep.Steps, st)
+	ep.Prediction, ep.Finished, ep.StopReason = answer, true, pipeline.StopFinished
+	return nil
+}
+
+// readAnswer splits a CoT or Standard completion into its reasoning and answer.
+func (r *Runner) readAnswer(l *prompt.Layout, text string) (thought, answer string, ok bool) {
+	t := strings.TrimSpace(text)
+	if l.Kind() == prompt.KindStandard {
+		if a, ok := parseAnswer(t); ok {
+			answer = a
+		} else {
+			answer, _, _ = strings.Cut(t, "\n")
+			answer = strings.TrimSpace(answer)
+		}
+	} else {
+		a, found := parseAnswer(t)
+		if !found {
+			return t, "", false
+		}
+		answer = a
+		if i := strings.LastIndex(strings.ToLower(t), "answer:"); i >= 0 {
+			t = t[:i]
+		}
+		thought = strings.TrimSpace(reThought.ReplaceAllString(strings.TrimSpace(t), ""))
+	}
+	if r.o.Task == pipeline.TaskFEVER {
+		answer = canonicalLabel(answer)
+	}
+	return thought, answer, answer != ""
+}
+
+// canonicalLabel maps a FEVER answer onto the dataset's spelling when it names a label.
+func canonicalLabel(a string) string {
+	u := strings.ToUpper(a)
+	switch {
+	case strings.Contains(u, "NOT ENOUGH"):
+		return pipeline.LabelNEI
+	case strings.Contains(u, "SUPPORT"):
+		return pipeline.LabelSupports
+	case strings.Contains(u, "REFUTE"):
+		return pipeline.LabelRefutes
+	}
+	return a
+}
+
+// normAnswer is the form that self-consistency votes on.
+func (r *Runner) normAnswer(a string) string {
+	if r.o.Task == pipeline.TaskFEVER {
+		return filter.NormalizeLabel(a)
+	}
+	return filter.NormalizeAnswer(a)
+}
