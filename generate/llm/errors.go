@@ -1,0 +1,128 @@
+package llm
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// ErrBudget is returned by a budgeted client once a limit of its Budget is reached; the
+// request was not sent.
+var ErrBudget = errors.New("llm budget exhausted")
+
+// ErrUnusable is returned by WithBreaker once the first requests of a run have all failed
+// and none ever succeeded: the server, model or key is wrong. It wraps the last error.
+var ErrUnusable = errors.New("model server unusable")
+
+// maxRetryAfter caps a server's Retry-After, so that a broken header cannot stall a run.
+const maxRetryAfter = 5 * time.Minute
+
+// APIError is an answer from the model server that is not a completion: an HTTP error
+// status with OpenAI's error JSON, or a body that is not JSON at all (an HTML page from a
+// proxy, a truncated document). It never holds the API key.
+type APIError struct {
+	Status     int    // HTTP status; 200 for an unreadable 200 body
+	Code       string // OpenAI's error code, e.g. model_not_found, invalid_api_key
+	Type       string // OpenAI's error type; "invalid_response" for HTML or invalid JSON
+	Message    string
+	RetryAfter time.Duration // from the Retry-After header; 0 when absent
+	Body       string        // the start of the response body
+}
+
+// typeInvalidResponse marks an APIError whose body could not be read as OpenAI's JSON.
+const typeInvalidResponse = "invalid_response"
+
+func (e *APIError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "model server status %d", e.Status)
+	if e.Code != "" {
+		fmt.Fprintf(&b, " (%s)", e.Code)
+	}
+	if e.Message != "" {
+		b.WriteString(": ")
+		b.WriteString(e.Message)
+	}
+	if e.RetryAfter > 0 {
+		fmt.Fprintf(&b, " (retry after %s)", e.RetryAfter)
+	}
+	return b.String()
+}
+
+// IsRetryable reports whether sending the same request again may succeed: rate limits
+// (429), 408, 409, server errors (5xx), unreadable bodies (HTML or invalid JSON) outside
+// 4xx, timeouts, and connections refused, reset or closed mid-body. Client errors (400,
+// 401, 403, 404 such as model_not_found), ErrBudget, ErrUnusable, ErrRetriesExhausted
+// (retrying again would not help) and a cancelled context are not.
+func IsRetryable(err error) bool {
+	if err == nil || errors.Is(err, ErrBudget) || errors.Is(err, ErrUnusable) || errors.Is(err, context.Canceled) ||
+		errors.Is(err, ErrRetriesExhausted) {
+		return false
+	}
+	var ae *APIError
+	if errors.As(err, &ae) {
+		switch {
+		case ae.Status == http.StatusTooManyRequests, ae.Status == http.StatusRequestTimeout,
+			ae.Status == http.StatusConflict, ae.Status >= 500:
+			return true
+		case ae.Status >= 400:
+			return false
+		default: // 0 or 2xx with a body that could not be read
+			return true
+		}
+	}
+	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.EPIPE) ||
+		errors.Is(err, syscall.ECONNABORTED) {
+		return true
+	}
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		return true
+	}
+	var oe *net.OpError
+	return errors.As(err, &oe)
+}
+
+// parseRetryAfter reads a Retry-After header: delay-seconds or an HTTP date. Zero means
+// absent or unreadable.
+func parseRetryAfter(v string, now time.Time) time.Duration {
+	v = strings.TrimSpace(v)
+	if v == "" {
+		return 0
+	}
+	var d time.Duration
+	if secs, err := strconv.ParseFloat(v, 64); err == nil {
+		d = time.Duration(secs * float64(time.Second))
+	} else if t, err := http.ParseTime(v); err == nil {
+		d = t.Sub(now)
+	}
+	if d < 0 {
+		return 0
+	}
+	return min(d, maxRetryAfter)
+}
+
+// redactedError carries an error whose text had the API key removed; it still unwraps to
+// the original so that errors.Is and errors.As see through it.
+type redactedError struct {
+	msg string
+	err error
+}
+
+func (e *redactedError) Error() string { return e.msg }
+func (e *redactedError) Unwrap() error { return e.err }
+
+// redact removes secret from err's text, keeping the chain.
+func redact(err error, secret string) error {
+	if err == nil || secret == "" || !strings.Contains(err.Error(), secret) {
+		return err
+	}
+	return &redactedError{msg: strings.ReplaceAll(err.Error(), secret, "[redacted]"), err: err}
+}

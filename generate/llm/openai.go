@@ -1,0 +1,383 @@
+package llm
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"regexp"
+	"strings"
+	"sync"
+	"time"
+
+	openai "github.com/sashabaranov/go-openai"
+)
+
+// OpenAIOptions configures the OpenAI-compatible adapter. Its String method redacts the
+// key, so printing the options is safe.
+type OpenAIOptions struct {
+	// BaseURL includes the /v1 suffix, e.g. https://api.openai.com/v1 or
+	// http://localhost:8000/v1 (vLLM); see docs/servers.md. Empty means OpenAI's.
+	BaseURL string
+	APIKey  string            // sent as "Authorization: Bearer ..."; may be empty for local servers
+	Headers map[string]string // extra headers sent with every request
+	Timeout time.Duration     // per request (one attempt); 0 means none beyond ctx
+	// HTTPClient is used for the requests (its Transport is wrapped, the value is not
+	// changed); nil means a client of its own.
+	HTTPClient *http.Client
+}
+
+// String describes the options with the key redacted.
+func (o OpenAIOptions) String() string {
+	key := ""
+	if o.APIKey != "" {
+		key = "[redacted]"
+	}
+	names := make([]string, 0, len(o.Headers))
+	for k := range o.Headers {
+		names = append(names, k)
+	}
+	return fmt.Sprintf("OpenAIOptions{BaseURL:%s APIKey:%s Headers:%v Timeout:%s}", o.BaseURL, key, names, o.Timeout)
+}
+
+// GoString is String, so that %#v redacts the key too.
+func (o OpenAIOptions) GoString() string { return o.String() }
+
+// OpenAI is a Client for any server that speaks OpenAI's chat or legacy completions API.
+// A Request with Messages goes to /chat/completions, one with Prompt to /completions.
+//
+// go-openai omits a zero temperature from the JSON it sends, which servers then read as
+// their default (1.0 on OpenAI, often 0.7 or 0.8 elsewhere): greedy decoding would
+// silently sample. The adapter's transport therefore adds "temperature": 0 to every
+// request body that lacks it (except for reasoning models, which reject any value but 1).
+type OpenAI struct {
+	client  *openai.Client
+	baseURL string
+	key     string
+	timeout time.Duration
+}
+
+var _ Client = (*OpenAI)(nil)
+
+// NewOpenAI builds the adapter. It sends nothing.
+func NewOpenAI(opts OpenAIOptions) (*OpenAI, error) {
+	base := strings.TrimRight(opts.BaseURL, "/")
+	if base == "" {
+		base = "https://api.openai.com/v1"
+	}
+	if !strings.HasPrefix(base, "http://") && !strings.HasPrefix(base, "https://") {
+		return nil, fmt.Errorf("llm base url %q: must start with http:// or https://", base)
+	}
+	if strings.HasSuffix(base, "/chat/completions") || strings.HasSuffix(base, "/completions") {
+		return nil, fmt.Errorf("llm base url %q: give the API root (ending in /v1), not an endpoint", base)
+	}
+	if opts.Timeout < 0 {
+		return nil, fmt.Errorf("llm timeout %s: must not be negative", opts.Timeout)
+	}
+	hc := &http.Client{}
+	if opts.HTTPClient != nil {
+		c := *opts.HTTPClient
+		hc = &c
+	}
+	rt := hc.Transport
+	if rt == nil {
+		rt = http.DefaultTransport
+	}
+	headers := make(http.Header, len(opts.Headers))
+	for k, v := range opts.Headers {
+		headers.Set(k, v)
+	}
+	hc.Transport = &wire{base: rt, headers: headers}
+	cfg := openai.DefaultConfig(opts.APIKey)
+	cfg.BaseURL = base
+	cfg.HTTPClient = hc
+	return &OpenAI{client: openai.NewClientWithConfig(cfg), baseURL: base, key: opts.APIKey, timeout: opts.Timeout}, nil
+}
+
+// String describes the client without its key.
+func (o *OpenAI) String() string { return "llm.OpenAI{" + o.baseURL + "}" }
+
+// GoString is String, so that %#v redacts the key too.
+func (o *OpenAI) GoString() string { return o.String() }
+
+// Format prints the client the same way for every verb, so no verb reaches the key.
+func (o *OpenAI) Format(f fmt.State, _ rune) { _, _ = io.WriteString(f, o.String()) }
+
+// isReasoningModel reports models that accept neither max_tokens nor a temperature other
+// than 1 (OpenAI's o-series and gpt-5).
+func isReasoningModel(model string) bool {
+	for _, p := range []string{"o1", "o3", "o4", "gpt-5"} {
+		if strings.HasPrefix(model, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// Complete sends req to the chat or completions endpoint.
+func (o *OpenAI) Complete(ctx context.Context, req Request) (Response, error) {
+	if (req.Prompt == "") == (len(req.Messages) == 0) {
+		return Response{}, errors.New("llm request: exactly one of prompt and messages must be set")
+	}
+	start := time.Now()
+	cap := &capture{keepTemperatureOut: isReasoningModel(req.Model)}
+	actx := context.WithValue(ctx, captureKey{}, cap)
+	if o.timeout > 0 {
+		var cancel context.CancelFunc
+		actx, cancel = context.WithTimeout(actx, o.timeout)
+		defer cancel()
+	}
+	var resp Response
+	var err error
+	if len(req.Messages) > 0 {
+		resp, err = o.chat(actx, req)
+	} else {
+		resp, err = o.completion(actx, req)
+	}
+	if err != nil {
+		return Response{}, o.mapError(ctx, cap, err)
+	}
+	if len(resp.Choices) == 0 {
+		resp.Choices = []Choice{{}}
+	}
+	if resp.Model == "" {
+		resp.Model = req.Model
+	}
+	resp.Latency = time.Since(start)
+	return resp, nil
+}
+
+func (o *OpenAI) chat(ctx context.Context, req Request) (Response, error) {
+	msgs := make([]openai.ChatCompletionMessage, len(req.Messages))
+	for i, m := range req.Messages {
+		msgs[i] = openai.ChatCompletionMessage{Role: m.Role, Content: m.Content}
+	}
+	cr := openai.ChatCompletionRequest{
+		Model: req.Model, Messages: msgs, Temperature: float32(req.Temperature), TopP: float32(req.TopP),
+		Stop: req.Stop, Seed: req.Seed, N: req.N,
+	}
+	if isReasoningModel(req.Model) {
+		cr.MaxCompletionTokens = req.MaxTokens
+	} else {
+		cr.MaxTokens = req.MaxTokens
+	}
+	r, err := o.client.CreateChatCompletion(ctx, cr)
+	if err != nil {
+		return Response{}, err
+	}
+	out := Response{Model: r.Model, Usage: Usage{
+		PromptTokens: r.Usage.PromptTokens, CompletionTokens: r.Usage.CompletionTokens, TotalTokens: r.Usage.TotalTokens,
+	}}
+	for _, c := range r.Choices {
+		out.Choices = append(out.Choices, Choice{Text: c.Message.Content, FinishReason: string(c.FinishReason)})
+	}
+	return out, nil
+}
+
+func (o *OpenAI) completion(ctx context.Context, req Request) (Response, error) {
+	cr := openai.CompletionRequest{
+		Model: req.Model, Prompt: req.Prompt, Temperature: float32(req.Temperature), TopP: float32(req.TopP),
+		MaxTokens: req.MaxTokens, Stop: req.Stop, Seed: req.Seed, N: req.N,
+	}
+	r, err := o.client.CreateCompletion(ctx, cr)
+	if err != nil {
+		if errors.Is(err, openai.ErrCompletionUnsupportedModel) {
+			return Response{}, fmt.Errorf("model %s has no legacy completions endpoint (use generate.format chat): %w", req.Model, err)
+		}
+		return Response{}, err
+	}
+	out := Response{Model: r.Model, Usage: Usage{
+		PromptTokens: r.Usage.PromptTokens, CompletionTokens: r.Usage.CompletionTokens, TotalTokens: r.Usage.TotalTokens,
+	}}
+	for _, c := range r.Choices {
+		out.Choices = append(out.Choices, Choice{Text: c.Text, FinishReason: c.FinishReason})
+	}
+	return out, nil
+}
+
+var titleRE = regexp.MustCompile(`(?is)<title[^>]*>(.*?)</title>`)
+
+// mapError turns go-openai's and the transport's errors into an *APIError or a wrapped
+// transport error, with the key removed from every text.
+func (o *OpenAI) mapError(parent context.Context, cap *capture, err error) error {
+	if perr := parent.Err(); perr != nil {
+		return fmt.Errorf("llm request to %s: %w", o.baseURL, perr)
+	}
+	status, header, body, readErr := cap.result()
+	var oe *openai.APIError
+	var re *openai.RequestError
+	switch {
+	case errors.As(err, &oe):
+		ae := &APIError{
+			Status: oe.HTTPStatusCode, Type: oe.Type, Message: o.scrub(oe.Message),
+			RetryAfter: parseRetryAfter(header.Get("Retry-After"), time.Now()), Body: o.scrub(snippet(body, 2048)),
+		}
+		if oe.Code != nil {
+			ae.Code = fmt.Sprint(oe.Code)
+		}
+		return ae
+	case errors.As(err, &re):
+		if len(re.Body) > 0 {
+			body = re.Body
+		}
+		ae := o.unreadable(re.HTTPStatusCode, header, body)
+		ae.RetryAfter = parseRetryAfter(header.Get("Retry-After"), time.Now())
+		return ae
+	case status != 0 && readErr == nil && isDecodeError(err):
+		// The whole body arrived but it is not a completion.
+		return o.unreadable(status, header, body)
+	}
+	if errors.Is(err, context.DeadlineExceeded) && o.timeout > 0 {
+		return redact(fmt.Errorf("llm request to %s: timed out after %s: %w", o.baseURL, o.timeout, err), o.key)
+	}
+	if status != 0 && readErr != nil {
+		return redact(fmt.Errorf("llm request to %s: connection closed mid-response (status %d): %w", o.baseURL, status, err), o.key)
+	}
+	return redact(fmt.Errorf("llm request to %s: %w", o.baseURL, err), o.key)
+}
+
+func isDecodeError(err error) bool {
+	var se *json.SyntaxError
+	var ue *json.UnmarshalTypeError
+	return errors.As(err, &se) || errors.As(err, &ue) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF)
+}
+
+// unreadable describes a body that is not OpenAI's JSON.
+func (o *OpenAI) unreadable(status int, header http.Header, body []byte) *APIError {
+	ae := &APIError{Status: status, Type: typeInvalidResponse, Body: o.scrub(snippet(body, 2048))}
+	ct, _, _ := mime.ParseMediaType(header.Get("Content-Type"))
+	trimmed := bytes.TrimSpace(body)
+	switch {
+	case ct == "text/html" || bytes.HasPrefix(trimmed, []byte("<")):
+		what := "<no title>"
+		if m := titleRE.FindSubmatch(body); m != nil {
+			what = "<title>" + strings.TrimSpace(string(m[1])) + "</title>"
+		}
+		ae.Message = fmt.Sprintf("server returned an HTML page (status %d), not JSON: %s", status, what)
+	case len(trimmed) == 0:
+		ae.Message = fmt.Sprintf("server returned an empty body (status %d), not JSON", status)
+	default:
+		ae.Message = fmt.Sprintf("server returned invalid JSON (status %d): %s", status, snippet(body, 120))
+	}
+	ae.Message = o.scrub(ae.Message)
+	return ae
+}
+
+func (o *OpenAI) scrub(s string) string {
+	if o.key == "" {
+		return s
+	}
+	return strings.ReplaceAll(s, o.key, "[redacted]")
+}
+
+func snippet(b []byte, n int) string {
+	s := strings.ToValidUTF8(string(b), "?")
+	if len(s) > n {
+		return s[:n] + "..."
+	}
+	return s
+}
+
+// captureKey carries a *capture through the request context to the transport.
+type captureKey struct{}
+
+// capture is what the transport saw of one response: go-openai drops the headers and,
+// for a 2xx, the body of a response it fails to decode.
+type capture struct {
+	keepTemperatureOut bool
+
+	mu      sync.Mutex
+	status  int
+	header  http.Header
+	body    []byte
+	readErr error
+}
+
+const captureMax = 8 << 10
+
+func (c *capture) result() (int, http.Header, []byte, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	h := c.header
+	if h == nil {
+		h = http.Header{}
+	}
+	return c.status, h, c.body, c.readErr
+}
+
+// wire is the adapter's transport: it adds the configured headers, sends temperature 0
+// explicitly, and records the response for error reporting.
+type wire struct {
+	base    http.RoundTripper
+	headers http.Header
+}
+
+func (w *wire) RoundTrip(req *http.Request) (*http.Response, error) {
+	cap, _ := req.Context().Value(captureKey{}).(*capture)
+	req = req.Clone(req.Context())
+	for k, v := range w.headers {
+		req.Header[k] = v
+	}
+	if req.Body != nil && req.Method == http.MethodPost && (cap == nil || !cap.keepTemperatureOut) {
+		b, err := io.ReadAll(req.Body)
+		_ = req.Body.Close()
+		if err != nil {
+			return nil, fmt.Errorf("read request body: %w", err)
+		}
+		b = withTemperature(b)
+		req.Body = io.NopCloser(bytes.NewReader(b))
+		req.ContentLength = int64(len(b))
+		req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(b)), nil }
+	}
+	resp, err := w.base.RoundTrip(req)
+	if err != nil || cap == nil {
+		return resp, err
+	}
+	cap.mu.Lock()
+	cap.status, cap.header = resp.StatusCode, resp.Header.Clone()
+	cap.mu.Unlock()
+	resp.Body = &teeBody{rc: resp.Body, cap: cap}
+	return resp, nil
+}
+
+// withTemperature adds "temperature":0 to a JSON object that has no temperature key.
+func withTemperature(b []byte) []byte {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(b, &m) != nil {
+		return b
+	}
+	if _, ok := m["temperature"]; ok {
+		return b
+	}
+	m["temperature"] = json.RawMessage("0")
+	out, err := json.Marshal(m)
+	if err != nil {
+		return b
+	}
+	return out
+}
+
+// teeBody keeps the start of a response body and any read error.
+type teeBody struct {
+	rc  io.ReadCloser
+	cap *capture
+}
+
+func (t *teeBody) Read(p []byte) (int, error) {
+	n, err := t.rc.Read(p)
+	t.cap.mu.Lock()
+	if room := captureMax - len(t.cap.body); room > 0 {
+		t.cap.body = append(t.cap.body, p[:min(n, room)]...)
+	}
+	if err != nil && !errors.Is(err, io.EOF) {
+		t.cap.readErr = err
+	}
+	t.cap.mu.Unlock()
+	return n, err
+}
+
+func (t *teeBody) Close() error { return t.rc.Close() }
