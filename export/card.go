@@ -1,0 +1,229 @@
+package export
+
+import (
+	"bytes"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/reactgen/reactgen/pipeline"
+)
+
+// CardInfo is the run's statistics for the dataset card. It carries no secret and the card
+// prints every field of it.
+type CardInfo struct {
+	RunID      string
+	Model      string
+	PromptHash string // sha256 of the few-shot prompt template
+	CorpusHash string // hash of the corpus or index the observations came from
+	Task       string // hotpotqa or fever
+	Method     string
+	License    string // empty: cc-by-sa-4.0 for HotpotQA, cc-by-sa-3.0 for FEVER (Wikipedia text)
+	Generated  int    // episodes generated
+	Kept       int    // episodes kept by the filters
+	// RejectReasons counts rejected episodes by reason, e.g. "correct/wrong_answer".
+	RejectReasons map[string]int
+	Usage         pipeline.Usage // tokens and cost of the whole run
+	// Accept is the accept rate per question type (HotpotQA) or label (FEVER).
+	Accept map[string]Accept
+}
+
+// Accept counts the episodes generated and kept for one question type or label.
+type Accept struct {
+	Generated int
+	Kept      int
+}
+
+type cardDataFiles struct {
+	Split string   `yaml:"split"`
+	Path  []string `yaml:"path"`
+}
+
+type cardConfig struct {
+	Name      string          `yaml:"config_name"`
+	DataFiles []cardDataFiles `yaml:"data_files"`
+	Default   bool            `yaml:"default,omitempty"`
+}
+
+type cardSplit struct {
+	Name        string `yaml:"name"`
+	NumBytes    int64  `yaml:"num_bytes"`
+	NumExamples int    `yaml:"num_examples"`
+}
+
+type cardDatasetInfo struct {
+	ConfigName   string      `yaml:"config_name"`
+	Features     []any       `yaml:"features,omitempty"`
+	Splits       []cardSplit `yaml:"splits"`
+	DownloadSize int64       `yaml:"download_size"`
+	DatasetSize  int64       `yaml:"dataset_size"`
+}
+
+type cardMeta struct {
+	License        string            `yaml:"license"`
+	Language       []string          `yaml:"language"`
+	TaskCategories []string          `yaml:"task_categories"`
+	Tags           []string          `yaml:"tags"`
+	PrettyName     string            `yaml:"pretty_name"`
+	SizeCategories []string          `yaml:"size_categories"`
+	Configs        []cardConfig      `yaml:"configs,omitempty"`
+	DatasetInfo    []cardDatasetInfo `yaml:"dataset_info,omitempty"`
+}
+
+func sizeCategory(n int) string {
+	switch {
+	case n < 1000:
+		return "n<1K"
+	case n < 10_000:
+		return "1K<n<10K"
+	case n < 100_000:
+		return "10K<n<100K"
+	case n < 1_000_000:
+		return "100K<n<1M"
+	}
+	return "1M<n<10M"
+}
+
+// cardSource picks the files the card's configs point at: the Parquet shards when
+// written, else the first JSONL format's files.
+func cardSource(formats []string) string {
+	if slices.Contains(formats, "parquet") {
+		return "parquet"
+	}
+	for _, f := range formats {
+		if _, ok := jsonlFormats[f]; ok {
+			return f
+		}
+	}
+	return ""
+}
+
+// renderCard writes the dataset card README.md: Hugging Face YAML front matter (configs
+// with data_files per split, dataset_info, license, task categories, tags) and a body with
+// the run's statistics.
+func renderCard(info CardInfo, cfg pipeline.ExportConfig, views []string, files []File) ([]byte, error) {
+	license := info.License
+	if license == "" {
+		license = "cc-by-sa-4.0"
+		if info.Task == pipeline.TaskFEVER {
+			license = "cc-by-sa-3.0"
+		}
+	}
+	meta := cardMeta{
+		License: license, Language: []string{"en"},
+		TaskCategories: []string{"question-answering", "text-generation"},
+		Tags:           []string{"react", "agent", "reasoning", "tool-use", "synthetic", info.Task},
+		PrettyName:     "ReAct trajectories (" + info.Task + ", " + info.Method + ")",
+	}
+	source := cardSource(cfg.Formats)
+	rowsTotal := 0
+	for _, view := range views {
+		name := view
+		if view == views[0] {
+			name = "default"
+		}
+		conf := cardConfig{Name: name, Default: name == "default"}
+		di := cardDatasetInfo{ConfigName: name}
+		if source == "parquet" {
+			di.Features = hfYAMLFeatures()
+		}
+		for _, split := range []string{SplitTrain, SplitValidation} {
+			var paths []string
+			sp := cardSplit{Name: split}
+			for _, f := range files {
+				if f.Format == source && f.View == view && f.Split == split {
+					paths = append(paths, f.Path)
+					sp.NumBytes += f.Bytes
+					sp.NumExamples += f.Rows
+				}
+			}
+			if len(paths) == 0 || (split == SplitValidation && sp.NumExamples == 0) {
+				continue
+			}
+			sort.Strings(paths)
+			conf.DataFiles = append(conf.DataFiles, cardDataFiles{Split: split, Path: paths})
+			di.Splits = append(di.Splits, sp)
+			di.DownloadSize += sp.NumBytes
+			di.DatasetSize += sp.NumBytes
+			if view == views[0] {
+				rowsTotal += sp.NumExamples
+			}
+		}
+		if source != "" {
+			meta.Configs = append(meta.Configs, conf)
+			meta.DatasetInfo = append(meta.DatasetInfo, di)
+		}
+	}
+	meta.SizeCategories = []string{sizeCategory(rowsTotal)}
+	y, err := yaml.Marshal(meta)
+	if err != nil {
+		return nil, fmt.Errorf("dataset card: %w", err)
+	}
+	var b bytes.Buffer
+	b.WriteString("---\n")
+	b.Write(y)
+	b.WriteString("---\n\n")
+	fmt.Fprintf(&b, "# %s\n\n", meta.PrettyName)
+	fmt.Fprintf(&b, "ReAct trajectories (interleaved Thought / Action / Observation over Wikipedia, after Yao et al., ICLR 2023) "+
+		"generated by few-shot prompting and kept only when the filters accepted them. Generated by reactgen.\n\n")
+	b.WriteString("## Run\n\n| | |\n|---|---|\n")
+	row := func(k, v string) { fmt.Fprintf(&b, "| %s | %s |\n", k, strings.ReplaceAll(v, "|", `\|`)) }
+	row("run id", info.RunID)
+	row("model", info.Model)
+	row("prompt hash", info.PromptHash)
+	row("corpus hash", info.CorpusHash)
+	row("task", info.Task)
+	row("method", info.Method)
+	row("episodes generated", fmt.Sprint(info.Generated))
+	row("episodes kept", fmt.Sprint(info.Kept))
+	if info.Generated > 0 {
+		row("accept rate", fmt.Sprintf("%.1f%%", 100*float64(info.Kept)/float64(info.Generated)))
+	}
+	row("prompt tokens", fmt.Sprint(info.Usage.PromptTokens))
+	row("completion tokens", fmt.Sprint(info.Usage.CompletionTokens))
+	row("total tokens", fmt.Sprint(info.Usage.TotalTokens))
+	row("cost (USD)", fmt.Sprintf("%.4f", info.Usage.CostUSD))
+	if info.Kept > 0 {
+		row("cost per kept trajectory (USD)", fmt.Sprintf("%.6f", info.Usage.CostUSD/float64(info.Kept)))
+		row("tokens per kept trajectory", fmt.Sprintf("%.0f", float64(info.Usage.TotalTokens)/float64(info.Kept)))
+	}
+	if len(info.Accept) > 0 {
+		b.WriteString("\n## Accept rate by question type or label\n\n| group | generated | kept | rate |\n|---|---|---|---|\n")
+		for _, k := range sortedKeys(info.Accept) {
+			a := info.Accept[k]
+			rate := 0.0
+			if a.Generated > 0 {
+				rate = 100 * float64(a.Kept) / float64(a.Generated)
+			}
+			fmt.Fprintf(&b, "| %s | %d | %d | %.1f%% |\n", k, a.Generated, a.Kept, rate)
+		}
+	}
+	if len(info.RejectReasons) > 0 {
+		b.WriteString("\n## Reject reasons\n\n| reason | episodes |\n|---|---|\n")
+		for _, k := range sortedKeys(info.RejectReasons) {
+			fmt.Fprintf(&b, "| %s | %d |\n", k, info.RejectReasons[k])
+		}
+	}
+	b.WriteString("\n## Files\n\n| file | format | view | split | rows | bytes |\n|---|---|---|---|---|---|\n")
+	for _, f := range files {
+		if f.Rows == 0 && f.Format == "arrow-meta" {
+			continue
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %d | %d |\n", f.Path, f.Format, f.View, f.Split, f.Rows, f.Bytes)
+	}
+	b.WriteString("\nThe formats are described in reactgen's docs/formats.md. Observations quote Wikipedia " +
+		"(CC BY-SA); the questions and claims come from " + info.Task + ".\n")
+	return b.Bytes(), nil
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

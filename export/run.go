@@ -1,0 +1,409 @@
+package export
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"iter"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/reactgen/reactgen/pipeline"
+)
+
+// Formats lists the names export.formats accepts.
+func Formats() []string {
+	names := []string{"arrow", "arrow-file", "parquet"}
+	for k := range jsonlFormats {
+		names = append(names, k)
+	}
+	slices.Sort(names)
+	return names
+}
+
+// newExporter is the one place a format name becomes an exporter.
+func newExporter(dir, format, view string, cfg pipeline.ExportConfig) (fileExporter, error) {
+	switch format {
+	case "arrow":
+		return NewArrowDataset(dir, view, cfg), nil
+	case "arrow-file":
+		return NewArrowFile(dir, view), nil
+	case "parquet":
+		return NewParquet(dir, view, cfg), nil
+	}
+	if _, ok := jsonlFormats[format]; ok {
+		return NewJSONL(dir, format, view, cfg)
+	}
+	return nil, &pipeline.ConfigError{Key: "export.formats", Message: fmt.Sprintf("%q is not one of %v", format, Formats())}
+}
+
+// RunOptions is what the export stage needs.
+type RunOptions struct {
+	Config pipeline.ExportConfig
+	Dir    string // the run's export/ directory
+	// Kept opens the stream of kept episodes; it is opened twice (validate, then write).
+	Kept func() iter.Seq2[pipeline.Episode, error]
+	// Rejected opens the stream of rejected episodes, for export.pairs; nil means none.
+	Rejected func() iter.Seq2[pipeline.Rejected, error]
+	Card     CardInfo
+	Logger   *slog.Logger // nil: discard
+}
+
+// Result is what the export wrote, for the manifest.
+type Result struct {
+	Files    []File         // every file, paths relative to Dir
+	Examples int            // examples per view
+	Splits   map[string]int // examples per split, per view
+	Pairs    int            // preference pairs written
+}
+
+// views returns the configured views, react when none.
+func views(cfg pipeline.ExportConfig) ([]string, error) {
+	if len(cfg.Views) == 0 {
+		return []string{ViewReAct}, nil
+	}
+	seen := map[string]bool{}
+	for _, v := range cfg.Views {
+		if v != ViewReAct && v != ViewAct && v != ViewStandard {
+			return nil, &pipeline.ConfigError{Key: "export.views", Message: fmt.Sprintf("%q is not one of react, act, standard", v)}
+		}
+		if seen[v] {
+			return nil, &pipeline.ConfigError{Key: "export.views", Message: fmt.Sprintf("%q is named twice", v)}
+		}
+		seen[v] = true
+	}
+	return cfg.Views, nil
+}
+
+// Run is the export stage. It validates every example of every view first, so an invalid
+// one fails the export (with its id) before anything is written; then it streams the kept
+// episodes again into every format at once, one goroutine per output, and checks the loss
+// masks of what it wrote. Everything is written under a staging directory inside Dir and
+// renamed into place only when all of it succeeded, so on error nothing new stands under
+// a final name.
+func Run(ctx context.Context, opts RunOptions) (Result, error) {
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	cfg := opts.Config
+	vs, err := views(cfg)
+	if err != nil {
+		return Result{}, err
+	}
+	if len(cfg.Formats) == 0 && !cfg.Pairs {
+		return Result{}, &pipeline.ConfigError{Key: "export.formats", Message: "must name at least one format"}
+	}
+	if _, err := jsonlExt(cfg.Compression); err != nil {
+		return Result{}, err
+	}
+	for _, f := range cfg.Formats {
+		if _, ok := jsonlFormats[f]; !ok && f != "arrow" && f != "arrow-file" && f != "parquet" {
+			return Result{}, &pipeline.ConfigError{Key: "export.formats", Message: fmt.Sprintf("%q is not one of %v", f, Formats())}
+		}
+	}
+	if opts.Kept == nil {
+		return Result{}, errors.New("export: no kept episodes stream")
+	}
+	ropts := RenderOptions{System: cfg.System, TrainObservations: cfg.TrainObservations}
+	vopts := ValidateOptions{CorrectOnly: cfg.CorrectOnly, MaxTokens: cfg.MaxTokens, TrainObservations: cfg.TrainObservations}
+
+	// Pairs, pass 1: which questions have a wrong finished trajectory.
+	var wrong map[string]bool
+	if cfg.Pairs && opts.Rejected != nil {
+		wrong = map[string]bool{}
+		for r, err := range opts.Rejected() {
+			if err != nil {
+				return Result{}, fmt.Errorf("read rejected episodes: %w", err)
+			}
+			if isWrongAnswer(&r) {
+				wrong[r.QuestionID] = true
+			}
+		}
+	}
+
+	// Validate everything before writing anything.
+	res := Result{Splits: map[string]int{}}
+	chosen := map[string]string{} // question id -> the chosen completion, for pairs
+	for ep, err := range opts.Kept() {
+		if err != nil {
+			return Result{}, fmt.Errorf("read kept episodes: %w", err)
+		}
+		if err := ctx.Err(); err != nil {
+			return Result{}, err
+		}
+		split := SplitOf(cfg.SplitSeed, ep.QuestionID, cfg.ValidationFraction)
+		for _, v := range vs {
+			ex, err := Render(ep, v, ropts)
+			if err != nil {
+				return Result{}, err
+			}
+			ex.Split = split
+			if err := Validate(&ex, vopts); err != nil {
+				return Result{}, err
+			}
+		}
+		res.Examples++
+		res.Splits[split]++
+		if wrong[ep.QuestionID] {
+			if _, ok := chosen[ep.QuestionID]; !ok {
+				ex, err := Render(ep, ViewReAct, ropts)
+				if err != nil {
+					return Result{}, err
+				}
+				chosen[ep.QuestionID] = ex.Completion()
+			}
+		}
+	}
+
+	if err := os.MkdirAll(opts.Dir, 0o755); err != nil {
+		return Result{}, fmt.Errorf("export dir %s: %w", opts.Dir, err)
+	}
+	stage, err := os.MkdirTemp(opts.Dir, ".export-tmp-")
+	if err != nil {
+		return Result{}, fmt.Errorf("export dir %s: %w", opts.Dir, err)
+	}
+	defer os.RemoveAll(stage)
+
+	files, err := writeAll(ctx, stage, cfg, vs, ropts, opts.Kept, res.Examples)
+	if err != nil {
+		return Result{}, err
+	}
+	if err := checkWritten(ctx, stage, cfg, files); err != nil {
+		return Result{}, err
+	}
+	if cfg.Pairs && opts.Rejected != nil {
+		f, n, err := writePairs(stage, cfg, ropts, opts.Rejected, chosen)
+		if err != nil {
+			return Result{}, err
+		}
+		files = append(files, f)
+		res.Pairs = n
+	}
+	card, err := renderCard(opts.Card, cfg, vs, files)
+	if err != nil {
+		return Result{}, err
+	}
+	size, sum, err := writeWhole(filepath.Join(stage, "README.md"), card)
+	if err != nil {
+		return Result{}, err
+	}
+	files = append(files, File{Path: "README.md", Format: "card", Bytes: size, SHA256: sum})
+
+	// Everything is written and checked: move it into place.
+	for _, f := range files {
+		from := filepath.Join(stage, filepath.FromSlash(f.Path))
+		to := filepath.Join(opts.Dir, filepath.FromSlash(f.Path))
+		if err := os.MkdirAll(filepath.Dir(to), 0o755); err != nil {
+			return Result{}, fmt.Errorf("move %s into place: %w", f.Path, err)
+		}
+		if err := os.Rename(from, to); err != nil {
+			return Result{}, fmt.Errorf("move %s into place: %w", f.Path, err)
+		}
+	}
+	res.Files = files
+	log.Info("export done", "dir", opts.Dir, "examples", res.Examples, "views", len(vs),
+		"train", res.Splits[SplitTrain], "validation", res.Splits[SplitValidation], "files", len(files), "pairs", res.Pairs)
+	return res, nil
+}
+
+// isWrongAnswer reports whether a rejected episode is a failed trajectory usable as the
+// rejected side of a preference pair: it finished, with a wrong answer.
+func isWrongAnswer(r *pipeline.Rejected) bool {
+	return r.Finished && !r.Correct && r.StopReason == pipeline.StopFinished && len(r.Steps) > 0
+}
+
+// exampleBatch is the unit sent to each exporter's goroutine; batches are shared
+// read-only between the exporters of a view.
+const exampleBatch = 64
+
+// writeAll streams the kept episodes into one exporter per format and view, each run by
+// its own goroutine, and returns the files they wrote.
+func writeAll(ctx context.Context, stage string, cfg pipeline.ExportConfig, vs []string, ropts RenderOptions,
+	kept func() iter.Seq2[pipeline.Episode, error], want int) ([]File, error) {
+	type sink struct {
+		exp fileExporter
+		ch  chan []Example
+	}
+	g, gctx := errgroup.WithContext(ctx)
+	byView := make([][]*sink, len(vs))
+	var all []*sink
+	for i, v := range vs {
+		for _, f := range cfg.Formats {
+			exp, err := newExporter(stage, f, v, cfg)
+			if err != nil {
+				return nil, err
+			}
+			s := &sink{exp: exp, ch: make(chan []Example, 4)}
+			byView[i] = append(byView[i], s)
+			all = append(all, s)
+		}
+	}
+	for _, s := range all {
+		g.Go(func() error {
+			var werr error
+			for batch := range s.ch {
+				if werr != nil {
+					continue // drain so the producer never blocks
+				}
+				for i := range batch {
+					if werr = s.exp.Write(gctx, batch[i]); werr != nil {
+						break
+					}
+				}
+			}
+			if cerr := s.exp.Close(); werr == nil {
+				werr = cerr
+			}
+			return werr
+		})
+	}
+	g.Go(func() error {
+		defer func() {
+			for _, s := range all {
+				close(s.ch)
+			}
+		}()
+		batches := make([][]Example, len(vs))
+		send := func(i int) error {
+			for _, s := range byView[i] {
+				select {
+				case s.ch <- batches[i]:
+				case <-gctx.Done():
+					return gctx.Err()
+				}
+			}
+			batches[i] = make([]Example, 0, exampleBatch)
+			return nil
+		}
+		n := 0
+		for ep, err := range kept() {
+			if err != nil {
+				return fmt.Errorf("read kept episodes: %w", err)
+			}
+			n++
+			split := SplitOf(cfg.SplitSeed, ep.QuestionID, cfg.ValidationFraction)
+			for i, v := range vs {
+				ex, err := Render(ep, v, ropts)
+				if err != nil {
+					return err
+				}
+				ex.Split = split
+				batches[i] = append(batches[i], ex)
+				if len(batches[i]) >= exampleBatch {
+					if err := send(i); err != nil {
+						return err
+					}
+				}
+			}
+		}
+		for i := range vs {
+			if len(batches[i]) > 0 {
+				if err := send(i); err != nil {
+					return err
+				}
+			}
+		}
+		if n != want {
+			return fmt.Errorf("read kept episodes: %d on the second pass, %d when validating: the file changed during the export", n, want)
+		}
+		return nil
+	})
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	var files []File
+	for _, s := range all {
+		files = append(files, s.exp.Files()...)
+	}
+	return files, nil
+}
+
+// checkWritten re-reads every written file of a masked format and proves its loss mask.
+func checkWritten(ctx context.Context, stage string, cfg pipeline.ExportConfig, files []File) error {
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(runtime.GOMAXPROCS(0))
+	for _, f := range files {
+		if !maskedFormats[f.Format] {
+			continue
+		}
+		g.Go(func() error {
+			if err := gctx.Err(); err != nil {
+				return err
+			}
+			rows, err := checkMasks(filepath.Join(stage, filepath.FromSlash(f.Path)), f.Format, cfg.TrainObservations)
+			if err != nil {
+				return err
+			}
+			if rows != f.Rows {
+				return fmt.Errorf("loss mask check %s: %d rows read back, %d written", f.Path, rows, f.Rows)
+			}
+			return nil
+		})
+	}
+	return g.Wait()
+}
+
+// writePairs writes pairs.jsonl: for each wrong finished trajectory of a question that
+// also has a kept one, {"prompt", "chosen", "rejected"} with the kept trajectory chosen.
+func writePairs(stage string, cfg pipeline.ExportConfig, ropts RenderOptions,
+	rejected func() iter.Seq2[pipeline.Rejected, error], chosen map[string]string) (File, int, error) {
+	ext, err := jsonlExt(cfg.Compression)
+	if err != nil {
+		return File{}, 0, err
+	}
+	rel := "pairs" + ext
+	out, err := createOut(filepath.Join(stage, rel))
+	if err != nil {
+		return File{}, 0, err
+	}
+	enc, err := newJSONLEncoder(out, cfg.Compression, nil, lineOptions{})
+	if err != nil {
+		out.close()
+		return File{}, 0, err
+	}
+	n := 0
+	var buf []byte
+	for r, err := range rejected() {
+		if err != nil {
+			out.close()
+			return File{}, 0, fmt.Errorf("read rejected episodes: %w", err)
+		}
+		c, ok := chosen[r.QuestionID]
+		if !ok || !isWrongAnswer(&r) {
+			continue
+		}
+		ex, err := Render(r.Episode, ViewReAct, ropts)
+		if err != nil {
+			out.close()
+			return File{}, 0, err
+		}
+		buf = append(buf[:0], `{"prompt":`...)
+		buf = appendString(buf, completionPrompt(&ex, cfg.System))
+		buf = append(buf, `,"chosen":`...)
+		buf = appendString(buf, c)
+		buf = append(buf, `,"rejected":`...)
+		buf = appendString(buf, ex.Completion())
+		buf = append(buf, "}\n"...)
+		if _, err := enc.w.Write(buf); err != nil {
+			out.close()
+			return File{}, 0, fmt.Errorf("write %s: %w", rel, err)
+		}
+		n++
+	}
+	if err := enc.finish(); err != nil {
+		out.close()
+		return File{}, 0, fmt.Errorf("write %s: %w", rel, err)
+	}
+	size, sum, err := out.close()
+	if err != nil {
+		return File{}, 0, err
+	}
+	return File{Path: rel, Format: "pairs", Rows: n, Bytes: size, SHA256: sum}, n, nil
+}
