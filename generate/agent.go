@@ -12,6 +12,7 @@ import (
 
 	"github.com/reactgen/reactgen/generate/env"
 	"github.com/reactgen/reactgen/generate/llm"
+	"github.com/reactgen/reactgen/generate/parse"
 	"github.com/reactgen/reactgen/generate/prompt"
 	"github.com/reactgen/reactgen/pipeline"
 )
@@ -94,7 +95,7 @@ func (a *LLMActor) Act(ctx context.Context, q pipeline.Question, history []pipel
 	if err != nil {
 		return mv, err
 	}
-	p := parseStep(text)
+	p := parse.Step(text, len(history)+1)
 	mv.Thought = p.Thought
 	if p.HasAction {
 		mv.Action = p.Action
@@ -108,8 +109,8 @@ func (a *LLMActor) Act(ctx context.Context, q pipeline.Question, history []pipel
 	if err != nil {
 		return mv, err
 	}
-	if p2 := parseStep(text); p2.HasAction {
-		mv.Action = p2.Action
+	if action, ok := parse.ActionOnly(text); ok {
+		mv.Action = action
 	} else {
 		// The environment answers what is left with its invalid-action observation.
 		mv.Action = strings.TrimSpace(text)
