@@ -11,8 +11,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"golang.org/x/sync/errgroup"
-
 	"github.com/reactgen/reactgen/generate/llm"
 	"github.com/reactgen/reactgen/generate/prompt"
 	"github.com/reactgen/reactgen/pipeline"
@@ -186,8 +184,22 @@ func Run(ctx context.Context, o RunOptions) (Summary, error) {
 		}
 	}
 
-	g := new(errgroup.Group)
-	g.SetLimit(max(o.Config.Concurrency, 1))
+	// A slot is taken before the stop check, so that no episode starts after a stop
+	// condition arose while the loop waited for a free slot.
+	slots := make(chan struct{}, max(o.Config.Concurrency, 1))
+	var wg sync.WaitGroup
+	start1 := func(j job) string {
+		slots <- struct{}{}
+		if why := stop(); why != "" {
+			<-slots
+			return why
+		}
+		wg.Go(func() {
+			defer func() { <-slots }()
+			exec(j)
+		})
+		return ""
+	}
 	jobs := func(yield func(job) bool) {
 		for _, qi := range order {
 			q := &o.Questions[qi]
@@ -203,29 +215,25 @@ func Run(ctx context.Context, o RunOptions) (Summary, error) {
 	}
 	why := ""
 	for j := range jobs {
-		if why = stop(); why != "" {
+		if why = start1(j); why != "" {
 			break
 		}
-		g.Go(func() error { exec(j); return nil })
 	}
-	_ = g.Wait()
+	wg.Wait()
 	if why == "" {
 		why = stop()
 	}
 	if why == "" && o.Config.Rationalize {
-		g = new(errgroup.Group)
-		g.SetLimit(max(o.Config.Concurrency, 1))
 		for _, qi := range order {
 			if int(failed[qi]) < attempts {
 				continue // some attempt was correct, or an attempt did not run in this run
 			}
-			if why = stop(); why != "" {
+			prog.plan(1)
+			if why = start1(job{q: &o.Questions[qi], qi: qi, attempt: attempts, rationalize: true}); why != "" {
 				break
 			}
-			prog.plan(1)
-			g.Go(func() error { exec(job{q: &o.Questions[qi], qi: qi, attempt: attempts, rationalize: true}); return nil })
 		}
-		_ = g.Wait()
+		wg.Wait()
 		if why == "" {
 			why = stop()
 		}
