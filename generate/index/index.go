@@ -1,0 +1,225 @@
+// Package index is the local encyclopedia behind the ReAct environment: Build reads
+// corpus sources (package corpus) and writes an on-disk SQLite database (pure-Go
+// modernc.org/sqlite) with a table of pages keyed by normalised title and an FTS5
+// full-text index over titles and intro text; Open serves it read-only as an env.Corpus
+// (Page for exact titles, Similar for bm25-ranked suggestions). The index directory holds
+// index.db and info.json, which pins the corpus by the SHA-256 of every source file.
+package index
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+
+	"github.com/klauspost/compress/zstd"
+	"github.com/reactgen/reactgen/generate/env"
+
+	_ "modernc.org/sqlite" // registers the "sqlite" driver
+)
+
+const (
+	dbFile   = "index.db"
+	infoFile = "info.json"
+	// sentenceSep joins a page's sentences in storage; the record separator never
+	// occurs in encyclopedia text (Build replaces any that does).
+	sentenceSep = "\x1e"
+	// bodyRaw and bodyZstd are the first byte of a stored body.
+	bodyRaw  = 0
+	bodyZstd = 1
+)
+
+// Index is an open, read-only index. It is safe for concurrent use by many goroutines:
+// they share one pool of read-only SQLite connections.
+type Index struct {
+	db      *sql.DB
+	info    Info
+	page    *sql.Stmt
+	similar *sql.Stmt
+	dec     *zstd.Decoder
+}
+
+var _ env.Corpus = (*Index)(nil)
+
+// Open opens the index in dir read-only.
+func Open(dir string) (*Index, error) {
+	info, err := ReadInfo(dir)
+	if err != nil {
+		return nil, err
+	}
+	if info.FormatVersion != FormatVersion {
+		return nil, fmt.Errorf("open index %s: format version %d, this build reads %d (rebuild it with --force)", dir, info.FormatVersion, FormatVersion)
+	}
+	path, err := filepath.Abs(filepath.Join(dir, dbFile))
+	if err != nil {
+		return nil, fmt.Errorf("open index %s: %w", dir, err)
+	}
+	if _, err := os.Stat(path); err != nil {
+		return nil, fmt.Errorf("open index: %w", err)
+	}
+	// immutable: the file never changes after Build, so readers skip locking entirely.
+	dsn := "file:" + path + "?mode=ro&immutable=1&_pragma=query_only(1)&_pragma=mmap_size(1073741824)&_pragma=cache_size(-16384)"
+	db, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		return nil, fmt.Errorf("open index %s: %w", dir, err)
+	}
+	n := 2 * runtime.GOMAXPROCS(0)
+	if n < 4 {
+		n = 4
+	}
+	db.SetMaxOpenConns(n)
+	db.SetMaxIdleConns(n)
+	ix := &Index{db: db, info: info}
+	fail := func(err error) (*Index, error) {
+		ix.Close()
+		return nil, fmt.Errorf("open index %s: %w", dir, err)
+	}
+	if ix.page, err = db.Prepare(`SELECT title, disamb, body FROM pages WHERE norm = ?`); err != nil {
+		return fail(err)
+	}
+	// FTS5 answers ORDER BY rank LIMIT k from its own sorter; the join to titles runs
+	// on the k rows only.
+	if ix.similar, err = db.Prepare(`SELECT p.title FROM (SELECT rowid AS id, rank AS r FROM fts WHERE fts MATCH ? ORDER BY rank LIMIT ?) AS f JOIN pages AS p ON p.id = f.id ORDER BY f.r`); err != nil {
+		return fail(err)
+	}
+	if ix.dec, err = zstd.NewReader(nil, zstd.WithDecoderConcurrency(n)); err != nil {
+		return fail(err)
+	}
+	return ix, nil
+}
+
+// Close releases the database. It is safe to call more than once.
+func (ix *Index) Close() error {
+	if ix.dec != nil {
+		ix.dec.Close()
+		ix.dec = nil
+	}
+	var errs []error
+	for _, s := range []*sql.Stmt{ix.page, ix.similar} {
+		if s != nil {
+			errs = append(errs, s.Close())
+		}
+	}
+	ix.page, ix.similar = nil, nil
+	if ix.db != nil {
+		errs = append(errs, ix.db.Close())
+		ix.db = nil
+	}
+	return errors.Join(errs...)
+}
+
+// Info describes the index as Build wrote it.
+func (ix *Index) Info() Info { return ix.info }
+
+// Page returns the page whose normalised title equals the normalised title argument.
+// When only "title (disambiguation)" exists, that page is returned. ok is false with a
+// nil error when neither exists.
+func (ix *Index) Page(ctx context.Context, title string) (env.Page, bool, error) {
+	norm := NormalizeTitle(title)
+	if norm == "" {
+		return env.Page{}, false, nil
+	}
+	p, ok, err := ix.lookup(ctx, norm)
+	if err != nil || ok || strings.HasSuffix(norm, disambiguationSuffix) {
+		return p, ok, err
+	}
+	return ix.lookup(ctx, norm+" "+disambiguationSuffix)
+}
+
+func (ix *Index) lookup(ctx context.Context, norm string) (env.Page, bool, error) {
+	var (
+		title  string
+		disamb bool
+		body   []byte
+	)
+	err := ix.page.QueryRowContext(ctx, norm).Scan(&title, &disamb, &body)
+	if errors.Is(err, sql.ErrNoRows) {
+		return env.Page{}, false, nil
+	}
+	if err != nil {
+		return env.Page{}, false, fmt.Errorf("index page %q: %w", norm, err)
+	}
+	text, err := ix.decodeBody(body)
+	if err != nil {
+		return env.Page{}, false, fmt.Errorf("index page %q: %w", norm, err)
+	}
+	var sents []string
+	if text != "" {
+		sents = strings.Split(text, sentenceSep)
+	}
+	return env.Page{Title: title, Sentences: sents, Disambiguation: disamb}, true, nil
+}
+
+func (ix *Index) decodeBody(b []byte) (string, error) {
+	if len(b) == 0 {
+		return "", nil
+	}
+	switch b[0] {
+	case bodyRaw:
+		return string(b[1:]), nil
+	case bodyZstd:
+		out, err := ix.dec.DecodeAll(b[1:], nil)
+		if err != nil {
+			return "", fmt.Errorf("decompress: %w", err)
+		}
+		return string(out), nil
+	}
+	return "", fmt.Errorf("unknown body encoding %d", b[0])
+}
+
+// Similar returns up to k titles ranked by bm25 relevance, best first. Titles that match
+// the query's words come before pages that only mention them in their text (titles
+// weigh more). Query text is reduced to plain words, so no input can produce an FTS
+// syntax error; the words are ORed, so partial matches still rank.
+func (ix *Index) Similar(ctx context.Context, query string, k int) ([]string, error) {
+	if k <= 0 {
+		return nil, nil
+	}
+	terms := queryTerms(query)
+	if len(terms) == 0 {
+		return nil, nil
+	}
+	// Title postings are short, so the title pass is cheap even for common words; the
+	// text pass only runs to fill what the titles could not.
+	out, err := ix.match(ctx, matchExpr(terms, "title"), k, nil)
+	if err != nil {
+		return nil, err
+	}
+	if len(out) >= k {
+		return out, nil
+	}
+	return ix.match(ctx, matchExpr(terms, ""), k, out)
+}
+
+// match appends to have the titles of the best rows for expr that are not yet in it,
+// until it holds k.
+func (ix *Index) match(ctx context.Context, expr string, k int, have []string) ([]string, error) {
+	rows, err := ix.similar.QueryContext(ctx, expr, k+len(have))
+	if err != nil {
+		return nil, fmt.Errorf("index similar %q: %w", expr, err)
+	}
+	defer rows.Close()
+	seen := make(map[string]bool, len(have))
+	for _, t := range have {
+		seen[t] = true
+	}
+	out := have
+	for rows.Next() && len(out) < k {
+		var t string
+		if err := rows.Scan(&t); err != nil {
+			return nil, fmt.Errorf("index similar %q: %w", expr, err)
+		}
+		if !seen[t] {
+			seen[t] = true
+			out = append(out, t)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("index similar %q: %w", expr, err)
+	}
+	return out, nil
+}
