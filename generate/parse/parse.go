@@ -36,6 +36,7 @@ var (
 	actLineRe    = regexp.MustCompile(`(?im)^[ \t]*action[ \t]*\d*[ \t]*:[ \t]*`)
 	actInlineRe  = regexp.MustCompile(`(?i)(?:^|[\s.])action[ \t]*\d*[ \t]*:[ \t]*`)
 	bareActRe    = regexp.MustCompile(`(?im)^[ \t]*(?:search|lookup|finish)[ \t]*\[`)
+	actNameRe    = regexp.MustCompile(`(?i)\b(?:search|lookup|finish)[ \t]*\[`)
 	thoughtRe    = regexp.MustCompile(`(?i)^\s*thought[ \t]*\d*[ \t]*:`)
 	finishRe     = regexp.MustCompile(`(?i)finish[ \t]*\[`)
 	answerLineRe = regexp.MustCompile(`(?im)^[ \t]*(?:final[ \t]+)?answer[ \t]*:[ \t]*(.*)$`)
@@ -83,6 +84,9 @@ func Step(completion string, step int) Parsed {
 		return p
 	}
 	p.HasAction = true
+	if len(actNameRe.FindAllStringIndex(line, 3)) > 1 {
+		p.Extra = true // "search[a], search[b]" on one line
+	}
 	a := env.ParseAction(line)
 	p.Action, p.ActionType, p.Argument = a.String(), a.Type, a.Argument
 	return p

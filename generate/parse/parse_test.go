@@ -21,6 +21,7 @@ func TestStep(t *testing.T) {
 		{"any case labels", "THOUGHT 2: hm\naction 2: LOOKUP[mill]", "hm", "Lookup[mill]", pipeline.ActionLookup, true, false, false},
 		{"space before bracket and trailing text", "Thought: x\nAction: Finish [Aldbrook] because it fits", "x", "Finish[Aldbrook]", pipeline.ActionFinish, true, false, false},
 		{"several actions", "Thought: x\nAction 1: Search[A]\nAction 2: Search[B]", "x", "Search[A]", pipeline.ActionSearch, true, false, true},
+		{"several actions on one line", "Action: search[A], search[B]", "", "Search[A]", pipeline.ActionSearch, true, false, true},
 		{"missing thought label", "I need to search the mill.\nAction 1: Search[Old Mill]", "I need to search the mill.", "Search[Old Mill]", pipeline.ActionSearch, true, false, false},
 		{"own observation cut", "Thought 1: go\nAction 1: Search[A]\nObservation 1: A is a letter.\nThought 2: done\nAction 2: Finish[A]", "go", "Search[A]", pipeline.ActionSearch, true, true, false},
 		{"observation on the action line", "Action: Search[A] Observation: made up", "", "Search[A]", pipeline.ActionSearch, true, true, false},

@@ -22,7 +22,7 @@ func TestFireActGPT4(t *testing.T) {
 	defer f.Close()
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 1<<20), 16<<20)
-	turns, line := 0, 0
+	turns, line, extra := 0, 0, 0
 	for sc.Scan() {
 		line++
 		var rec struct {
@@ -37,7 +37,10 @@ func TestFireActGPT4(t *testing.T) {
 			}
 			turns++
 			p := Step(m.Content, 0)
-			if !p.Valid() || p.Thought == "" || p.Cut || p.Extra {
+			if p.Extra {
+				extra++ // GPT-4 once wrote five searches on one line; the first counts
+			}
+			if !p.Valid() || p.Thought == "" || p.Cut {
 				t.Errorf("line %d: %q parsed to %+v", line, m.Content, p)
 			}
 		}
@@ -48,7 +51,7 @@ func TestFireActGPT4(t *testing.T) {
 	if turns == 0 {
 		t.Fatal("no assistant turns read")
 	}
-	t.Logf("%d assistant turns, all valid", turns)
+	t.Logf("%d assistant turns, all valid; %d with several actions", turns, extra)
 }
 
 var thoughtLabel = regexp.MustCompile(`(?m)^Thought (\d+):`)
