@@ -216,8 +216,13 @@ func (o *OpenAI) mapError(parent context.Context, cap *capture, err error) error
 			Status: oe.HTTPStatusCode, Type: oe.Type, Message: o.scrub(oe.Message),
 			RetryAfter: parseRetryAfter(header.Get("Retry-After"), time.Now()), Body: o.scrub(snippet(body, 2048)),
 		}
-		if oe.Code != nil {
-			ae.Code = fmt.Sprint(oe.Code)
+		switch code := oe.Code.(type) {
+		case string:
+			ae.Code = code
+		case int: // go-openai decodes "code": null as 0
+			if code != 0 {
+				ae.Code = fmt.Sprint(code)
+			}
 		}
 		return ae
 	case errors.As(err, &re):

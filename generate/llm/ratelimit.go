@@ -60,7 +60,7 @@ func EstimateTokens(req Request) int {
 func (l *limited) Complete(ctx context.Context, req Request) (Response, error) {
 	if l.req != nil {
 		if err := l.req.Wait(ctx); err != nil {
-			return Response{}, fmt.Errorf("llm rate limit (requests): %w", err)
+			return Response{}, waitError(ctx, "requests", err)
 		}
 	}
 	if l.tok == nil {
@@ -74,7 +74,7 @@ func (l *limited) Complete(ctx context.Context, req Request) (Response, error) {
 	if need := est - used; need > 0 {
 		if err := l.tok.WaitN(ctx, need); err != nil {
 			l.refund(used)
-			return Response{}, fmt.Errorf("llm rate limit (tokens): %w", err)
+			return Response{}, waitError(ctx, "tokens", err)
 		}
 	}
 	resp, err := l.next.Complete(ctx, req)
@@ -99,4 +99,14 @@ func (l *limited) refund(n int) {
 	l.mu.Lock()
 	l.credit = min(l.credit+n, l.burst)
 	l.mu.Unlock()
+}
+
+// waitError reports a rate-limit wait that ended early. x/time/rate refuses at once a
+// wait that would outlast ctx's deadline, with an error of its own: that is reported as
+// context.DeadlineExceeded so that callers see one kind of deadline.
+func waitError(ctx context.Context, what string, err error) error {
+	if cerr := ctx.Err(); cerr != nil {
+		return fmt.Errorf("llm rate limit (%s): %w", what, cerr)
+	}
+	return fmt.Errorf("llm rate limit (%s): %v: %w", what, err, context.DeadlineExceeded)
 }
