@@ -427,7 +427,7 @@ func TestRateLimit(t *testing.T) {
 	})
 	t.Run("tokens", func(t *testing.T) {
 		p := &peak{}
-		c := llm.WithRateLimit(p, 0, 600) // 10 tokens a second, burst 600
+		c := llm.WithRateLimit(p, 0, 600)        // 10 tokens a second, burst 600
 		req := chatReq(strings.Repeat("x", 400)) // about 100 + 64 tokens
 		if got := llm.EstimateTokens(req); got < 160 || got > 170 {
 			t.Errorf("estimate: got %d, want about 165", got)
