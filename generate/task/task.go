@@ -38,11 +38,11 @@ import (
 
 // Formats Load reads.
 const (
-	FormatAuto          = "auto"
-	FormatHotpotQA      = "hotpotqa"
+	FormatAuto           = "auto"
+	FormatHotpotQA       = "hotpotqa"
 	FormatHotpotQASimple = "hotpotqa-simple"
-	FormatFEVER         = "fever"
-	FormatJSONL         = "jsonl"
+	FormatFEVER          = "fever"
+	FormatJSONL          = "jsonl"
 )
 
 // maxProblems is how many problem descriptions a Report keeps.

@@ -41,7 +41,7 @@ func TestLoadFormats(t *testing.T) {
 			want: []pipeline.Question{
 				{ID: "5a1", Task: "hotpotqa", Question: "Which lake did Orla Vint live beside?", Answer: "Marrow Lake", Type: "bridge", Level: "easy",
 					SupportingFacts: []pipeline.Fact{{Title: "Orla Vint", Sentence: 2}, {Title: "Marrow Lake", Sentence: 0}},
-					Context: []pipeline.Paragraph{{Title: "Orla Vint", Sentences: []string{"Orla Vint is a poet.", " She lived by Marrow Lake."}}, {Title: "Marrow Lake", Sentences: []string{"Marrow Lake is in Karsa."}}}},
+					Context:         []pipeline.Paragraph{{Title: "Orla Vint", Sentences: []string{"Orla Vint is a poet.", " She lived by Marrow Lake."}}, {Title: "Marrow Lake", Sentences: []string{"Marrow Lake is in Karsa."}}}},
 				{ID: "5a2", Task: "hotpotqa", Question: "Is Kestrel Bay in Elsmere?", Answer: "yes", Type: "comparison", Level: "hard"},
 			},
 		},
