@@ -2,6 +2,7 @@ package llm
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -88,6 +89,11 @@ func (bc *Budgeted) Complete(ctx context.Context, req Request) (Response, error)
 
 	resp, err := bc.next.Complete(ctx, req)
 	if err != nil {
+		if errors.Is(err, ErrUnusable) { // failed fast below: nothing reached the server
+			bc.mu.Lock()
+			bc.reserved--
+			bc.mu.Unlock()
+		}
 		return resp, err
 	}
 	if resp.Cached {

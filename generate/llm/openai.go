@@ -67,7 +67,7 @@ var _ Client = (*OpenAI)(nil)
 func NewOpenAI(opts OpenAIOptions) (*OpenAI, error) {
 	base := strings.TrimRight(opts.BaseURL, "/")
 	if base == "" {
-		base = "https://api.openai.com/v1"
+		base = BaseURLOpenAI
 	}
 	if !strings.HasPrefix(base, "http://") && !strings.HasPrefix(base, "https://") {
 		return nil, fmt.Errorf("llm base url %q: must start with http:// or https://", base)
