@@ -505,3 +505,77 @@ func TestPromptHash(t *testing.T) {
 		t.Errorf("hash length: got %d, want 64", len(a))
 	}
 }
+
+// heavy reports far more tokens than any estimate.
+type heavy struct{ calls atomic.Int64 }
+
+func (h *heavy) Complete(context.Context, llm.Request) (llm.Response, error) {
+	h.calls.Add(1)
+	return llm.Response{Choices: []llm.Choice{{Text: "ok"}}, Usage: llm.Usage{PromptTokens: 5000, CompletionTokens: 1000, TotalTokens: 6000}}, nil
+}
+
+func TestRateLimitChargesActualUsage(t *testing.T) {
+	h := &heavy{}
+	c := llm.WithRateLimit(h, 0, 6000) // 100 tokens a second
+	if _, err := c.Complete(t.Context(), chatReq("q")); err != nil {
+		t.Fatal(err)
+	}
+	// The first response used the whole minute's tokens: the next request must wait
+	// about a minute, so a short deadline refuses it without calling the client.
+	ctx, cancel := context.WithTimeout(t.Context(), 100*time.Millisecond)
+	defer cancel()
+	_, err := c.Complete(ctx, chatReq("q"))
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("got %v, want a deadline error", err)
+	}
+	if h.calls.Load() != 1 {
+		t.Errorf("calls: got %d, want 1", h.calls.Load())
+	}
+}
+
+func TestBudgetTokensInFlightComplete(t *testing.T) {
+	release := make(chan struct{})
+	s := llmtest.NewServer(t, func(ctx context.Context, _ llmtest.Req) llmtest.Reply {
+		select {
+		case <-release:
+		case <-ctx.Done():
+		}
+		return llmtest.Reply{Texts: []string{"ok"}, PromptTokens: 60, CompletionTokens: 40}
+	})
+	b := llm.WithBudget(newClient(t, s.URL, 0), llm.Budget{MaxTokens: 100}, nil)
+	errs := make(chan error, 4)
+	for range 4 {
+		go func() {
+			_, err := b.Complete(t.Context(), chatReq("q"))
+			errs <- err
+		}()
+	}
+	for s.Requests() < 4 {
+		time.Sleep(time.Millisecond)
+	}
+	close(release)
+	for range 4 {
+		if err := <-errs; err != nil {
+			t.Errorf("in-flight request: got %v, want it to complete", err)
+		}
+	}
+	if _, err := b.Complete(t.Context(), chatReq("q")); !errors.Is(err, llm.ErrBudget) {
+		t.Errorf("after: got %v, want ErrBudget", err)
+	}
+	if got := b.Spent().Usage.TotalTokens; got != 400 {
+		t.Errorf("spent tokens: got %d, want 400", got)
+	}
+}
+
+func TestNotFoundPathHint(t *testing.T) {
+	s := llmtest.NewServer(t, llmtest.Text("x"))
+	c := newClient(t, strings.TrimSuffix(s.URL, "/v1"), 0) // the /v1 forgotten
+	_, err := c.Complete(t.Context(), chatReq("q"))
+	var ae *llm.APIError
+	if !errors.As(err, &ae) || ae.Status != 404 || !strings.Contains(err.Error(), "check llm.base_url") {
+		t.Errorf("got %v, want a 404 that points at llm.base_url", err)
+	}
+	if llm.IsRetryable(err) {
+		t.Errorf("a wrong path must not be retryable")
+	}
+}

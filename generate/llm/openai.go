@@ -199,6 +199,9 @@ func (o *OpenAI) completion(ctx context.Context, req Request) (Response, error) 
 	return out, nil
 }
 
+// notFoundHint follows a 404 that is not about the model: the path was wrong.
+const notFoundHint = " (no such endpoint: check llm.base_url, which usually ends in /v1)"
+
 var titleRE = regexp.MustCompile(`(?is)<title[^>]*>(.*?)</title>`)
 
 // mapError turns go-openai's and the transport's errors into an *APIError or a wrapped
@@ -224,6 +227,9 @@ func (o *OpenAI) mapError(parent context.Context, cap *capture, err error) error
 				ae.Code = fmt.Sprint(code)
 			}
 		}
+		if ae.Status == http.StatusNotFound && ae.Code != "model_not_found" {
+			ae.Message += notFoundHint
+		}
 		return ae
 	case errors.As(err, &re):
 		if len(re.Body) > 0 {
@@ -231,6 +237,9 @@ func (o *OpenAI) mapError(parent context.Context, cap *capture, err error) error
 		}
 		ae := o.unreadable(re.HTTPStatusCode, header, body)
 		ae.RetryAfter = parseRetryAfter(header.Get("Retry-After"), time.Now())
+		if ae.Status == http.StatusNotFound {
+			ae.Message += notFoundHint
+		}
 		return ae
 	case status != 0 && readErr == nil && isDecodeError(err):
 		// The whole body arrived but it is not a completion.
