@@ -43,7 +43,7 @@ func (d *decontaminate) Keep(ep *pipeline.Episode) (bool, pipeline.Reject) {
 		d.reported[ep.QuestionID] = true
 		d.found = append(d.found, Contamination{QuestionID: ep.QuestionID, EvalID: ref.id, EvalFile: ref.file, Match: match})
 	}
-	return reject("decontaminate", "contaminated", fmt.Sprintf("%s match with %s in %s", match, ref.id, ref.file))
+	return reject("decontaminate", CodeContaminated, fmt.Sprintf("%s match with %s in %s", match, ref.id, ref.file))
 }
 
 func (d *decontaminate) match(q string) (evalRef, string, bool) {

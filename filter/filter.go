@@ -440,3 +440,18 @@ func levenshtein(a, b string) int {
 // ErrNoEvalFiles is returned by New when decontaminate is on and filter.eval_files is
 // empty.
 var ErrNoEvalFiles = errors.New("filter.eval_files is empty: decontaminate needs the evaluation questions")
+
+// Reject codes, as written to rejected.jsonl.
+const (
+	CodeWrongAnswer     = "wrong_answer"
+	CodeNotFinished     = "not_finished"
+	CodeTooManySteps    = "too_many_steps"
+	CodeInvalidAction   = "invalid_action"
+	CodeBadCall         = "bad_call"
+	CodeLoop            = "loop"
+	CodeTooLong         = "too_long"
+	CodeDuplicate       = "duplicate"
+	CodeOverQuestionCap = "over_question_cap"
+	CodeContaminated    = "contaminated"
+	CodeOverBalance     = "over_balance"
+)

@@ -1,6 +1,7 @@
 package filter
 
 import (
+	"encoding/json"
 	"fmt"
 	"iter"
 	"os"
@@ -8,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/reactgen/reactgen/internal/shareddata"
 	"github.com/reactgen/reactgen/pipeline"
 )
 
@@ -397,5 +399,51 @@ func writeFile(t *testing.T, path, s string) {
 	t.Helper()
 	if err := os.WriteFile(path, []byte(s), 0o644); err != nil {
 		t.Fatal(err)
+	}
+}
+
+func TestReadEvalQuestionsRealFiles(t *testing.T) {
+	tests := []struct {
+		rel  string
+		want int
+	}{
+		{"hotpotqa/hotpot_dev_v1_simplified.json", 7405},
+		{"fever/paper_dev.jsonl", 9999},
+	}
+	for _, tt := range tests {
+		t.Run(tt.rel, func(t *testing.T) {
+			path := shareddata.Path(t, tt.rel)
+			n := 0
+			if err := ReadEvalQuestions(path, func(id, text string) { n++ }); err != nil {
+				t.Fatal(err)
+			}
+			if n != tt.want {
+				t.Errorf("questions: got %d, want %d", n, tt.want)
+			}
+		})
+	}
+}
+
+// TestDecontaminateRealClaims runs the paper's FEVER dev claims against the FEVER dev
+// file: every one of them is an evaluation question.
+func TestDecontaminateRealClaims(t *testing.T) {
+	dev := shareddata.Path(t, "fever/paper_dev.jsonl")
+	tr := shareddata.Path(t, "react-transcripts/fever_dev_react_text-davinci-002.jsonl")
+	b, err := os.ReadFile(tr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var eps []pipeline.Episode
+	for i, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		var rec struct{ Transcript string }
+		if err := json.Unmarshal([]byte(line), &rec); err != nil {
+			t.Fatalf("line %d: %v", i+1, err)
+		}
+		claim, _, _ := strings.Cut(strings.TrimPrefix(rec.Transcript, "Claim: "), "\n")
+		eps = append(eps, pipeline.Episode{ID: fmt.Sprint(i), QuestionID: fmt.Sprint(i), Question: claim})
+	}
+	res := run(t, pipeline.FilterConfig{Rules: []string{"decontaminate"}, EvalFiles: []string{dev}}, pipeline.TaskFEVER, Options{}, eps)
+	if len(res.kept) != 0 || len(res.stats.Decontaminated) != len(eps) {
+		t.Errorf("kept %d, decontaminated %d of %d", len(res.kept), len(res.stats.Decontaminated), len(eps))
 	}
 }

@@ -43,7 +43,7 @@ func (r dedupeRule) Select(cands []Candidate) map[int]pipeline.Reject {
 		var uniq []Candidate
 		for _, c := range byQ[q] {
 			if first, ok := seen[c.Trajectory]; ok {
-				out[c.Index] = pipeline.Reject{Rule: "dedupe", Code: "duplicate", Detail: "same trajectory as " + first}
+				out[c.Index] = pipeline.Reject{Rule: "dedupe", Code: CodeDuplicate, Detail: "same trajectory as " + first}
 				continue
 			}
 			seen[c.Trajectory] = c.ID
@@ -76,7 +76,7 @@ func (r dedupeRule) Select(cands []Candidate) map[int]pipeline.Reject {
 		}
 		for _, c := range uniq {
 			if !keep[c.Index] {
-				out[c.Index] = pipeline.Reject{Rule: "dedupe", Code: "over_question_cap",
+				out[c.Index] = pipeline.Reject{Rule: "dedupe", Code: CodeOverQuestionCap,
 					Detail: fmt.Sprintf("question %s keeps %d (%s)", q, r.max, cmp.Or(r.policy, "first"))}
 			}
 		}
@@ -163,7 +163,7 @@ func (r balanceRule) Select(cands []Candidate) map[int]pipeline.Reject {
 			return cmp.Or(cmp.Compare(idHash(a.ID), idHash(b.ID)), cmp.Compare(a.Index, b.Index))
 		})
 		for _, c := range cs[limit:] {
-			out[c.Index] = pipeline.Reject{Rule: "balance", Code: "over_balance",
+			out[c.Index] = pipeline.Reject{Rule: "balance", Code: CodeOverBalance,
 				Detail: fmt.Sprintf("class %q has %d, limit %d", class, len(cs), limit)}
 		}
 	}

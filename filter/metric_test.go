@@ -54,8 +54,8 @@ func TestExactMatch(t *testing.T) {
 
 func TestF1(t *testing.T) {
 	tests := []struct {
-		name           string
-		pred, gold     string
+		name          string
+		pred, gold    string
 		f1, prec, rec float64
 	}{
 		{"exact", "Barack Obama", "barack obama", 1, 1, 1},

@@ -40,13 +40,13 @@ func (r correctRule) Keep(ep *pipeline.Episode) (bool, pipeline.Reject) {
 		if ep.Correct {
 			return true, pipeline.Reject{}
 		}
-		return reject("correct", "wrong_answer", fmt.Sprintf("recorded as incorrect, prediction %q", ep.Prediction))
+		return reject("correct", CodeWrongAnswer, fmt.Sprintf("recorded as incorrect, prediction %q", ep.Prediction))
 	}
 	correct, _, f1 := Score(r.task, ep.Prediction, ep.Answer)
 	if correct || (r.minF1 > 0 && r.task != pipeline.TaskFEVER && f1 >= r.minF1) {
 		return true, pipeline.Reject{}
 	}
-	return reject("correct", "wrong_answer", fmt.Sprintf("prediction %q, gold %q, f1 %.2f", ep.Prediction, ep.Answer, f1))
+	return reject("correct", CodeWrongAnswer, fmt.Sprintf("prediction %q, gold %q, f1 %.2f", ep.Prediction, ep.Answer, f1))
 }
 
 type finishedRule struct{}
@@ -57,7 +57,7 @@ func (finishedRule) Keep(ep *pipeline.Episode) (bool, pipeline.Reject) {
 	if ep.StopReason == pipeline.StopFinished {
 		return true, pipeline.Reject{}
 	}
-	return reject("finished", "not_finished", "stop reason "+ep.StopReason)
+	return reject("finished", CodeNotFinished, "stop reason "+ep.StopReason)
 }
 
 // maxStepsRule keeps episodes of at most max steps; max 0 keeps all.
@@ -69,7 +69,7 @@ func (r maxStepsRule) Keep(ep *pipeline.Episode) (bool, pipeline.Reject) {
 	if r.max <= 0 || len(ep.Steps) <= r.max {
 		return true, pipeline.Reject{}
 	}
-	return reject("max_steps", "too_many_steps", fmt.Sprintf("%d steps > %d", len(ep.Steps), r.max))
+	return reject("max_steps", CodeTooManySteps, fmt.Sprintf("%d steps > %d", len(ep.Steps), r.max))
 }
 
 type noInvalidRule struct{}
@@ -79,7 +79,7 @@ func (noInvalidRule) Name() string { return "no_invalid_actions" }
 func (noInvalidRule) Keep(ep *pipeline.Episode) (bool, pipeline.Reject) {
 	for i, s := range ep.Steps {
 		if s.ActionType == pipeline.ActionInvalid {
-			return reject("no_invalid_actions", "invalid_action", fmt.Sprintf("step %d: %q", i+1, s.Action))
+			return reject("no_invalid_actions", CodeInvalidAction, fmt.Sprintf("step %d: %q", i+1, s.Action))
 		}
 	}
 	return true, pipeline.Reject{}
@@ -93,7 +93,7 @@ func (noBadCallsRule) Keep(ep *pipeline.Episode) (bool, pipeline.Reject) {
 	if ep.BadCalls == 0 {
 		return true, pipeline.Reject{}
 	}
-	return reject("no_bad_calls", "bad_call", fmt.Sprintf("%d bad calls", ep.BadCalls))
+	return reject("no_bad_calls", CodeBadCall, fmt.Sprintf("%d bad calls", ep.BadCalls))
 }
 
 // noLoopsRule rejects an episode that stopped for a loop or that holds the same action
@@ -104,7 +104,7 @@ func (noLoopsRule) Name() string { return "no_loops" }
 
 func (noLoopsRule) Keep(ep *pipeline.Episode) (bool, pipeline.Reject) {
 	if ep.StopReason == pipeline.StopLoop {
-		return reject("no_loops", "loop", "stop reason loop")
+		return reject("no_loops", CodeLoop, "stop reason loop")
 	}
 	run, last := 0, ""
 	for i, s := range ep.Steps {
@@ -115,7 +115,7 @@ func (noLoopsRule) Keep(ep *pipeline.Episode) (bool, pipeline.Reject) {
 			run, last = 1, a
 		}
 		if run >= 3 {
-			return reject("no_loops", "loop", fmt.Sprintf("steps %d-%d repeat %q", i-1, i+1, s.Action))
+			return reject("no_loops", CodeLoop, fmt.Sprintf("steps %d-%d repeat %q", i-1, i+1, s.Action))
 		}
 	}
 	return true, pipeline.Reject{}
@@ -137,7 +137,7 @@ func (r maxTokensRule) Keep(ep *pipeline.Episode) (bool, pipeline.Reject) {
 		return true, pipeline.Reject{}
 	}
 	if n := r.counter.Count(Render(ep)); n > r.max {
-		return reject("max_tokens", "too_long", fmt.Sprintf("%d tokens > %d", n, r.max))
+		return reject("max_tokens", CodeTooLong, fmt.Sprintf("%d tokens > %d", n, r.max))
 	}
 	return true, pipeline.Reject{}
 }

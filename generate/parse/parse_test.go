@@ -8,13 +8,13 @@ import (
 
 func TestStep(t *testing.T) {
 	tests := []struct {
-		name       string
-		in         string
-		thought    string
-		action     string
-		typ        string
-		has, cut   bool
-		extra      bool
+		name     string
+		in       string
+		thought  string
+		action   string
+		typ      string
+		has, cut bool
+		extra    bool
 	}{
 		{"numbered", "Thought 3: I should look it up.\nAction 3: Search[Carrow Bay]", "I should look it up.", "Search[Carrow Bay]", pipeline.ActionSearch, true, false, false},
 		{"unnumbered lower-case", "Thought: find it\nAction: search[carrow bay]", "find it", "Search[carrow bay]", pipeline.ActionSearch, true, false, false},
