@@ -214,6 +214,21 @@ func (o *OpenAI) mapError(parent context.Context, cap *capture, err error) error
 	var oe *openai.APIError
 	var re *openai.RequestError
 	switch {
+	case errors.As(err, &re):
+		// First: go-openai wraps a half-decoded *openai.APIError (status 0) in a
+		// RequestError when the body's error field is not an object.
+		if len(re.Body) > 0 {
+			body = re.Body
+		}
+		ae, ok := o.looseError(re.HTTPStatusCode, body)
+		if !ok {
+			ae = o.unreadable(re.HTTPStatusCode, header, body)
+		}
+		ae.RetryAfter = parseRetryAfter(header.Get("Retry-After"), time.Now())
+		if ae.Status == http.StatusNotFound {
+			ae.Message += notFoundHint
+		}
+		return ae
 	case errors.As(err, &oe):
 		ae := &APIError{
 			Status: oe.HTTPStatusCode, Type: oe.Type, Message: o.scrub(oe.Message),
@@ -231,16 +246,6 @@ func (o *OpenAI) mapError(parent context.Context, cap *capture, err error) error
 			ae.Message += notFoundHint
 		}
 		return ae
-	case errors.As(err, &re):
-		if len(re.Body) > 0 {
-			body = re.Body
-		}
-		ae := o.unreadable(re.HTTPStatusCode, header, body)
-		ae.RetryAfter = parseRetryAfter(header.Get("Retry-After"), time.Now())
-		if ae.Status == http.StatusNotFound {
-			ae.Message += notFoundHint
-		}
-		return ae
 	case status != 0 && readErr == nil && isDecodeError(err):
 		// The whole body arrived but it is not a completion.
 		return o.unreadable(status, header, body)
@@ -252,6 +257,34 @@ func (o *OpenAI) mapError(parent context.Context, cap *capture, err error) error
 		return redact(fmt.Errorf("llm request to %s: connection closed mid-response (status %d): %w", o.baseURL, status, err), o.key)
 	}
 	return redact(fmt.Errorf("llm request to %s: %w", o.baseURL, err), o.key)
+}
+
+// looseError reads the error bodies of servers that do not use OpenAI's nesting: vLLM's
+// flat {"object":"error","message":...,"type":...,"code":404}, TGI's
+// {"error":"...","error_type":"..."} and FastAPI's {"detail":"..."}.
+func (o *OpenAI) looseError(status int, body []byte) (*APIError, bool) {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(body, &m) != nil {
+		return nil, false
+	}
+	str := func(keys ...string) string {
+		for _, k := range keys {
+			var v string
+			if json.Unmarshal(m[k], &v) == nil && v != "" {
+				return v
+			}
+		}
+		return ""
+	}
+	msg := str("message", "error", "detail")
+	if msg == "" {
+		return nil, false
+	}
+	ae := &APIError{Status: status, Type: str("type", "error_type"), Message: o.scrub(msg), Body: o.scrub(snippet(body, 2048))}
+	if code := str("code"); code != "" {
+		ae.Code = code
+	}
+	return ae, true
 }
 
 func isDecodeError(err error) bool {

@@ -306,3 +306,32 @@ func TestKeyNeverPrinted(t *testing.T) {
 }
 
 func noSleep(context.Context, time.Duration) error { return nil }
+
+func TestOpenAIOtherServersErrorBodies(t *testing.T) {
+	tests := []struct {
+		name, body string
+		status     int
+		want       string
+	}{
+		{"vllm flat", `{"object":"error","message":"The model ` + "`x`" + ` does not exist.","type":"NotFoundError","param":null,"code":404}`, 404, "does not exist"},
+		{"tgi string", `{"error":"Input validation error: max_new_tokens too large","error_type":"validation"}`, 422, "Input validation error"},
+		{"fastapi detail", `{"detail":"Not authenticated"}`, 401, "Not authenticated"},
+		{"llama.cpp nested int code", `{"error":{"code":503,"message":"Loading model","type":"unavailable_error"}}`, 503, "Loading model"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := llmtest.NewServer(t, llmtest.Script(llmtest.Reply{Status: tt.status, Body: tt.body}))
+			_, err := newClient(t, s.URL, 0).Complete(t.Context(), chatReq("q"))
+			var ae *llm.APIError
+			if !errors.As(err, &ae) || ae.Status != tt.status {
+				t.Fatalf("got %v, want an APIError with status %d", err, tt.status)
+			}
+			if !strings.Contains(ae.Message, tt.want) || strings.Contains(ae.Message, "invalid JSON") {
+				t.Errorf("message: got %q, want it to contain %q", ae.Message, tt.want)
+			}
+			if got, want := llm.IsRetryable(err), tt.status >= 500; got != want {
+				t.Errorf("retryable: got %v, want %v", got, want)
+			}
+		})
+	}
+}
