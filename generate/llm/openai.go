@@ -124,8 +124,8 @@ func (o *OpenAI) Complete(ctx context.Context, req Request) (Response, error) {
 		return Response{}, errors.New("llm request: exactly one of prompt and messages must be set")
 	}
 	start := time.Now()
-	cap := &capture{keepTemperatureOut: isReasoningModel(req.Model)}
-	actx := context.WithValue(ctx, captureKey{}, cap)
+	seen := &capture{keepTemperatureOut: isReasoningModel(req.Model)}
+	actx := context.WithValue(ctx, captureKey{}, seen)
 	if o.timeout > 0 {
 		var cancel context.CancelFunc
 		actx, cancel = context.WithTimeout(actx, o.timeout)
@@ -139,7 +139,7 @@ func (o *OpenAI) Complete(ctx context.Context, req Request) (Response, error) {
 		resp, err = o.completion(actx, req)
 	}
 	if err != nil {
-		return Response{}, o.mapError(ctx, cap, err)
+		return Response{}, o.mapError(ctx, seen, err)
 	}
 	if len(resp.Choices) == 0 {
 		resp.Choices = []Choice{{}}
@@ -206,11 +206,11 @@ var titleRE = regexp.MustCompile(`(?is)<title[^>]*>(.*?)</title>`)
 
 // mapError turns go-openai's and the transport's errors into an *APIError or a wrapped
 // transport error, with the key removed from every text.
-func (o *OpenAI) mapError(parent context.Context, cap *capture, err error) error {
+func (o *OpenAI) mapError(parent context.Context, seen *capture, err error) error {
 	if perr := parent.Err(); perr != nil {
 		return fmt.Errorf("llm request to %s: %w", o.baseURL, perr)
 	}
-	status, header, body, readErr := cap.result()
+	status, header, body, readErr := seen.result()
 	var oe *openai.APIError
 	var re *openai.RequestError
 	switch {
@@ -225,7 +225,7 @@ func (o *OpenAI) mapError(parent context.Context, cap *capture, err error) error
 			ae = o.unreadable(re.HTTPStatusCode, header, body)
 		}
 		ae.RetryAfter = parseRetryAfter(header.Get("Retry-After"), time.Now())
-		if ae.Status == http.StatusNotFound {
+		if ae.Status == http.StatusNotFound && !strings.Contains(strings.ToLower(ae.Message), "model") {
 			ae.Message += notFoundHint
 		}
 		return ae
@@ -364,12 +364,12 @@ type wire struct {
 }
 
 func (w *wire) RoundTrip(req *http.Request) (*http.Response, error) {
-	cap, _ := req.Context().Value(captureKey{}).(*capture)
+	seen, _ := req.Context().Value(captureKey{}).(*capture)
 	req = req.Clone(req.Context())
 	for k, v := range w.headers {
 		req.Header[k] = v
 	}
-	if req.Body != nil && req.Method == http.MethodPost && (cap == nil || !cap.keepTemperatureOut) {
+	if req.Body != nil && req.Method == http.MethodPost && (seen == nil || !seen.keepTemperatureOut) {
 		b, err := io.ReadAll(req.Body)
 		_ = req.Body.Close()
 		if err != nil {
@@ -381,13 +381,13 @@ func (w *wire) RoundTrip(req *http.Request) (*http.Response, error) {
 		req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(b)), nil }
 	}
 	resp, err := w.base.RoundTrip(req)
-	if err != nil || cap == nil {
+	if err != nil || seen == nil {
 		return resp, err
 	}
-	cap.mu.Lock()
-	cap.status, cap.header = resp.StatusCode, resp.Header.Clone()
-	cap.mu.Unlock()
-	resp.Body = &teeBody{rc: resp.Body, cap: cap}
+	seen.mu.Lock()
+	seen.status, seen.header = resp.StatusCode, resp.Header.Clone()
+	seen.mu.Unlock()
+	resp.Body = &teeBody{rc: resp.Body, seen: seen}
 	return resp, nil
 }
 
@@ -411,19 +411,19 @@ func withTemperature(b []byte) []byte {
 // teeBody keeps the start of a response body and any read error.
 type teeBody struct {
 	rc  io.ReadCloser
-	cap *capture
+	seen *capture
 }
 
 func (t *teeBody) Read(p []byte) (int, error) {
 	n, err := t.rc.Read(p)
-	t.cap.mu.Lock()
-	if room := captureMax - len(t.cap.body); room > 0 {
-		t.cap.body = append(t.cap.body, p[:min(n, room)]...)
+	t.seen.mu.Lock()
+	if room := captureMax - len(t.seen.body); room > 0 {
+		t.seen.body = append(t.seen.body, p[:min(n, room)]...)
 	}
 	if err != nil && !errors.Is(err, io.EOF) {
-		t.cap.readErr = err
+		t.seen.readErr = err
 	}
-	t.cap.mu.Unlock()
+	t.seen.mu.Unlock()
 	return n, err
 }
 
