@@ -410,7 +410,7 @@ func withTemperature(b []byte) []byte {
 
 // teeBody keeps the start of a response body and any read error.
 type teeBody struct {
-	rc  io.ReadCloser
+	rc   io.ReadCloser
 	seen *capture
 }
 
