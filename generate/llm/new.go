@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"os"
 
 	"github.com/reactgen/reactgen/pipeline"
@@ -33,7 +34,13 @@ func New(ctx context.Context, cfg pipeline.LLMConfig, apiKey, cacheDir string) (
 	if err := ctx.Err(); err != nil {
 		return nil, nil, nil, err
 	}
-	oa, err := NewOpenAI(OpenAIOptions{BaseURL: cfg.BaseURL, APIKey: apiKey, Headers: cfg.Headers, Timeout: cfg.Timeout})
+	// Keep a warm connection per request slot: the default transport keeps 2 per host,
+	// so at high concurrency every request would open a new connection.
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.MaxIdleConns = max(cfg.Concurrency, 100)
+	tr.MaxIdleConnsPerHost = max(cfg.Concurrency, 2)
+	oa, err := NewOpenAI(OpenAIOptions{BaseURL: cfg.BaseURL, APIKey: apiKey, Headers: cfg.Headers, Timeout: cfg.Timeout,
+		HTTPClient: &http.Client{Transport: tr}})
 	if err != nil {
 		return nil, nil, nil, err
 	}
