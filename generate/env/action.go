@@ -68,26 +68,26 @@ func (a Action) String() string {
 }
 
 // NormalizeTitle folds a page title or a searched entity to the key that Corpus.Page
-// matches on: underscores become spaces, runs of white space collapse to one space, the
-// ends are trimmed, quotes that enclose the whole title (' " ‘ ’ “ ” in any pairing) are
-// removed, repeatedly, and the result is lower-cased. "Ada_Lovelace", " ada  lovelace "
-// and “Ada Lovelace” all fold to "ada lovelace"; 'Salem's Lot keeps its quote.
-// index.NormalizeTitle follows the same rule.
+// matches on: underscores become spaces, runs of white space collapse to one space,
+// quotes (' " ` and the typographic and angle quotes) are trimmed from both ends,
+// repeatedly, as is white space, and the result is lower-cased. "Ada_Lovelace",
+// " ada  lovelace " and “Ada Lovelace” all fold to "ada lovelace". index.NormalizeTitle
+// follows exactly the same rule, so every backend agrees on which page a Search finds.
 func NormalizeTitle(s string) string {
-	s = strings.Join(strings.Fields(strings.ReplaceAll(s, "_", " ")), " ")
+	s = strings.ToLower(strings.Join(strings.Fields(strings.ReplaceAll(s, "_", " ")), " "))
 	for {
-		r := []rune(s)
-		if len(r) < 2 || !isQuote(r[0]) || !isQuote(r[len(r)-1]) {
-			break
+		t := strings.TrimSpace(strings.TrimFunc(s, isQuote))
+		if t == s {
+			return s
 		}
-		s = strings.TrimSpace(string(r[1 : len(r)-1]))
+		s = t
 	}
-	return strings.ToLower(s)
 }
 
+// isQuote reports whether r is a quotation mark that NormalizeTitle trims.
 func isQuote(r rune) bool {
 	switch r {
-	case '\'', '"', '‘', '’', '“', '”':
+	case '"', '\'', '`', '\u2018', '\u2019', '\u201A', '\u201B', '\u201C', '\u201D', '\u201E', '\u201F', '\u00AB', '\u00BB', '\u2039', '\u203A':
 		return true
 	}
 	return false

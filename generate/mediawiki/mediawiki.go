@@ -377,22 +377,23 @@ func writeAtomic(path string, data []byte) error {
 	return nil
 }
 
-// cleanTitle turns an entity into the title MediaWiki is asked for: underscores as
-// spaces, white space collapsed, enclosing quotes removed; case is left to the server.
+// cleanTitle turns an entity into the title MediaWiki is asked for: the folding of
+// env.NormalizeTitle without the lower-casing, which is left to the server.
 func cleanTitle(s string) string {
 	s = strings.Join(strings.Fields(strings.ReplaceAll(s, "_", " ")), " ")
 	for {
-		r := []rune(s)
-		if len(r) < 2 || !isQuote(r[0]) || !isQuote(r[len(r)-1]) {
+		t := strings.TrimSpace(strings.TrimFunc(s, isQuote))
+		if t == s {
 			return s
 		}
-		s = strings.TrimSpace(string(r[1 : len(r)-1]))
+		s = t
 	}
 }
 
+// isQuote matches the quotes env.NormalizeTitle trims.
 func isQuote(r rune) bool {
 	switch r {
-	case '\'', '"', '‘', '’', '“', '”':
+	case '"', '\'', '`', '\u2018', '\u2019', '\u201A', '\u201B', '\u201C', '\u201D', '\u201E', '\u201F', '\u00AB', '\u00BB', '\u2039', '\u203A':
 		return true
 	}
 	return false
