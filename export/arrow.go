@@ -31,10 +31,30 @@ type batchEncoder struct {
 	rows  int
 	flush func(rec arrow.Record) error
 	done  func() error
+	strs  []*array.StringBuilder // every string builder, nested ones included
+	sizes [][2]int               // their element count and data bytes in the last batch
 }
 
 func newBatchEncoder(schema *arrow.Schema, flush func(arrow.Record) error, done func() error) *batchEncoder {
-	return &batchEncoder{b: array.NewRecordBuilder(memory.DefaultAllocator, schema), flush: flush, done: done}
+	e := &batchEncoder{b: array.NewRecordBuilder(memory.DefaultAllocator, schema), flush: flush, done: done}
+	var walk func(b array.Builder)
+	walk = func(b array.Builder) {
+		switch b := b.(type) {
+		case *array.StringBuilder:
+			e.strs = append(e.strs, b)
+		case *array.ListBuilder:
+			walk(b.ValueBuilder())
+		case *array.StructBuilder:
+			for i := range b.NumField() {
+				walk(b.FieldBuilder(i))
+			}
+		}
+	}
+	for _, f := range e.b.Fields() {
+		walk(f)
+	}
+	e.sizes = make([][2]int, len(e.strs))
+	return e
 }
 
 func (e *batchEncoder) write(ex *Example) (int64, error) {
@@ -51,9 +71,18 @@ func (e *batchEncoder) write(ex *Example) (int64, error) {
 }
 
 func (e *batchEncoder) emit() error {
+	for i, b := range e.strs {
+		e.sizes[i] = [2]int{b.Len(), b.DataLen()}
+	}
 	rec := e.b.NewRecord()
 	defer rec.Release()
 	e.rows = 0
+	// Size the next batch's buffers like this one's, so they are allocated once instead
+	// of doubled and copied a dozen times.
+	for i, b := range e.strs {
+		b.Reserve(e.sizes[i][0] + e.sizes[i][0]/8)
+		b.ReserveData(e.sizes[i][1] + e.sizes[i][1]/8)
+	}
 	return e.flush(rec)
 }
 
@@ -220,6 +249,7 @@ type Parquet struct {
 
 // NewParquet returns the exporter of the parquet format writing under dir.
 func NewParquet(dir, view string, cfg pipeline.ExportConfig) *Parquet {
+	installPooledZstd()
 	schema := Schema()
 	props := parquet.NewWriterProperties(parquetProps()...)
 	prefix := "data/"
@@ -239,9 +269,13 @@ func NewParquet(dir, view string, cfg pipeline.ExportConfig) *Parquet {
 	}}
 }
 
-// parquetProps: zstd everywhere, dictionaries only for the low-cardinality columns.
+// parquetProps: zstd everywhere, dictionaries only for the low-cardinality columns, and
+// data pages v2: arrow v15 re-grows the level buffer of a v1 page on every RLE literal
+// run, which made nested columns (steps, messages) quadratic. pyarrow, and so Hugging Face
+// datasets, DuckDB and Polars read v2 pages.
 func parquetProps() []parquet.WriterProperty {
 	p := []parquet.WriterProperty{
+		parquet.WithDataPageVersion(parquet.DataPageV2),
 		parquet.WithCompression(compress.Codecs.Zstd),
 		parquet.WithDictionaryDefault(false),
 	}

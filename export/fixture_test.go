@@ -53,7 +53,7 @@ func synthEpisode(i int) pipeline.Episode {
 		}
 		ep.Steps = append(ep.Steps, pipeline.Step{
 			Thought: "I need to " + words(r, 14) + ".", Action: act, ActionType: typ, Argument: entity,
-			Observation: "The " + words(r, 40) + ". \"Quoted\"\tand a\nnew line.",
+			Observation: "The " + words(r, 50) + ". \"Quoted\"\tand a\nnew line.",
 		})
 	}
 	ep.Steps = append(ep.Steps, pipeline.Step{

@@ -532,9 +532,9 @@ func TestRunValidationFailureWritesNothing(t *testing.T) {
 				ep.Steps = ep.Steps[:len(ep.Steps)-1]
 			}
 		}},
-		{"too long", pipeline.ExportConfig{Formats: allFormats, MaxTokens: 900}, func(i int, ep *pipeline.Episode) {
+		{"too long", pipeline.ExportConfig{Formats: allFormats, MaxTokens: 1200}, func(i int, ep *pipeline.Episode) {
 			if i == 17 {
-				ep.Steps[0].Observation = strings.Repeat("long ", 1000)
+				ep.Steps[0].Observation = strings.Repeat("long ", 2000)
 			}
 		}},
 		{"empty question in act view", pipeline.ExportConfig{Formats: allFormats, Views: []string{ViewAct}}, func(i int, ep *pipeline.Episode) {

@@ -1,0 +1,63 @@
+package export
+
+import (
+	"sync"
+	_ "unsafe" // for go:linkname
+
+	"github.com/apache/arrow/go/v15/parquet/compress"
+	"github.com/klauspost/compress/zstd"
+)
+
+// parquetCodecs is arrow v15's codec table. Its zstd codec builds a new zstd.Encoder for
+// every data page it compresses (about 20 MB of tables and 40 ms each, measured), which
+// made the Parquet writer twenty times slower than every other format together; arrow-go
+// v18 fixed it with an encoder pool, and pooledZstd backports that fix. v15 offers no
+// RegisterCodec, hence the linkname.
+//
+//go:linkname parquetCodecs github.com/apache/arrow/go/v15/parquet/compress.codecs
+var parquetCodecs map[compress.Compression]compress.Codec
+
+var installZstdOnce sync.Once
+
+// installPooledZstd swaps arrow's zstd codec for pooledZstd, once, before the first
+// Parquet writer is made. The output is the same zstd frames.
+func installPooledZstd() {
+	installZstdOnce.Do(func() {
+		base, err := compress.GetCodec(compress.Codecs.Zstd)
+		if err != nil {
+			return
+		}
+		if _, done := base.(*pooledZstd); !done {
+			parquetCodecs[compress.Codecs.Zstd] = &pooledZstd{Codec: base}
+		}
+	})
+}
+
+// pooledZstd is arrow's zstd codec with EncodeLevel drawing its encoder from a pool per
+// level instead of building one per call. Safe for concurrent use.
+type pooledZstd struct {
+	compress.Codec
+	pools sync.Map // zstd.EncoderLevel -> *sync.Pool of *zstd.Encoder
+}
+
+// EncodeLevel compresses src as one zstd frame at level, as arrow's codec does.
+func (z *pooledZstd) EncodeLevel(dst, src []byte, level int) []byte {
+	lvl := zstd.EncoderLevelFromZstd(level)
+	if level == compress.DefaultCompressionLevel {
+		lvl = zstd.SpeedDefault
+	}
+	p, ok := z.pools.Load(lvl)
+	if !ok {
+		p, _ = z.pools.LoadOrStore(lvl, &sync.Pool{New: func() any {
+			enc, err := zstd.NewWriter(nil, zstd.WithZeroFrames(true), zstd.WithEncoderLevel(lvl), zstd.WithEncoderConcurrency(1))
+			if err != nil {
+				panic(err) // only invalid options fail, and these are constants
+			}
+			return enc
+		}})
+	}
+	pool := p.(*sync.Pool)
+	enc := pool.Get().(*zstd.Encoder)
+	defer pool.Put(enc)
+	return enc.EncodeAll(src, dst[:0])
+}
