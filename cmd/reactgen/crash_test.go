@@ -1,0 +1,667 @@
+package main
+
+// Binary-level crash-safety tests: the reactgen binary runs as a child process against a
+// fake OpenAI-format server in this test process (127.0.0.1), and is killed, signalled
+// and locked out while it works. The helpers here (the binary, the fake model, configs,
+// child processes, log checks) serve faults_test.go, badinput_test.go and
+// secrets_test.go too.
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/reactgen/reactgen/generate/llm/llmtest"
+	"github.com/reactgen/reactgen/generate/task"
+	"github.com/reactgen/reactgen/pipeline"
+)
+
+// The committed demo world, relative to this package.
+const (
+	demoTasks  = "../../data/demo/hotpotqa.json"
+	demoCorpus = "../../data/demo/corpus.jsonl"
+)
+
+var (
+	binOnce sync.Once
+	binDir  string
+	binPath string
+	binErr  error
+)
+
+// reactgenBinary builds the reactgen binary once per test process and returns its path.
+// removeTestBinary (called from TestMain, if the integrator wires it) deletes it.
+func reactgenBinary(t *testing.T) string {
+	t.Helper()
+	binOnce.Do(func() {
+		binDir, binErr = os.MkdirTemp("", "reactgen-bin-*")
+		if binErr != nil {
+			return
+		}
+		binPath = filepath.Join(binDir, "reactgen")
+		goTool := filepath.Join(runtime.GOROOT(), "bin", "go")
+		if _, err := os.Stat(goTool); err != nil {
+			goTool = "go"
+		}
+		cmd := exec.Command(goTool, "build", "-o", binPath, ".")
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			binErr = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if binErr != nil {
+		t.Fatalf("build reactgen: %v", binErr)
+	}
+	return binPath
+}
+
+// removeTestBinary deletes the binary reactgenBinary built.
+func removeTestBinary() {
+	if binDir != "" {
+		os.RemoveAll(binDir)
+	}
+}
+
+// child is one reactgen process.
+type child struct {
+	cmd            *exec.Cmd
+	stdout, stderr *bytes.Buffer
+	done           chan struct{}
+	code           int
+}
+
+// childEnv is the whole environment a child sees: nothing leaks in from the test's own.
+type childEnv struct {
+	vars map[string]string
+	dir  string // working directory; empty = a fresh temp dir
+}
+
+// startChild starts the binary with args.
+func startChild(t *testing.T, ce childEnv, args ...string) *child {
+	t.Helper()
+	cmd := exec.Command(reactgenBinary(t), args...)
+	cmd.Dir = ce.dir
+	if cmd.Dir == "" {
+		cmd.Dir = t.TempDir()
+	}
+	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + cmd.Dir, "TMPDIR=" + os.TempDir()}
+	for k, v := range ce.vars {
+		env = append(env, k+"="+v)
+	}
+	cmd.Env = env
+	c := &child{cmd: cmd, stdout: &bytes.Buffer{}, stderr: &bytes.Buffer{}, done: make(chan struct{})}
+	cmd.Stdout, cmd.Stderr = c.stdout, c.stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("start reactgen: %v", err)
+	}
+	go func() {
+		err := cmd.Wait()
+		c.code = 0
+		var ee *exec.ExitError
+		switch {
+		case errors.As(err, &ee):
+			c.code = ee.ExitCode() // -1 when killed by a signal
+		case err != nil:
+			c.code = -2
+		}
+		close(c.done)
+	}()
+	t.Cleanup(func() {
+		select {
+		case <-c.done:
+		default:
+			cmd.Process.Kill()
+			<-c.done
+		}
+	})
+	return c
+}
+
+// wait waits for the child to exit (at most a minute, so a hang fails the test instead
+// of the whole binary) and returns its exit code.
+func (c *child) wait(t *testing.T) int {
+	t.Helper()
+	select {
+	case <-c.done:
+	case <-time.After(time.Minute):
+		c.cmd.Process.Kill()
+		<-c.done
+		t.Fatalf("reactgen did not exit within a minute; stderr:\n%s", c.stderr.String())
+	}
+	return c.code
+}
+
+func (c *child) signal(t *testing.T, s os.Signal) {
+	t.Helper()
+	if err := c.cmd.Process.Signal(s); err != nil && !errors.Is(err, os.ErrProcessDone) {
+		t.Fatalf("signal %v: %v", s, err)
+	}
+}
+
+// runChild runs the binary to its end.
+func runChild(t *testing.T, ce childEnv, args ...string) (int, string, string) {
+	t.Helper()
+	c := startChild(t, ce, args...)
+	code := c.wait(t)
+	return code, c.stdout.String(), c.stderr.String()
+}
+
+// fakeModel answers ReAct chat steps for the demo questions as a plain model would:
+// step 1 searches the first capitalised name in the question, step 2 finishes with the
+// gold answer (wrong for about one question in five). The text depends only on the
+// request, so runs are comparable. fault, when set, may replace any reply.
+type fakeModel struct {
+	answers  map[string]string // question text -> gold answer
+	minDelay time.Duration
+	maxDelay time.Duration
+	fault    func(n int64, r llmtest.Req) (llmtest.Reply, bool)
+	n        atomic.Int64
+}
+
+// newFakeModel reads the demo questions' answers through the task loader.
+func newFakeModel(t *testing.T) *fakeModel {
+	t.Helper()
+	qs, _, err := task.Load(demoTasks, task.Options{Task: pipeline.TaskHotpotQA})
+	if err != nil {
+		t.Fatalf("load demo questions: %v", err)
+	}
+	m := &fakeModel{answers: map[string]string{}}
+	for _, q := range qs {
+		m.answers[q.Question] = q.Answer
+	}
+	return m
+}
+
+var capitalised = regexp.MustCompile(`[A-Z][\p{L}0-9'.-]*(?: (?:of |the |de )?[A-Z][\p{L}0-9'.-]*)*`)
+
+var questionWords = map[string]bool{"What": true, "Which": true, "Who": true, "Whom": true, "Where": true,
+	"When": true, "How": true, "Is": true, "Are": true, "Was": true, "Were": true, "Did": true, "Do": true,
+	"Does": true, "In": true, "The": true, "A": true, "An": true}
+
+// entity is the first capitalised name in q that is not a question word.
+func entity(q string) string {
+	for _, m := range capitalised.FindAllString(q, -1) {
+		first, rest, _ := strings.Cut(m, " ")
+		if questionWords[first] {
+			if rest == "" {
+				continue
+			}
+			m = rest
+		}
+		return strings.TrimRight(m, ".?")
+	}
+	return "Nothing"
+}
+
+func (f *fakeModel) handle(ctx context.Context, r llmtest.Req) llmtest.Reply {
+	n := f.n.Add(1)
+	var rep llmtest.Reply
+	if f.fault != nil {
+		if fr, ok := f.fault(n, r); ok {
+			rep = fr
+		} else {
+			rep = llmtest.Reply{Texts: []string{f.text(r)}}
+		}
+	} else {
+		rep = llmtest.Reply{Texts: []string{f.text(r)}}
+	}
+	if f.maxDelay > 0 && rep.Delay == 0 {
+		rep.Delay = f.minDelay + rand.N(f.maxDelay-f.minDelay+1)
+	}
+	return rep
+}
+
+// text is the deterministic answer to one chat request.
+func (f *fakeModel) text(r llmtest.Req) string {
+	if len(r.Messages) < 2 {
+		return "I am lost."
+	}
+	_, q, _ := strings.Cut(r.Messages[1].Content, ": ")
+	steps := 0
+	for _, m := range r.Messages[2:] {
+		if m.Role == "user" && strings.HasPrefix(m.Content, "Observation: ") {
+			steps++
+		}
+	}
+	last := r.Messages[len(r.Messages)-1].Content
+	if steps == 0 {
+		e := entity(q)
+		if strings.HasPrefix(last, "Write only the Action") {
+			return "Action: Search[" + e + "]"
+		}
+		return fmt.Sprintf("Thought: I should look up %s first.\nAction: Search[%s]", e, e)
+	}
+	ans, ok := f.answers[q]
+	h := fnv.New32a()
+	h.Write([]byte(q))
+	if !ok || h.Sum32()%5 == 0 {
+		ans = "unknown"
+	}
+	if strings.HasPrefix(last, "Write only the Action") {
+		return "Action: Finish[" + ans + "]"
+	}
+	return fmt.Sprintf("Thought: The page gives what I need.\nAction: Finish[%s]", ans)
+}
+
+// testConfig writes a config for the llm policy over the demo world into dir/config.yaml,
+// with sets (dotted keys) applied on top, and returns its path.
+func testConfig(t *testing.T, dir, baseURL string, sets map[string]any) string {
+	t.Helper()
+	tasks, err := filepath.Abs(demoTasks)
+	if err != nil {
+		t.Fatal(err)
+	}
+	corpus, err := filepath.Abs(demoCorpus)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := map[string]map[string]any{
+		"run":      {"grace_period": "5s"},
+		"task":     {"name": "hotpotqa", "path": tasks, "limit": 60},
+		"corpus":   {"path": corpus},
+		"llm":      {"base_url": baseURL, "model": "fake-model", "cache": true, "max_retries": 2, "backoff_base": "5ms", "backoff_max": "20ms", "timeout": "10s"},
+		"generate": {"policy": "llm", "method": "react", "format": "chat", "attempts": 1, "concurrency": 8, "target_correct": 0, "progress": "off"},
+		"filter":   {"rules": []string{"finished", "correct"}},
+		"export":   {"formats": []string{"openai-chat"}, "validation_fraction": 0.1},
+	}
+	for k, v := range sets {
+		sec, key, ok := strings.Cut(k, ".")
+		if !ok {
+			t.Fatalf("testConfig: key %q has no section", k)
+		}
+		if cfg[sec] == nil {
+			cfg[sec] = map[string]any{}
+		}
+		if v == nil {
+			delete(cfg[sec], key)
+			continue
+		}
+		cfg[sec][key] = v
+	}
+	b, err := yaml.Marshal(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "config.yaml")
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// logLines reads episodes.jsonl raw: every line must be one valid JSON episode record
+// ending in a newline. It returns the records in file order.
+func logLines(t *testing.T, path string) []pipeline.Episode {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("read episode log: %v", err)
+	}
+	if len(b) > 0 && b[len(b)-1] != '\n' {
+		t.Errorf("%s: the last line has no newline (a torn record left in place)", path)
+	}
+	var eps []pipeline.Episode
+	for i, line := range bytes.Split(bytes.TrimSuffix(b, []byte("\n")), []byte("\n")) {
+		if len(line) == 0 && len(b) == 0 {
+			break
+		}
+		var ep pipeline.Episode
+		if err := json.Unmarshal(line, &ep); err != nil || ep.ID == "" {
+			t.Errorf("%s line %d is not a valid episode record (%v): %.120q", path, i+1, err, line)
+			continue
+		}
+		eps = append(eps, ep)
+	}
+	return eps
+}
+
+// readManifest reads manifest.json and checks it is valid JSON.
+func readManifest(t *testing.T, dir string) *pipeline.Manifest {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, pipeline.ManifestFile))
+	if err != nil {
+		t.Fatalf("read manifest: %v", err)
+	}
+	if !json.Valid(b) {
+		t.Fatalf("manifest.json is not valid JSON: %.200q", b)
+	}
+	m, err := pipeline.ReadManifest(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// idCounts counts the raw records per episode id.
+func idCounts(eps []pipeline.Episode) map[string]int {
+	out := map[string]int{}
+	for _, ep := range eps {
+		out[ep.ID]++
+	}
+	return out
+}
+
+// leftovers lists temporary files (".name.tmp-*", ".index.building-*") under dir.
+func leftovers(t *testing.T, dir string) []string {
+	t.Helper()
+	var out []string
+	filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return nil
+		}
+		name := d.Name()
+		if strings.Contains(name, ".tmp-") || strings.Contains(name, ".building-") {
+			out = append(out, strings.TrimPrefix(p, dir+"/"))
+			if d.IsDir() {
+				return filepath.SkipDir
+			}
+		}
+		return nil
+	})
+	return out
+}
+
+func TestKillAndResumeMatchesUninterruptedRun(t *testing.T) {
+	kills := 20
+	if testing.Short() {
+		kills = 5
+	}
+	seed := uint64(time.Now().UnixNano())
+	if s := os.Getenv("REACTGEN_KILL_SEED"); s != "" {
+		seed, _ = strconv.ParseUint(s, 10, 64)
+	}
+	t.Logf("kill seed %d (rerun with REACTGEN_KILL_SEED=%d)", seed, seed)
+	rng := rand.New(rand.NewPCG(seed, 0x6b696c6c))
+
+	model := newFakeModel(t)
+	model.minDelay, model.maxDelay = 2*time.Millisecond, 20*time.Millisecond
+	srv := llmtest.NewServer(t, model.handle)
+	tmp := t.TempDir()
+	cfg := testConfig(t, filepath.Join(tmp, "cfg"), srv.URL, map[string]any{
+		"task.limit": 100, "generate.attempts": 2, "generate.concurrency": 4,
+	})
+	killed, uninterrupted := filepath.Join(tmp, "killed"), filepath.Join(tmp, "whole")
+	env := childEnv{vars: map[string]string{"OPENAI_API_KEY": "sk-test"}}
+
+	landed := 0 // kills that found the process still running
+	prev := -1
+	for i := 0; ; i++ {
+		c := startChild(t, env, "generate", "--config", cfg, "--out", killed)
+		if i < kills {
+			select {
+			case <-c.done:
+			case <-time.After(time.Duration(50+rng.IntN(351)) * time.Millisecond):
+				c.signal(t, syscall.SIGKILL)
+				landed++
+			}
+			code := c.wait(t)
+			if code != -1 && code != 0 {
+				t.Fatalf("run %d: exit %d; stderr:\n%s", i, code, c.stderr.String())
+			}
+			n := 0
+			if b, err := os.ReadFile(filepath.Join(killed, pipeline.EpisodesFile)); err == nil {
+				n = bytes.Count(b, []byte("\n"))
+			}
+			if n != prev {
+				t.Logf("run %d: %d records in the log after the kill", i, n)
+				prev = n
+			}
+			continue
+		}
+		if code := c.wait(t); code != 0 {
+			t.Fatalf("final resume: exit %d; stderr:\n%s", code, c.stderr.String())
+		}
+		break
+	}
+	t.Logf("%d of %d kills landed on a running process; %d requests served", landed, kills, srv.Requests())
+	if landed < kills/2 {
+		t.Errorf("only %d of %d kills found the process running: the run is too short to test resume", landed, kills)
+	}
+
+	if code, _, stderr := runChild(t, env, "generate", "--config", cfg, "--out", uninterrupted); code != 0 {
+		t.Fatalf("uninterrupted run: exit %d; stderr:\n%s", code, stderr)
+	}
+
+	got := logLines(t, filepath.Join(killed, pipeline.EpisodesFile))
+	want := logLines(t, filepath.Join(uninterrupted, pipeline.EpisodesFile))
+	if len(want) != 200 {
+		t.Errorf("uninterrupted run: got %d records, want 200 (100 questions x 2 attempts)", len(want))
+	}
+	gotIDs, wantIDs := idCounts(got), idCounts(want)
+	for id, n := range gotIDs {
+		if n > 1 {
+			t.Errorf("episode %s: %d records in the killed run's log, want 1", id, n)
+		}
+		if wantIDs[id] == 0 {
+			t.Errorf("episode %s: in the killed run only", id)
+		}
+	}
+	for id := range wantIDs {
+		if gotIDs[id] == 0 {
+			t.Errorf("episode %s: missing from the killed run", id)
+		}
+	}
+	if len(got) != len(want) {
+		t.Errorf("records: killed run %d, uninterrupted %d", len(got), len(want))
+	}
+	// Same ids must also mean the same outcome: the fake answers by the request only.
+	byID := map[string]pipeline.Episode{}
+	for _, ep := range want {
+		byID[ep.ID] = ep
+	}
+	for _, ep := range got {
+		if w, ok := byID[ep.ID]; ok && (w.Prediction != ep.Prediction || w.Correct != ep.Correct || w.StopReason != ep.StopReason) {
+			t.Errorf("episode %s: killed run %q/%v/%s, uninterrupted %q/%v/%s", ep.ID, ep.Prediction, ep.Correct, ep.StopReason, w.Prediction, w.Correct, w.StopReason)
+		}
+	}
+	for _, dir := range []string{killed, uninterrupted} {
+		m := readManifest(t, dir)
+		if st := m.Stages["generate"]; st == nil || st.Status != "done" {
+			t.Errorf("%s: generate stage %+v, want done", dir, st)
+		}
+	}
+	if m := readManifest(t, killed); m.Resumes < 1 {
+		t.Errorf("killed run: resumes %d, want at least 1", m.Resumes)
+	}
+	if lo := leftovers(t, killed); len(lo) > 0 {
+		t.Logf("temporary files left by killed writes (never under a final name): %v", lo)
+	}
+}
+
+// waitFor polls cond until it holds; a minute without it fails the test.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("gave up waiting for %s", what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// effective is the last record of each episode id, as a resume and the filter see them.
+func effective(eps []pipeline.Episode) map[string]pipeline.Episode {
+	out := map[string]pipeline.Episode{}
+	for _, ep := range eps {
+		out[ep.ID] = ep
+	}
+	return out
+}
+
+func TestSignalsStopCleanlyAndResume(t *testing.T) {
+	cases := []struct {
+		name        string
+		sig         syscall.Signal
+		twice       bool
+		grace       string
+		delay       time.Duration
+		code        int
+		interrupted bool // in-flight episodes are cut by the grace period
+	}{
+		{"SIGINT cuts in-flight episodes after the grace period", syscall.SIGINT, false, "200ms", 400 * time.Millisecond, exitInterrupted, true},
+		{"SIGTERM cuts in-flight episodes after the grace period", syscall.SIGTERM, false, "200ms", 400 * time.Millisecond, exitTerminated, true},
+		{"SIGINT lets in-flight episodes finish within the grace period", syscall.SIGINT, false, "30s", 30 * time.Millisecond, exitInterrupted, false},
+		{"a second SIGTERM exits at once", syscall.SIGTERM, true, "30s", 400 * time.Millisecond, exitTerminated, false},
+		{"a second SIGINT exits at once", syscall.SIGINT, true, "30s", 400 * time.Millisecond, exitInterrupted, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			model := newFakeModel(t)
+			model.minDelay, model.maxDelay = tc.delay, tc.delay
+			srv := llmtest.NewServer(t, model.handle)
+			tmp := t.TempDir()
+			cfg := testConfig(t, filepath.Join(tmp, "cfg"), srv.URL, map[string]any{
+				"task.limit": 40, "run.grace_period": tc.grace, "generate.concurrency": 8,
+			})
+			out := filepath.Join(tmp, "run")
+			env := childEnv{vars: map[string]string{"OPENAI_API_KEY": "sk-test"}}
+			c := startChild(t, env, "run", "--config", cfg, "--out", out)
+			// Signal once requests are in flight and some episodes are written.
+			waitFor(t, "episodes in the log", func() bool {
+				b, _ := os.ReadFile(filepath.Join(out, pipeline.EpisodesFile))
+				return bytes.Count(b, []byte("\n")) >= 3
+			})
+			c.signal(t, tc.sig)
+			if tc.twice {
+				time.Sleep(20 * time.Millisecond)
+				c.signal(t, tc.sig)
+			}
+			if code := c.wait(t); code != tc.code {
+				t.Fatalf("exit: got %d, want %d; stderr:\n%s", code, tc.code, c.stderr.String())
+			}
+			if !strings.Contains(c.stderr.String(), "stopping") {
+				t.Errorf("stderr does not say it is stopping:\n%s", c.stderr.String())
+			}
+			eps := logLines(t, filepath.Join(out, pipeline.EpisodesFile))
+			m := readManifest(t, out)
+			if !tc.twice {
+				if st := m.Stages["generate"]; st == nil || st.Status != "interrupted" {
+					t.Errorf("generate stage: got %+v, want interrupted", st)
+				}
+				if _, ok := m.Stages["filter"]; ok {
+					t.Errorf("the filter stage ran after an interrupted generate: %+v", m.Stages["filter"])
+				}
+			}
+			cut := 0
+			for _, ep := range eps {
+				if ep.StopReason == pipeline.StopInterrupted {
+					cut++
+				}
+			}
+			switch {
+			case tc.interrupted && cut == 0:
+				t.Errorf("no episode was recorded as interrupted, want the in-flight ones (%d records)", len(eps))
+			case !tc.interrupted && cut > 0:
+				t.Errorf("%d episodes recorded as interrupted, want none (the grace period was long enough)", cut)
+			}
+			t.Logf("%d records, %d interrupted, %d requests", len(eps), cut, srv.Requests())
+
+			// The resume completes the run: every question finished, cut ones re-run.
+			model.minDelay, model.maxDelay = time.Millisecond, 3*time.Millisecond
+			if code, _, stderr := runChild(t, env, "run", "--config", cfg, "--out", out); code != 0 {
+				t.Fatalf("resume: exit %d; stderr:\n%s", code, stderr)
+			}
+			all := logLines(t, filepath.Join(out, pipeline.EpisodesFile))
+			eff := effective(all)
+			if len(eff) != 40 {
+				t.Errorf("after resume: %d episodes, want 40", len(eff))
+			}
+			for id, ep := range eff {
+				if ep.Retryable() {
+					t.Errorf("episode %s: still %s after the resume", id, ep.StopReason)
+				}
+			}
+			for id, n := range idCounts(all) {
+				if n > 1 && !slicesContainsRetryable(all, id) {
+					t.Errorf("episode %s: %d records though none was retryable", id, n)
+				}
+			}
+			m = readManifest(t, out)
+			for _, s := range []string{"generate", "filter", "export"} {
+				if st := m.Stages[s]; st == nil || st.Status != "done" {
+					t.Errorf("after resume, stage %s: got %+v, want done", s, st)
+				}
+			}
+		})
+	}
+}
+
+// slicesContainsRetryable reports whether some record of id is retryable (interrupted,
+// error or budget), which is what allows a second record of the same episode.
+func slicesContainsRetryable(eps []pipeline.Episode, id string) bool {
+	for _, ep := range eps {
+		if ep.ID == id && ep.Retryable() {
+			return true
+		}
+	}
+	return false
+}
+
+func TestLockStopsASecondRunAndIsTakenOverAfterAKill(t *testing.T) {
+	model := newFakeModel(t)
+	model.minDelay, model.maxDelay = 200*time.Millisecond, 200*time.Millisecond
+	srv := llmtest.NewServer(t, model.handle)
+	tmp := t.TempDir()
+	cfg := testConfig(t, filepath.Join(tmp, "cfg"), srv.URL, map[string]any{"task.limit": 20})
+	out := filepath.Join(tmp, "run")
+	env := childEnv{vars: map[string]string{"OPENAI_API_KEY": "sk-test"}}
+
+	holder := startChild(t, env, "run", "--config", cfg, "--out", out)
+	waitFor(t, "the first request", func() bool { return srv.Requests() > 0 })
+	before, err := os.ReadFile(filepath.Join(out, pipeline.ManifestFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	code, _, stderr := runChild(t, env, "run", "--config", cfg, "--out", out)
+	if code != exitUsage {
+		t.Errorf("second run: exit %d, want %d; stderr:\n%s", code, exitUsage, stderr)
+	}
+	if want := fmt.Sprintf("pid %d", holder.cmd.Process.Pid); !strings.Contains(stderr, want) {
+		t.Errorf("second run's message does not name the holder (%s):\n%s", want, stderr)
+	}
+	// The refused run changed nothing the holder owns.
+	after, _ := os.ReadFile(filepath.Join(out, pipeline.ManifestFile))
+	var mb, ma pipeline.Manifest
+	json.Unmarshal(before, &mb)
+	json.Unmarshal(after, &ma)
+	if ma.Resumes != mb.Resumes {
+		t.Errorf("the refused run counted a resume: %d, was %d", ma.Resumes, mb.Resumes)
+	}
+
+	holder.signal(t, syscall.SIGKILL)
+	holder.wait(t)
+	model.minDelay, model.maxDelay = time.Millisecond, 2*time.Millisecond
+	code, _, stderr = runChild(t, env, "run", "--config", cfg, "--out", out)
+	if code != 0 {
+		t.Fatalf("run after the holder was killed: exit %d; stderr:\n%s", code, stderr)
+	}
+	if n := len(effective(logLines(t, filepath.Join(out, pipeline.EpisodesFile)))); n != 20 {
+		t.Errorf("episodes after takeover: got %d, want 20", n)
+	}
+	if st := readManifest(t, out).Stages["export"]; st == nil || st.Status != "done" {
+		t.Errorf("export stage after takeover: %+v", st)
+	}
+}
