@@ -55,11 +55,11 @@ type cardSplit struct {
 }
 
 type cardDatasetInfo struct {
-	ConfigName   string      `yaml:"config_name"`
-	Features     []any       `yaml:"features,omitempty"`
-	Splits       []cardSplit `yaml:"splits"`
-	DownloadSize int64       `yaml:"download_size"`
-	DatasetSize  int64       `yaml:"dataset_size"`
+	ConfigName   string        `yaml:"config_name"`
+	Features     []yamlFeature `yaml:"features,omitempty"`
+	Splits       []cardSplit   `yaml:"splits"`
+	DownloadSize int64         `yaml:"download_size"`
+	DatasetSize  int64         `yaml:"dataset_size"`
 }
 
 type cardMeta struct {
@@ -158,13 +158,16 @@ func renderCard(info CardInfo, cfg pipeline.ExportConfig, views []string, files 
 		}
 	}
 	meta.SizeCategories = []string{sizeCategory(rowsTotal)}
-	y, err := yaml.Marshal(meta)
-	if err != nil {
-		return nil, fmt.Errorf("dataset card: %w", err)
-	}
 	var b bytes.Buffer
 	b.WriteString("---\n")
-	b.Write(y)
+	enc := yaml.NewEncoder(&b)
+	enc.SetIndent(2)
+	if err := enc.Encode(meta); err != nil {
+		return nil, fmt.Errorf("dataset card: %w", err)
+	}
+	if err := enc.Close(); err != nil {
+		return nil, fmt.Errorf("dataset card: %w", err)
+	}
 	b.WriteString("---\n\n")
 	fmt.Fprintf(&b, "# %s\n\n", meta.PrettyName)
 	fmt.Fprintf(&b, "ReAct trajectories (interleaved Thought / Action / Observation over Wikipedia, after Yao et al., ICLR 2023) "+

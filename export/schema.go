@@ -256,27 +256,34 @@ func hfDtype(dt arrow.DataType) string {
 	panic("export: no Hugging Face dtype for " + dt.String())
 }
 
-// hfYAMLFeatures returns the features in the dataset card's YAML shape: a list of
-// {name, dtype} with nested lists of structs under "list".
-func hfYAMLFeatures() []any {
-	out := make([]any, len(columns))
+// yamlFeature is one feature in the dataset card's YAML shape: {name, dtype}, with a list
+// of structs as {name, list: [features]}.
+type yamlFeature struct {
+	Name  string        `yaml:"name"`
+	Dtype string        `yaml:"dtype,omitempty"`
+	List  []yamlFeature `yaml:"list,omitempty"`
+}
+
+// hfYAMLFeatures returns the features as the card's dataset_info lists them.
+func hfYAMLFeatures() []yamlFeature {
+	out := make([]yamlFeature, len(columns))
 	for i, c := range columns {
-		out[i] = yamlFeature(c.name, c.typ)
+		out[i] = toYAMLFeature(c.name, c.typ)
 	}
 	return out
 }
 
-func yamlFeature(name string, dt arrow.DataType) map[string]any {
+func toYAMLFeature(name string, dt arrow.DataType) yamlFeature {
 	if lt, ok := dt.(*arrow.ListType); ok {
 		if st, ok := lt.Elem().(*arrow.StructType); ok {
-			fields := make([]any, 0, st.NumFields())
-			for _, f := range st.Fields() {
-				fields = append(fields, yamlFeature(f.Name, f.Type))
+			f := yamlFeature{Name: name}
+			for _, sf := range st.Fields() {
+				f.List = append(f.List, toYAMLFeature(sf.Name, sf.Type))
 			}
-			return map[string]any{"name": name, "list": fields}
+			return f
 		}
 	}
-	return map[string]any{"name": name, "dtype": hfDtype(dt)}
+	return yamlFeature{Name: name, Dtype: hfDtype(dt)}
 }
 
 // DecodeRecord reads the examples of one record batch written by the Arrow or Parquet
