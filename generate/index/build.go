@@ -57,7 +57,8 @@ type BuildOptions struct {
 	// Split splits plain-text paragraphs into sentences; nil uses the project's splitter.
 	Split func(text string) []string
 	// FTSChars caps the text indexed for full-text search per page, at a sentence
-	// boundary (the intro is what Search shows); 0 means 1500, negative means all.
+	// boundary (the intro is what Search shows, and tokenising is most of the build's
+	// cost); 0 means 500, negative means all.
 	FTSChars int
 	// BatchPages is how many pages go in one transaction; 0 means 50,000.
 	BatchPages int
@@ -239,6 +240,7 @@ CREATE TABLE pages (
 );
 CREATE VIRTUAL TABLE fts USING fts5(title, body, content='', detail=full, tokenize='unicode61 remove_diacritics 2');
 INSERT INTO fts(fts, rank) VALUES('rank', 'bm25(10.0, 1.0)');
+INSERT INTO fts(fts, rank) VALUES('hashsize', 33554432);
 `
 
 // buildDB writes the database at path: one goroutine reads and prepares rows, this one
@@ -293,7 +295,7 @@ func produce(ctx context.Context, sources []string, opts BuildOptions, out chan<
 	defer enc.Close()
 	ftsChars := opts.FTSChars
 	if ftsChars == 0 {
-		ftsChars = 1500
+		ftsChars = 500
 	}
 	const batchRows = 512
 	batch := make([]row, 0, batchRows)

@@ -231,7 +231,7 @@ func TestConcurrentReaders(t *testing.T) {
 	errs := make(chan error, 16)
 	for g := range 16 {
 		wg.Go(func() {
-			for i := range 50 {
+			for i := range 20 {
 				p, ok, err := ix.Page(t.Context(), "river tamsin")
 				if err != nil || !ok || p.Title != "River Tamsin" {
 					errs <- fmt.Errorf("goroutine %d page %d: %q %v %v", g, i, p.Title, ok, err)
