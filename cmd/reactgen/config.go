@@ -1,0 +1,415 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"regexp"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/go-viper/mapstructure/v2"
+	"github.com/spf13/viper"
+	"gopkg.in/yaml.v3"
+
+	"github.com/reactgen/reactgen/pipeline"
+)
+
+// keyInfo describes one config key.
+type keyInfo struct {
+	Key     string
+	Default any
+	Type    string
+	Open    bool // a map whose sub-keys are the user's (llm.headers, llm.prices)
+}
+
+// configKeys lists every key of pipeline.Config with its default, derived from the struct
+// so that the list cannot drift from the type.
+func configKeys() []keyInfo {
+	var out []keyInfo
+	def := pipeline.Default()
+	var walk func(prefix string, v reflect.Value)
+	walk = func(prefix string, v reflect.Value) {
+		t := v.Type()
+		for i := range t.NumField() {
+			f := t.Field(i)
+			tag := f.Tag.Get("mapstructure")
+			if tag == "" {
+				continue
+			}
+			key := tag
+			if prefix != "" {
+				key = prefix + "." + tag
+			}
+			fv := v.Field(i)
+			switch {
+			case fv.Kind() == reflect.Struct && f.Type != reflect.TypeOf(time.Duration(0)):
+				walk(key, fv)
+			case fv.Kind() == reflect.Map:
+				out = append(out, keyInfo{Key: key, Default: fv.Interface(), Type: typeName(f.Type), Open: true})
+			default:
+				out = append(out, keyInfo{Key: key, Default: fv.Interface(), Type: typeName(f.Type)})
+			}
+		}
+	}
+	walk("", reflect.ValueOf(def))
+	return out
+}
+
+func typeName(t reflect.Type) string {
+	switch {
+	case t == reflect.TypeOf(time.Duration(0)):
+		return "duration"
+	case t.Kind() == reflect.Slice:
+		return "list of " + typeName(t.Elem())
+	case t.Kind() == reflect.Map:
+		return "map"
+	case t.Kind() == reflect.Float64:
+		return "number"
+	case t.Kind() == reflect.Int || t.Kind() == reflect.Int64:
+		return "integer"
+	}
+	return t.Kind().String()
+}
+
+// pathKeys are resolved relative to the config file that sets them.
+var pathKeys = map[string]bool{
+	"task.path": true, "corpus.path": true, "corpus.index": true, "generate.exemplars": true,
+	"filter.eval_files": true, "llm.cache_dir": true, "env.cache_dir": true,
+}
+
+// loaded is an effective configuration and where each key's value came from.
+type loaded struct {
+	Config pipeline.Config
+	File   string
+	Source map[string]string // key -> default, file, env or flag
+	Line   map[string]int    // key -> line in File
+}
+
+// usageError is a problem with the command line or the config: exit code 2.
+type usageError struct{ err error }
+
+func (e *usageError) Error() string { return e.err.Error() }
+func (e *usageError) Unwrap() error { return e.err }
+
+func usagef(format string, args ...any) error { return &usageError{fmt.Errorf(format, args...)} }
+
+// loadConfig merges defaults, the YAML file, REACTGEN_* environment variables and --set
+// flags, in that order, and decodes them strictly into a pipeline.Config.
+func loadConfig(file string, sets []string, getenv func(string) string) (*loaded, error) {
+	keys := configKeys()
+	known := map[string]keyInfo{}
+	for _, k := range keys {
+		known[k.Key] = k
+	}
+	v := viper.New()
+	for _, k := range keys {
+		v.SetDefault(k.Key, k.Default)
+	}
+	ld := &loaded{File: file, Source: map[string]string{}, Line: map[string]int{}}
+	where := func(key string) string {
+		switch ld.Source[key] {
+		case "file":
+			return fmt.Sprintf(" (%s line %d)", file, ld.Line[key])
+		case "env":
+			return fmt.Sprintf(" (environment variable %s)", envName(key))
+		case "flag":
+			return " (--set)"
+		}
+		return ""
+	}
+
+	if file != "" {
+		b, err := os.ReadFile(file)
+		if err != nil {
+			return nil, usagef("read config: %w", err)
+		}
+		var doc yaml.Node
+		if err := yaml.Unmarshal(b, &doc); err != nil {
+			return nil, usagef("config %s is not valid YAML: %w", file, err)
+		}
+		values := map[string]any{}
+		if err := flattenYAML(&doc, "", known, values, ld.Line); err != nil {
+			return nil, usagef("config %s: %w", file, err)
+		}
+		for key, val := range values {
+			if _, ok := known[key]; !ok {
+				return nil, usagef("config %s line %d: unknown key %q%s", file, ld.Line[key], key, suggest(key, keys))
+			}
+			if pathKeys[key] {
+				val = resolvePaths(val, filepath.Dir(file))
+			}
+			v.Set(key, val)
+			ld.Source[key] = "file"
+		}
+	}
+
+	for _, k := range keys {
+		if val := getenv(envName(k.Key)); val != "" && !k.Open {
+			parsed, err := parseScalar(val)
+			if err != nil {
+				return nil, usagef("environment variable %s: %w", envName(k.Key), err)
+			}
+			v.Set(k.Key, parsed)
+			ld.Source[k.Key] = "env"
+		}
+	}
+	for _, s := range sets {
+		key, val, ok := strings.Cut(s, "=")
+		if !ok {
+			return nil, usagef("--set %q: want section.key=value", s)
+		}
+		key = strings.ToLower(strings.TrimSpace(key))
+		info, known := known[key]
+		if !known {
+			if open := openParent(key, keys); open != "" {
+				info = keyInfo{Key: key}
+			} else {
+				return nil, usagef("--set %s: unknown key%s", key, suggest(key, keys))
+			}
+		}
+		_ = info
+		parsed, err := parseScalar(val)
+		if err != nil {
+			return nil, usagef("--set %s: %w", key, err)
+		}
+		v.Set(key, parsed)
+		ld.Source[key] = "flag"
+	}
+
+	cfg := pipeline.Default()
+	err := v.Unmarshal(&cfg, func(dc *mapstructure.DecoderConfig) {
+		dc.ErrorUnused = true
+		dc.WeaklyTypedInput = false
+		dc.ZeroFields = true
+		dc.DecodeHook = mapstructure.ComposeDecodeHookFunc(
+			mapstructure.StringToTimeDurationHookFunc(),
+			mapstructure.StringToSliceHookFunc(","),
+		)
+	})
+	if err != nil {
+		return nil, usagef("%s", decodeMessage(err, where, known))
+	}
+	if cfg.LLM.BaseURL == "" {
+		cfg.LLM.BaseURL = getenv("OPENAI_BASE_URL")
+	}
+	if cfg.LLM.BaseURL == "" {
+		cfg.LLM.BaseURL = "https://api.openai.com/v1"
+	}
+	if err := cfg.Validate(); err != nil {
+		var ce *pipeline.ConfigError
+		if errors.As(err, &ce) {
+			return nil, usagef("%s%s", err, where(ce.Key))
+		}
+		return nil, usagef("%w", err)
+	}
+	ld.Config = cfg
+	return ld, nil
+}
+
+// envName is the environment variable that overrides a key.
+func envName(key string) string {
+	return "REACTGEN_" + strings.ToUpper(strings.ReplaceAll(key, ".", "_"))
+}
+
+// flattenYAML turns a YAML document into dotted keys with their line numbers. Mappings
+// below an open key (llm.headers, llm.prices) stay whole.
+func flattenYAML(n *yaml.Node, prefix string, known map[string]keyInfo, out map[string]any, lines map[string]int) error {
+	if n.Kind == yaml.DocumentNode {
+		if len(n.Content) == 0 {
+			return nil
+		}
+		return flattenYAML(n.Content[0], prefix, known, out, lines)
+	}
+	if n.Kind != yaml.MappingNode {
+		if prefix == "" {
+			return fmt.Errorf("line %d: want a mapping of sections (task:, llm:, ...)", n.Line)
+		}
+		return nil
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, val := n.Content[i], n.Content[i+1]
+		key := strings.ToLower(k.Value)
+		if prefix != "" {
+			key = prefix + "." + key
+		}
+		info, isKnown := known[key]
+		if val.Kind == yaml.MappingNode && !(isKnown && info.Open) {
+			if isKnown {
+				return fmt.Errorf("line %d: key %s takes a %s, not a mapping", val.Line, key, info.Type)
+			}
+			if err := flattenYAML(val, key, known, out, lines); err != nil {
+				return err
+			}
+			continue
+		}
+		var decoded any
+		if err := val.Decode(&decoded); err != nil {
+			return fmt.Errorf("line %d: key %s: %w", val.Line, key, err)
+		}
+		out[key] = decoded
+		lines[key] = k.Line
+	}
+	return nil
+}
+
+func resolvePaths(val any, base string) any {
+	resolve := func(s string) string {
+		if s == "" || filepath.IsAbs(s) {
+			return s
+		}
+		return filepath.Join(base, s)
+	}
+	switch x := val.(type) {
+	case string:
+		return resolve(x)
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			if s, ok := e.(string); ok {
+				out[i] = resolve(s)
+			} else {
+				out[i] = e
+			}
+		}
+		return out
+	}
+	return val
+}
+
+// parseScalar reads a value from an environment variable or --set as YAML, so that
+// numbers, booleans, durations and lists ([a, b]) take their types.
+func parseScalar(s string) (any, error) {
+	var v any
+	if err := yaml.Unmarshal([]byte(s), &v); err != nil {
+		return s, nil
+	}
+	if v == nil {
+		return "", nil
+	}
+	return v, nil
+}
+
+func openParent(key string, keys []keyInfo) string {
+	for _, k := range keys {
+		if k.Open && strings.HasPrefix(key, k.Key+".") {
+			return k.Key
+		}
+	}
+	return ""
+}
+
+var quotedKey = regexp.MustCompile(`'([a-z_]+(?:\.[a-z_0-9\-]+)*)'`)
+
+// decodeMessage turns mapstructure's error into one line per key naming where it was set.
+func decodeMessage(err error, where func(string) string, known map[string]keyInfo) string {
+	msg := err.Error()
+	var lines []string
+	for _, l := range strings.Split(msg, "\n") {
+		l = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(l), "* "))
+		if l == "" || strings.HasPrefix(l, "decoding failed") {
+			continue
+		}
+		key := ""
+		if m := quotedKey.FindStringSubmatch(l); m != nil {
+			key = m[1]
+		}
+		if info, ok := known[key]; ok {
+			lines = append(lines, fmt.Sprintf("config key %s%s: wrong type, want %s: %s", key, where(key), info.Type, l))
+		} else {
+			lines = append(lines, "config: "+l)
+		}
+	}
+	sort.Strings(lines)
+	return strings.Join(lines, "\n")
+}
+
+// suggest names the nearest valid key, if one is near enough.
+func suggest(key string, keys []keyInfo) string {
+	best, bestD := "", 1<<30
+	for _, k := range keys {
+		if d := levenshtein(key, k.Key); d < bestD {
+			best, bestD = k.Key, d
+		}
+		// A key put in the wrong section: compare the last part only.
+		if i := strings.LastIndex(k.Key, "."); i >= 0 {
+			tail := key
+			if j := strings.LastIndex(key, "."); j >= 0 {
+				tail = key[j+1:]
+			}
+			if tail == k.Key[i+1:] && bestD > 1 {
+				best, bestD = k.Key, 1
+			}
+		}
+	}
+	if best != "" && bestD <= max(3, len(key)/3) {
+		return fmt.Sprintf("; did you mean %s?", best)
+	}
+	return "; run `reactgen config keys` for the list"
+}
+
+func levenshtein(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
+
+// redactedConfig is the effective config as a map, for config show and the manifest. It
+// holds no secret: API keys never enter the Config, only the name of their variable.
+func redactedConfig(cfg pipeline.Config) map[string]any {
+	out := map[string]any{}
+	var walk func(prefix string, v reflect.Value, dst map[string]any)
+	walk = func(prefix string, v reflect.Value, dst map[string]any) {
+		t := v.Type()
+		for i := range t.NumField() {
+			tag := t.Field(i).Tag.Get("mapstructure")
+			fv := v.Field(i)
+			if fv.Kind() == reflect.Struct && fv.Type() != reflect.TypeOf(time.Duration(0)) {
+				sub := map[string]any{}
+				walk(tag, fv, sub)
+				dst[tag] = sub
+				continue
+			}
+			val := fv.Interface()
+			if d, ok := val.(time.Duration); ok {
+				val = d.String()
+			}
+			if prefix == "llm" && tag == "headers" {
+				val = redactHeaders(cfg.LLM.Headers)
+			}
+			dst[tag] = val
+		}
+	}
+	walk("", reflect.ValueOf(cfg), out)
+	return out
+}
+
+// redactHeaders hides the values of headers that carry credentials.
+func redactHeaders(h map[string]string) map[string]string {
+	out := map[string]string{}
+	for k, v := range h {
+		lk := strings.ToLower(k)
+		if strings.Contains(lk, "auth") || strings.Contains(lk, "key") || strings.Contains(lk, "token") || strings.Contains(lk, "secret") {
+			v = "[redacted]"
+		}
+		out[k] = v
+	}
+	return out
+}

@@ -1,0 +1,177 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/reactgen/reactgen/pipeline"
+)
+
+func noEnv(string) string { return "" }
+
+func writeConfig(t *testing.T, body string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "c.yaml")
+	if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+const minimalConfig = `
+task:
+  name: hotpotqa
+  path: questions.json
+corpus:
+  path: corpus.jsonl
+generate:
+  policy: expert
+`
+
+func TestEveryShippedConfigLoads(t *testing.T) {
+	files, err := filepath.Glob("../../configs/*.yaml")
+	if err != nil || len(files) < 3 {
+		t.Fatalf("configs: got %d files (%v), want at least 3", len(files), err)
+	}
+	for _, f := range files {
+		t.Run(filepath.Base(f), func(t *testing.T) {
+			ld, err := loadConfig(f, nil, noEnv)
+			if err != nil {
+				t.Fatalf("load: %v", err)
+			}
+			// The files say ../data/...: resolved against configs/, that is ../../data/... from here.
+			if !strings.HasPrefix(ld.Config.Task.Path, "../../data/") {
+				t.Errorf("task.path %q was not resolved relative to the config file", ld.Config.Task.Path)
+			}
+		})
+	}
+}
+
+func TestPaperConfigs(t *testing.T) {
+	ld, err := loadConfig("../../configs/hotpotqa-react.yaml", nil, noEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := ld.Config
+	if c.Generate.Method != "react" || c.Generate.NumExemplars != 6 || c.Generate.MaxStepsFor(c.Task.Name) != 7 ||
+		c.LLM.Temperature != 0 || c.Generate.TargetCorrect != 3000 {
+		t.Errorf("hotpotqa-react.yaml is not the paper's setup: %+v", c.Generate)
+	}
+	ld, err = loadConfig("../../configs/fever-react.yaml", nil, noEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := ld.Config; c.Generate.NumExemplars != 3 || c.Generate.MaxStepsFor(c.Task.Name) != 5 {
+		t.Errorf("fever-react.yaml is not the paper's setup: %+v", c.Generate)
+	}
+}
+
+func TestConfigPrecedence(t *testing.T) {
+	path := writeConfig(t, minimalConfig+"  concurrency: 3\n  attempts: 2\n")
+	env := map[string]string{"REACTGEN_GENERATE_CONCURRENCY": "5", "REACTGEN_GENERATE_ATTEMPTS": "4"}
+	ld, err := loadConfig(path, []string{"generate.attempts=6", "export.formats=[openai-chat, parquet]"}, func(k string) string { return env[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := ld.Config.Generate
+	if g.Concurrency != 5 {
+		t.Errorf("environment over file: got concurrency %d, want 5", g.Concurrency)
+	}
+	if g.Attempts != 6 {
+		t.Errorf("--set over environment: got attempts %d, want 6", g.Attempts)
+	}
+	if g.Seed != pipeline.Default().Generate.Seed {
+		t.Errorf("default: got seed %d", g.Seed)
+	}
+	if got := strings.Join(ld.Config.Export.Formats, ","); got != "openai-chat,parquet" {
+		t.Errorf("--set list: got %s", got)
+	}
+	if want := filepath.Join(filepath.Dir(path), "questions.json"); ld.Config.Task.Path != want {
+		t.Errorf("task.path: got %s, want %s (relative to the config file)", ld.Config.Task.Path, want)
+	}
+}
+
+func TestConfigBaseURL(t *testing.T) {
+	path := writeConfig(t, minimalConfig)
+	ld, err := loadConfig(path, nil, func(k string) string {
+		if k == "OPENAI_BASE_URL" {
+			return "http://127.0.0.1:9/v1"
+		}
+		return ""
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ld.Config.LLM.BaseURL != "http://127.0.0.1:9/v1" {
+		t.Errorf("OPENAI_BASE_URL not honoured: got %s", ld.Config.LLM.BaseURL)
+	}
+}
+
+func TestConfigErrors(t *testing.T) {
+	cases := []struct {
+		name string
+		body string
+		sets []string
+		want []string
+	}{
+		{"unknown key", minimalConfig + "  concurency: 4\n", nil, []string{"line 9", "generate.concurency", "did you mean generate.concurrency"}},
+		{"unknown section", minimalConfig + "genrate:\n  attempts: 2\n", nil, []string{"genrate.attempts", "did you mean generate.attempts"}},
+		{"wrong type", minimalConfig + "  concurrency: lots\n", nil, []string{"generate.concurrency", "line 9", "want integer"}},
+		{"negative", minimalConfig + "  concurrency: -1\n", nil, []string{"generate.concurrency", "at least 1", "line 9"}},
+		{"bad enum", minimalConfig + "  method: reakt\n", nil, []string{"generate.method", "not one of"}},
+		{"bad yaml", "task: [\n", nil, []string{"not valid YAML"}},
+		{"unknown --set", minimalConfig, []string{"llm.modle=x"}, []string{"llm.modle", "did you mean llm.model"}},
+		{"--set without =", minimalConfig, []string{"llm.model"}, []string{"section.key=value"}},
+		{"missing task path", "generate:\n  policy: expert\ncorpus:\n  path: c.jsonl\n", nil, []string{"task.path", "required"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			path := writeConfig(t, tc.body)
+			_, err := loadConfig(path, tc.sets, noEnv)
+			if err == nil {
+				t.Fatal("got nil error")
+			}
+			if exitCode(err) != exitUsage {
+				t.Errorf("exit code: got %d, want %d", exitCode(err), exitUsage)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not mention %q", err, w)
+				}
+			}
+			if tc.name != "bad yaml" && tc.name != "unknown --set" && tc.name != "--set without =" && !strings.Contains(err.Error(), path) &&
+				!strings.Contains(err.Error(), "--set") && tc.name != "bad enum" && tc.name != "missing task path" {
+				t.Errorf("error %q does not name the file", err)
+			}
+		})
+	}
+}
+
+func TestEveryKeyDocumented(t *testing.T) {
+	for _, k := range configKeys() {
+		if keyDocs[k.Key] == "" {
+			t.Errorf("config key %s has no description in keyDocs", k.Key)
+		}
+	}
+	known := map[string]bool{}
+	for _, k := range configKeys() {
+		known[k.Key] = true
+	}
+	for k := range keyDocs {
+		if !known[k] {
+			t.Errorf("keyDocs describes %s, which is not a config key", k)
+		}
+	}
+}
+
+func TestRedactedConfigHidesAuthHeaders(t *testing.T) {
+	cfg := pipeline.Default()
+	cfg.LLM.Headers = map[string]string{"Authorization": "Bearer sk-canary", "X-Team": "research"}
+	m := redactedConfig(cfg)
+	h := m["llm"].(map[string]any)["headers"].(map[string]string)
+	if h["Authorization"] != "[redacted]" || h["X-Team"] != "research" {
+		t.Errorf("headers: got %v", h)
+	}
+}

@@ -1,0 +1,72 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+	"gopkg.in/yaml.v3"
+)
+
+func (a *app) newConfigCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "config",
+		Short: "Show the effective config or list every key",
+	}
+	var f configFlags
+	var asJSON bool
+	show := &cobra.Command{
+		Use:   "show",
+		Short: "Print the effective config after every override, secrets redacted",
+		Example: `  reactgen config show --config configs/demo.yaml
+  REACTGEN_GENERATE_CONCURRENCY=32 reactgen config show -c configs/hotpotqa-react.yaml --set llm.model=gpt-4o`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ld, err := a.load(&f)
+			if err != nil {
+				return err
+			}
+			m := redactedConfig(ld.Config)
+			if asJSON {
+				enc := json.NewEncoder(a.stdout)
+				enc.SetIndent("", "  ")
+				return enc.Encode(m)
+			}
+			b, err := yaml.Marshal(m)
+			if err != nil {
+				return err
+			}
+			_, err = a.stdout.Write(b)
+			return err
+		},
+	}
+	f.register(show, false)
+	show.Flags().BoolVar(&asJSON, "json", false, "print JSON instead of YAML")
+
+	keys := &cobra.Command{
+		Use:     "keys",
+		Short:   "List every config key with its default and a one-line description",
+		Example: "  reactgen config keys",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ks := configKeys()
+			sort.SliceStable(ks, func(i, j int) bool { return false })
+			tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "KEY\tTYPE\tDEFAULT\tDESCRIPTION")
+			for _, k := range ks {
+				def, _ := json.Marshal(k.Default)
+				if s := fmt.Sprint(k.Default); s != "" && string(def) != `""` {
+					if _, ok := k.Default.(interface{ Seconds() float64 }); ok {
+						def = []byte(s)
+					}
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", k.Key, k.Type, def, keyDocs[k.Key])
+			}
+			return tw.Flush()
+		},
+	}
+	cmd.AddCommand(show, keys)
+	return cmd
+}

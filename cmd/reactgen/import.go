@@ -1,0 +1,130 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/reactgen/reactgen/export/importer"
+	"github.com/reactgen/reactgen/pipeline"
+)
+
+type importOptions struct {
+	format  string
+	task    string
+	gold    string
+	out     string
+	config  configFlags
+	skipBad bool
+}
+
+func (a *app) newImportCmd() *cobra.Command {
+	var o importOptions
+	cmd := &cobra.Command{
+		Use:   "import --format FORMAT --out DIR FILE...",
+		Short: "Turn existing trajectory corpora into a run directory of episodes, then filter and export them",
+		Long: `Reads existing corpora (OpenAI chat JSONL such as FireAct's gpt_format files, Alpaca JSON,
+the ReAct paper's printed transcripts, FireAct's raw trajectories) into reactgen episodes in
+a new run directory, keeping the outcome a file records and re-scoring against --gold when
+given, then runs the filter and export stages on them (with --config's filter and export
+sections, or the defaults).`,
+		Example: `  reactgen import --format openai-chat --task hotpotqa --out runs/fireact gpt_format_hotpotqa.jsonl
+  reactgen import --format react-transcript --task fever --gold paper_dev.jsonl --out runs/paper-fever transcripts.jsonl`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error { return a.runImport(cmd.Context(), o, args) },
+	}
+	cmd.Flags().StringVar(&o.format, "format", "", "openai-chat, alpaca, react-transcript or fireact-trajs")
+	cmd.MarkFlagRequired("format")
+	cmd.Flags().StringVar(&o.task, "task", pipeline.TaskHotpotQA, "hotpotqa or fever")
+	cmd.Flags().StringVar(&o.gold, "gold", "", "gold answers to re-score against (HotpotQA JSON, FEVER JSONL)")
+	cmd.Flags().StringVarP(&o.out, "out", "o", "", "run directory to create")
+	cmd.MarkFlagRequired("out")
+	cmd.Flags().StringVarP(&o.config.file, "config", "c", "", "config whose filter and export sections apply")
+	cmd.Flags().StringArrayVar(&o.config.sets, "set", nil, "override a config key (filter.* and export.*)")
+	cmd.Flags().BoolVar(&o.skipBad, "skip-bad", false, "skip malformed records and count them")
+	return cmd
+}
+
+func (a *app) runImport(ctx context.Context, o importOptions, files []string) error {
+	if o.task != pipeline.TaskHotpotQA && o.task != pipeline.TaskFEVER {
+		return usagef("--task %q: want hotpotqa or fever", o.task)
+	}
+	cfg := pipeline.Default()
+	if o.config.file != "" {
+		ld, err := a.load(&o.config)
+		if err != nil {
+			return err
+		}
+		cfg = ld.Config
+	} else if len(o.config.sets) > 0 {
+		return usagef("--set needs --config with import")
+	}
+	cfg.Task.Name = o.task
+	cfg.Run.Out = o.out
+	dir := pipeline.RunDir{Path: o.out}
+	if dir.Exists() {
+		return usagef("%s already holds a run; import into a new directory", o.out)
+	}
+	lock, err := pipeline.AcquireLock(o.out, "import")
+	if err != nil {
+		return err
+	}
+	results := map[string]string{"import.format": o.format, "task.name": o.task}
+	m := &pipeline.Manifest{Schema: 1, Version: version, Created: time.Now().UTC(), Config: redactedConfig(cfg),
+		Stages: map[string]*pipeline.StageRecord{}}
+	for _, f := range append(append([]string{}, files...), o.gold) {
+		if f == "" {
+			continue
+		}
+		role := "import"
+		if f == o.gold {
+			role = "gold"
+		}
+		in, err := pipeline.DescribeInput(role, f)
+		if err != nil {
+			lock.Release()
+			return &usageError{err}
+		}
+		m.Inputs = append(m.Inputs, in)
+		results[role+":"+f] = in.SHA256
+	}
+	m.Results = results
+	m.RunID = pipeline.RunID(results)
+	rs := &runState{dir: dir, cfg: cfg, lock: lock, manifest: m}
+	defer lock.Release()
+
+	err = rs.stage(ctx, "import", func(ctx context.Context) (map[string]int, error) {
+		log, _, _, err := pipeline.OpenEpisodeLog(dir.File(pipeline.EpisodesFile), 1000, time.Second)
+		if err != nil {
+			return nil, err
+		}
+		defer log.Close()
+		rep, err := importer.Import(ctx, importer.Options{Format: o.format, Task: o.task, Gold: o.gold, SkipBad: o.skipBad}, files,
+			func(ep pipeline.Episode) error {
+				ep.RunID = m.RunID
+				return log.Write(ctx, ep)
+			})
+		if err != nil {
+			return nil, &usageError{err}
+		}
+		return map[string]int{"read": rep.Read, "imported": rep.Imported, "skipped": rep.Skipped, "correct": rep.Correct}, nil
+	})
+	if err != nil {
+		return err
+	}
+	if _, err := a.stageFilter(ctx, rs); err != nil {
+		return err
+	}
+	if err := a.stageExport(ctx, rs); err != nil {
+		return err
+	}
+	if err := m.Write(o.out); err != nil {
+		return err
+	}
+	st := m.Stages["import"].Counts
+	fmt.Fprintf(a.stdout, "imported %d of %d records (%d correct, %d skipped) into %s\n", st["imported"], st["read"], st["correct"], st["skipped"], o.out)
+	a.printOutputs(rs)
+	return nil
+}

@@ -1,0 +1,313 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/reactgen/reactgen/pipeline"
+)
+
+// result is what one in-process invocation of reactgen produced.
+type result struct {
+	code           int
+	stdout, stderr string
+	err            error
+}
+
+// invoke runs reactgen's command line in-process, as main would.
+func invoke(t *testing.T, stdin string, env map[string]string, args ...string) result {
+	t.Helper()
+	var out, errb bytes.Buffer
+	getenv := func(k string) string { return env[k] }
+	a := newApp(strings.NewReader(stdin), &out, &errb, getenv)
+	err := a.execute(t.Context(), args)
+	if err != nil {
+		errb.WriteString("reactgen: " + err.Error() + "\n")
+	}
+	return result{code: exitCode(err), stdout: out.String(), stderr: errb.String(), err: err}
+}
+
+var (
+	demoOnce sync.Once
+	demoDir  string
+	demoRes  result
+)
+
+// demoRun runs the shipped demo config once for the whole test binary.
+func demoRun(t *testing.T) (string, result) {
+	t.Helper()
+	demoOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "reactgen-demo-*")
+		if err != nil {
+			t.Fatal(err)
+		}
+		demoDir = filepath.Join(dir, "run")
+		demoRes = invoke(t, "", nil, "run", "--config", "../../configs/demo.yaml", "--out", demoDir)
+	})
+	if demoRes.code != 0 {
+		t.Fatalf("demo run failed (exit %d): %s", demoRes.code, demoRes.stderr)
+	}
+	return demoDir, demoRes
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if demoDir != "" {
+		os.RemoveAll(filepath.Dir(demoDir))
+	}
+	os.Exit(code)
+}
+
+func countLines(t *testing.T, path string) int {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return bytes.Count(b, []byte("\n"))
+}
+
+func TestDemoRunEndToEnd(t *testing.T) {
+	dir, res := demoRun(t)
+	if n := countLines(t, filepath.Join(dir, pipeline.EpisodesFile)); n < 200 {
+		t.Errorf("episodes: got %d, want at least 200", n)
+	}
+	kept := countLines(t, filepath.Join(dir, pipeline.KeptFile))
+	if kept < 200 {
+		t.Errorf("kept: got %d, want at least 200 (the expert answers every demo question)", kept)
+	}
+	m, err := pipeline.ReadManifest(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	roles := map[string]bool{}
+	for _, in := range m.Inputs {
+		if in.SHA256 == "" {
+			t.Errorf("input %s %s has no sha256", in.Role, in.Path)
+		}
+		roles[in.Role] = true
+	}
+	for _, r := range []string{"task", "corpus", "corpus-index"} {
+		if !roles[r] {
+			t.Errorf("manifest inputs lack %s: %+v", r, m.Inputs)
+		}
+	}
+	for _, s := range []string{"index", "generate", "filter", "export"} {
+		if st := m.Stages[s]; st == nil || st.Status != "done" {
+			t.Errorf("stage %s: got %+v, want done", s, st)
+		}
+	}
+	formats := map[string]bool{}
+	for _, o := range m.Outputs {
+		formats[o.Format] = true
+		n, sum, err := pipeline.FileDigest(filepath.Join(dir, o.Path))
+		if err != nil || n != o.Bytes || sum != o.SHA256 {
+			t.Errorf("output %s: manifest says %d bytes %s, file has %d %s (%v)", o.Path, o.Bytes, o.SHA256, n, sum, err)
+		}
+	}
+	for _, f := range []string{"openai-chat", "arrow-file"} {
+		if !formats[f] {
+			t.Errorf("no %s export in the manifest", f)
+		}
+	}
+	if !strings.Contains(res.stdout, filepath.Join(dir, "export")) {
+		t.Errorf("run did not print where the exports are:\n%s", res.stdout)
+	}
+	b, _ := os.ReadFile(filepath.Join(dir, pipeline.ManifestFile))
+	if !json.Valid(b) {
+		t.Error("manifest.json is not valid JSON")
+	}
+}
+
+func TestDemoRunAgainChangesNothing(t *testing.T) {
+	dir, _ := demoRun(t)
+	before, _ := pipeline.ReadManifest(dir)
+	episodes := countLines(t, filepath.Join(dir, pipeline.EpisodesFile))
+	res := invoke(t, "", nil, "run", "--config", "../../configs/demo.yaml", "--out", dir)
+	if res.code != 0 {
+		t.Fatalf("second run: exit %d: %s", res.code, res.stderr)
+	}
+	after, _ := pipeline.ReadManifest(dir)
+	if got := countLines(t, filepath.Join(dir, pipeline.EpisodesFile)); got != episodes {
+		t.Errorf("episodes after resume: got %d, want %d", got, episodes)
+	}
+	sums := map[string]string{}
+	for _, o := range before.Outputs {
+		sums[o.Path] = o.SHA256
+	}
+	for _, o := range after.Outputs {
+		if sums[o.Path] != o.SHA256 {
+			t.Errorf("output %s changed on resume", o.Path)
+		}
+	}
+	if len(after.Outputs) != len(before.Outputs) {
+		t.Errorf("outputs: got %d, want %d", len(after.Outputs), len(before.Outputs))
+	}
+	if after.Resumes != before.Resumes+1 {
+		t.Errorf("resumes: got %d, want %d", after.Resumes, before.Resumes+1)
+	}
+}
+
+func TestResumeRefusesChangedSettings(t *testing.T) {
+	dir, _ := demoRun(t)
+	before, _ := os.ReadFile(filepath.Join(dir, pipeline.ManifestFile))
+	res := invoke(t, "", nil, "run", "--config", "../../configs/demo.yaml", "--out", dir, "--set", "generate.method=act")
+	if res.code != exitUsage {
+		t.Fatalf("exit: got %d, want %d; stderr %s", res.code, exitUsage, res.stderr)
+	}
+	for _, w := range []string{"generate.method", `was "react", now "act"`, "--force-new"} {
+		if !strings.Contains(res.stderr, w) {
+			t.Errorf("message does not mention %q:\n%s", w, res.stderr)
+		}
+	}
+	after, _ := os.ReadFile(filepath.Join(dir, pipeline.ManifestFile))
+	if !bytes.Equal(before, after) {
+		t.Error("a refused resume changed manifest.json")
+	}
+}
+
+func TestBadInputExitsTwoAndWritesNothing(t *testing.T) {
+	dir, _ := demoRun(t)
+	before, _ := os.ReadFile(filepath.Join(dir, pipeline.ManifestFile))
+	tmp := t.TempDir()
+	badTask := filepath.Join(tmp, "bad.jsonl")
+	os.WriteFile(badTask, []byte("{\"id\": 1, \"claim\": \"A\", \"label\": \"SUPPORTS\"}\n{not json\n"), 0o644)
+	cases := []struct {
+		name string
+		args []string
+		want []string
+	}{
+		{"missing config", []string{"run", "--config", filepath.Join(tmp, "nope.yaml"), "--out", dir}, []string{"nope.yaml"}},
+		{"missing task file", []string{"run", "--config", "../../configs/demo.yaml", "--out", dir, "--set", "task.path=" + filepath.Join(tmp, "none.json")}, []string{"task.path", "none.json"}},
+		{"missing corpus", []string{"run", "--config", "../../configs/demo.yaml", "--out", filepath.Join(tmp, "r2"), "--set", "corpus.path=" + filepath.Join(tmp, "none.jsonl")}, []string{"corpus.path", "none.jsonl"}},
+		{"malformed task file", []string{"run", "--config", "../../configs/demo-fever.yaml", "--out", filepath.Join(tmp, "r3"), "--set", "task.path=" + badTask}, []string{"bad.jsonl", "line 2"}},
+		{"unknown flag", []string{"run", "--confg", "x"}, []string{"unknown flag"}},
+		{"stage without run", []string{"filter", "--config", "../../configs/demo.yaml", "--out", filepath.Join(tmp, "none")}, []string{"not a run directory"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			res := invoke(t, "", nil, tc.args...)
+			if res.code != exitUsage {
+				t.Fatalf("exit: got %d, want %d; stderr %s", res.code, exitUsage, res.stderr)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(res.stderr, w) {
+					t.Errorf("message does not mention %q:\n%s", w, res.stderr)
+				}
+			}
+		})
+	}
+	after, _ := os.ReadFile(filepath.Join(dir, pipeline.ManifestFile))
+	if !bytes.Equal(before, after) {
+		t.Error("a failed start changed the existing run's manifest.json")
+	}
+}
+
+func TestLockedRunDirectory(t *testing.T) {
+	dir := t.TempDir()
+	l, err := pipeline.AcquireLock(dir, "test holder")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Release()
+	res := invoke(t, "", nil, "run", "--config", "../../configs/demo.yaml", "--out", dir)
+	if res.code != exitUsage || !strings.Contains(res.stderr, "in use by pid") || !strings.Contains(res.stderr, "test holder") {
+		t.Errorf("got exit %d, stderr %s; want 2 naming the holder", res.code, res.stderr)
+	}
+}
+
+func TestStatsAndInspect(t *testing.T) {
+	dir, _ := demoRun(t)
+	res := invoke(t, "", nil, "stats", "--run", dir, "--json")
+	if res.code != 0 {
+		t.Fatalf("stats: %s", res.stderr)
+	}
+	var s runSummary
+	if err := json.Unmarshal([]byte(res.stdout), &s); err != nil {
+		t.Fatalf("stats --json: %v", err)
+	}
+	if s.Episodes < 200 || s.Kept == 0 || s.SuccessRate <= 0 || s.StopReasons["finished"] == 0 {
+		t.Errorf("stats: %+v", s)
+	}
+	res = invoke(t, "", nil, "stats", "--run", dir)
+	if !strings.Contains(res.stdout, "success") && !strings.Contains(res.stdout, "correct") {
+		t.Errorf("stats text: %s", res.stdout)
+	}
+	res = invoke(t, "", nil, "inspect", "--run", dir, "--limit", "1")
+	for _, w := range []string{"Thought 1:", "Action 1: Search[", "Observation 1:", "gold"} {
+		if !strings.Contains(res.stdout, w) {
+			t.Errorf("inspect output lacks %q:\n%s", w, res.stdout)
+		}
+	}
+}
+
+func TestConfigShowAndKeys(t *testing.T) {
+	env := map[string]string{"OPENAI_API_KEY": "sk-canary-config-show"}
+	res := invoke(t, "", env, "config", "show", "--config", "../../configs/hotpotqa-react.yaml", "--set", "llm.model=m1")
+	if res.code != 0 {
+		t.Fatalf("config show: %s", res.stderr)
+	}
+	if !strings.Contains(res.stdout, "model: m1") || strings.Contains(res.stdout, "sk-canary") {
+		t.Errorf("config show:\n%s", res.stdout)
+	}
+	res = invoke(t, "", nil, "config", "keys")
+	for _, w := range []string{"generate.target_correct", "3000", "llm.api_key_env", "OPENAI_API_KEY"} {
+		if !strings.Contains(res.stdout, w) {
+			t.Errorf("config keys lacks %q", w)
+		}
+	}
+}
+
+func TestEnvCommand(t *testing.T) {
+	dir, _ := demoRun(t)
+	title := firstTitle(t)
+	in := "Search[" + title + "]\nLookup[the]\nSearch[Zzyzx Qwerty Nonesuch]\nDance[x]\nFinish[an answer]\n"
+	res := invoke(t, in, nil, "env", "--index", filepath.Join(dir, "index"))
+	if res.code != 0 {
+		t.Fatalf("env: %s", res.stderr)
+	}
+	lines := strings.Split(strings.TrimSpace(res.stdout), "\n")
+	if len(lines) != 5 {
+		t.Fatalf("env: got %d lines, want 5:\n%s", len(lines), res.stdout)
+	}
+	var last struct {
+		Action      string `json:"action"`
+		Observation string `json:"observation"`
+		Done        bool   `json:"done"`
+	}
+	json.Unmarshal([]byte(lines[2]), &last)
+	if !strings.HasPrefix(last.Observation, "Could not find [Zzyzx Qwerty Nonesuch]. Similar: [") {
+		t.Errorf("miss: got %q", last.Observation)
+	}
+	json.Unmarshal([]byte(lines[3]), &last)
+	if !strings.HasPrefix(last.Observation, "Invalid action") {
+		t.Errorf("invalid: got %q", last.Observation)
+	}
+	json.Unmarshal([]byte(lines[4]), &last)
+	if !last.Done {
+		t.Errorf("finish: got %+v, want done", last)
+	}
+}
+
+// firstTitle is the title of the demo corpus's first page.
+func firstTitle(t *testing.T) string {
+	t.Helper()
+	b, err := os.ReadFile("../../data/demo/corpus.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var p struct{ Title string }
+	line, _, _ := bytes.Cut(b, []byte("\n"))
+	if err := json.Unmarshal(line, &p); err != nil {
+		t.Fatal(err)
+	}
+	return p.Title
+}
+
+var _ = context.Background

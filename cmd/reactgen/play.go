@@ -1,0 +1,102 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/reactgen/reactgen/generate"
+	"github.com/reactgen/reactgen/generate/env"
+	"github.com/reactgen/reactgen/generate/index"
+	"github.com/reactgen/reactgen/generate/prompt"
+	"github.com/reactgen/reactgen/generate/task"
+	"github.com/reactgen/reactgen/pipeline"
+)
+
+type playOptions struct {
+	task      string
+	questions string
+	question  string
+	index     string
+	save      string
+}
+
+func (a *app) newPlayCmd() *cobra.Command {
+	var o playOptions
+	cmd := &cobra.Command{
+		Use:   "play",
+		Short: "Write an exemplar by hand: type thoughts and actions, the environment answers",
+		Long: `Shows a question, reads a thought and then an action per step from stdin, lets the
+environment answer, and repeats until Finish. The trajectory is appended to --save as an
+exemplar in reactgen's format (usable as generate.exemplars). This is how the paper's
+exemplars were made: by people writing trajectories.`,
+		Example: `  reactgen play --task hotpotqa --question demo-h0003 --index runs/demo/index --save my-exemplars.json`,
+		Args:    cobra.NoArgs,
+		RunE:    func(cmd *cobra.Command, args []string) error { return a.runPlay(cmd.Context(), o) },
+	}
+	cmd.Flags().StringVar(&o.task, "task", pipeline.TaskHotpotQA, "hotpotqa or fever")
+	cmd.Flags().StringVar(&o.questions, "questions", "", "task file (default: the demo world's file for --task)")
+	cmd.Flags().StringVar(&o.question, "question", "", "question id")
+	cmd.MarkFlagRequired("question")
+	cmd.Flags().StringVar(&o.index, "index", "runs/demo/index", "index directory")
+	cmd.Flags().StringVar(&o.save, "save", "exemplars.json", "exemplar file to append to (created if missing)")
+	return cmd
+}
+
+func (a *app) runPlay(ctx context.Context, o playOptions) error {
+	if o.questions == "" {
+		o.questions = "data/demo/hotpotqa.json"
+		if o.task == pipeline.TaskFEVER {
+			o.questions = "data/demo/fever.jsonl"
+		}
+	}
+	qs, _, err := task.Load(o.questions, task.Options{Task: o.task, Format: "auto"})
+	if err != nil {
+		return &usageError{err}
+	}
+	var q *pipeline.Question
+	for i := range qs {
+		if qs[i].ID == o.question {
+			q = &qs[i]
+		}
+	}
+	if q == nil {
+		return usagef("--question %s: no such id in %s", o.question, o.questions)
+	}
+	if !index.Exists(o.index) {
+		return usagef("--index %s: no index there (run `make run` or `reactgen index`)", o.index)
+	}
+	ix, err := index.Open(o.index)
+	if err != nil {
+		return &usageError{err}
+	}
+	defer ix.Close()
+	w := env.New(ix, env.Options{Task: o.task, Sentences: 5, MaxObservationChars: pipeline.Default().Env.MaxObservationChars})
+	ex, err := generate.Play(ctx, *q, w, a.stdin, a.stderr)
+	if err != nil {
+		return err
+	}
+	set := prompt.Set{Task: o.task, Instruction: prompt.DefaultInstruction(o.task)}
+	if b, err := os.ReadFile(o.save); err == nil {
+		if err := json.Unmarshal(b, &set); err != nil {
+			return usagef("--save %s exists but is not an exemplar file: %w", o.save, err)
+		}
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	set.Exemplars = append(set.Exemplars, ex)
+	if err := pipeline.WriteFileAtomic(o.save, func(wr io.Writer) error {
+		enc := json.NewEncoder(wr)
+		enc.SetIndent("", "  ")
+		return enc.Encode(set)
+	}); err != nil {
+		return err
+	}
+	fmt.Fprintf(a.stdout, "saved exemplar %d to %s\n", len(set.Exemplars), o.save)
+	return nil
+}

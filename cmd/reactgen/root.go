@@ -1,0 +1,86 @@
+package main
+
+import (
+	"context"
+	"strings"
+
+	"github.com/spf13/cobra"
+)
+
+// version is set at build time with -ldflags "-X main.version=...".
+var version = "0.1.0-dev"
+
+// configFlags are the flags every config-driven command takes.
+type configFlags struct {
+	file string
+	sets []string
+	out  string
+}
+
+func (f *configFlags) register(cmd *cobra.Command, needOut bool) {
+	cmd.Flags().StringVarP(&f.file, "config", "c", "", "config file (YAML)")
+	cmd.Flags().StringArrayVar(&f.sets, "set", nil, "override a config key, section.key=value (repeatable)")
+	usage := "run directory (overrides run.out)"
+	cmd.Flags().StringVarP(&f.out, "out", "o", "", usage)
+	if needOut {
+		cmd.MarkFlagRequired("out")
+	}
+}
+
+// load reads the effective config for a command.
+func (a *app) load(f *configFlags) (*loaded, error) {
+	if f.file == "" {
+		return nil, usagef("--config is required (try configs/demo.yaml)")
+	}
+	ld, err := loadConfig(f.file, f.sets, a.getenv)
+	if err != nil {
+		return nil, err
+	}
+	if f.out != "" {
+		ld.Config.Run.Out = f.out
+	}
+	return ld, nil
+}
+
+func (a *app) root() *cobra.Command {
+	root := &cobra.Command{
+		Use:   "reactgen",
+		Short: "Bootstrap ReAct trajectories and export them as fine-tuning data",
+		Long: `reactgen few-shot prompts a model (any OpenAI-compatible server, or the offline expert
+policy) against a Wikipedia-like environment, keeps the episodes that reach the correct
+answer, and exports training sets as JSONL, Arrow and Parquet.`,
+		Example:       "  reactgen run --config configs/demo.yaml --out runs/demo",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetOut(a.stdout)
+	root.SetErr(a.stderr)
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return &usageError{err} })
+	root.AddCommand(
+		a.newRunCmd(), a.newGenerateCmd(), a.newFilterCmd(), a.newExportCmd(),
+		a.newIndexCmd(), a.newEnvCmd(), a.newStatsCmd(), a.newInspectCmd(),
+		a.newConfigCmd(), a.newDemoWorldCmd(), a.newPlayCmd(), a.newImportCmd(), a.newVersionCmd(),
+	)
+	return root
+}
+
+func (a *app) execute(ctx context.Context, args []string) error {
+	root := a.root()
+	root.SetArgs(args)
+	cmd, err := root.ExecuteContextC(ctx)
+	if err != nil && cmd != nil && isCobraUsage(err) {
+		return &usageError{err}
+	}
+	return err
+}
+
+// isCobraUsage recognises cobra's own argument errors.
+func isCobraUsage(err error) bool {
+	s := err.Error()
+	for _, p := range []string{"unknown command", "unknown flag", "unknown shorthand", "required flag", "accepts ", "requires at least", "invalid argument"} {
+		if strings.Contains(s, p) {
+			return true
+		}
+	}
+	return false
+}
