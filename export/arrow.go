@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"slices"
+	"strings"
 
 	"github.com/apache/arrow/go/v15/arrow"
 	"github.com/apache/arrow/go/v15/arrow/array"
@@ -153,7 +155,16 @@ func (e *ArrowDataset) Close() error {
 		e.files = append(e.files, File{Path: rel, Format: "arrow-meta", View: e.set.view, Split: split, Bytes: size, SHA256: sum})
 		return nil
 	}
-	splits := e.set.order
+	splits := slices.Clone(e.set.order)
+	slices.SortFunc(splits, func(a, b string) int { // train first, then by name
+		if (a == SplitTrain) != (b == SplitTrain) {
+			if a == SplitTrain {
+				return -1
+			}
+			return 1
+		}
+		return strings.Compare(a, b)
+	})
 	if err := meta(e.root+"/dataset_dict.json", map[string]any{"splits": splits}, ""); err != nil {
 		return err
 	}
