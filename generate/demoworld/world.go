@@ -446,7 +446,7 @@ func (g *gen) placePage(p *place) {
 }
 
 func (g *gen) personPage(p *person) {
-	lead := fmt.Sprintf("%s was a %s whose career spanned %s decades.", p.name, p.occ.name, g.pick([]string{"three", "four", "five", "six"}))
+	lead := fmt.Sprintf("%s was %s whose career spanned %s decades.", p.name, article(p.occ.name), g.pick([]string{"three", "four", "five", "six"}))
 	born := fmt.Sprintf("%s was born in %s in %d.", p.surname, p.birthplace.name, p.born)
 	y1 := max(p.born+22, p.employer.founded)
 	emp := fmt.Sprintf("%s worked for %s from %d to %d.", p.surname, p.employer.name, y1, y1+g.intn(3, 20))
