@@ -175,7 +175,10 @@ func build(opts Options, gold *goldSet, r record, perQuestion map[string]int) pi
 		if ep.Answer != "" {
 			_, ep.EM, ep.F1 = filter.Score(opts.Task, ep.Prediction, ep.Answer)
 		} else if ep.Correct {
+			// A recorded success means the prediction matched the gold answer the
+			// source scored against, so it stands in for the gold the file omits.
 			ep.EM, ep.F1 = 1, 1
+			ep.Answer = ep.Prediction
 		}
 	}
 	if r.em != nil {
