@@ -12,8 +12,9 @@ import (
 
 func (a *app) newConfigCmd() *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "config",
-		Short: "Show the effective config or list every key",
+		Use:     "config",
+		Short:   "Show the effective config or list every key",
+		Example: "  reactgen config show --config configs/demo.yaml\n  reactgen config keys",
 	}
 	var f configFlags
 	var asJSON bool

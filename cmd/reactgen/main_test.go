@@ -2,13 +2,14 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/spf13/cobra"
 
 	"github.com/reactgen/reactgen/pipeline"
 )
@@ -310,4 +311,25 @@ func firstTitle(t *testing.T) string {
 	return p.Title
 }
 
-var _ = context.Background
+func TestEveryCommandHasHelpWithExample(t *testing.T) {
+	a := newApp(strings.NewReader(""), &bytes.Buffer{}, &bytes.Buffer{}, noEnv)
+	for _, c := range allCommands(a.root()) {
+		if c.Runnable() && c.Example == "" {
+			t.Errorf("command %q has no example in its --help", c.CommandPath())
+		}
+		if c.Short == "" {
+			t.Errorf("command %q has no short description", c.CommandPath())
+		}
+	}
+}
+
+func allCommands(c *cobra.Command) []*cobra.Command {
+	out := []*cobra.Command{c}
+	for _, sub := range c.Commands() {
+		if sub.Name() == "help" || sub.Name() == "completion" {
+			continue
+		}
+		out = append(out, allCommands(sub)...)
+	}
+	return out
+}
