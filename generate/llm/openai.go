@@ -3,6 +3,7 @@ package llm
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -317,6 +318,12 @@ func (o *OpenAI) unreadable(status int, header http.Header, body []byte) *APIErr
 func (o *OpenAI) scrub(s string) string {
 	if o.key == "" {
 		return s
+	}
+	// Proxies that echo request headers may quote the key base64-encoded, too.
+	for _, v := range []string{o.key, "Bearer " + o.key} {
+		for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.RawStdEncoding, base64.URLEncoding, base64.RawURLEncoding} {
+			s = strings.ReplaceAll(s, enc.EncodeToString([]byte(v)), "[redacted]")
+		}
 	}
 	return strings.ReplaceAll(s, o.key, "[redacted]")
 }

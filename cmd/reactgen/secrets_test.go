@@ -1,0 +1,165 @@
+package main
+
+// The canary-key test: a whole pipeline runs with a recognisable API key, against a
+// server that fails some requests and echoes the request headers (the key among them)
+// back in its error bodies; the key must appear in no file of the run directory, on
+// stdout or stderr, nor in `config show`.
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"fmt"
+	"io/fs"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/reactgen/reactgen/generate/llm/llmtest"
+)
+
+// forms are the ways a key can leak: as is, base64 (raw and padded, alone and as a
+// Bearer header), and URL-safe base64.
+func forms(key string) []string {
+	out := []string{key}
+	for _, s := range []string{key, "Bearer " + key} {
+		out = append(out, base64.StdEncoding.EncodeToString([]byte(s)), base64.RawStdEncoding.EncodeToString([]byte(s)),
+			base64.URLEncoding.EncodeToString([]byte(s)))
+	}
+	return out
+}
+
+// leaks reports where any form of key occurs in text.
+func leaks(key, where string, text []byte) []string {
+	var out []string
+	for _, f := range forms(key) {
+		if bytes.Contains(text, []byte(f)) {
+			out = append(out, fmt.Sprintf("%s holds %q", where, f))
+		}
+	}
+	return out
+}
+
+// echoHeaders is an HTML error page that quotes the request's headers, as some proxies do.
+func echoHeaders(r llmtest.Req) string {
+	var b strings.Builder
+	b.WriteString("<html><body><h1>502 Bad Gateway</h1><pre>\n")
+	for k, vs := range r.Header {
+		for _, v := range vs {
+			fmt.Fprintf(&b, "%s: %s\n", k, v)
+			fmt.Fprintf(&b, "%s (b64): %s\n", k, base64.StdEncoding.EncodeToString([]byte(v)))
+		}
+	}
+	b.WriteString("</pre></body></html>\n")
+	return b.String()
+}
+
+func TestCanaryKeyNeverLeaks(t *testing.T) {
+	key := fmt.Sprintf("sk-canary-%016x", rand.Uint64())
+	headerKey := fmt.Sprintf("hk-canary-%016x", rand.Uint64())
+	model := newFakeModel(t)
+	model.fault = func(n int64, r llmtest.Req) (llmtest.Reply, bool) {
+		if n <= 3 {
+			return llmtest.Reply{}, false // the breaker learns the server works
+		}
+		auth := r.Header.Get("Authorization")
+		switch n % 7 {
+		case 1:
+			return llmtest.Reply{Fault: llmtest.Fault500}, true
+		case 2:
+			return llmtest.Reply{Status: 502, Body: echoHeaders(r)}, true
+		case 3:
+			if n%3 == 0 {
+				msg := fmt.Sprintf(`{"error":{"message":"Incorrect API key provided: %s (%s)","type":"invalid_request_error","code":"invalid_api_key"}}`,
+					strings.TrimPrefix(auth, "Bearer "), base64.StdEncoding.EncodeToString([]byte(auth)))
+				return llmtest.Reply{Status: 401, Body: msg}, true
+			}
+		}
+		return llmtest.Reply{}, false
+	}
+	srv := llmtest.NewServer(t, model.handle)
+	tmp := t.TempDir()
+	cfg := testConfig(t, filepath.Join(tmp, "cfg"), srv.URL, map[string]any{
+		"task.limit": 40, "generate.attempts": 2,
+		"export.formats": []string{"openai-chat", "sharegpt", "arrow-file", "parquet"},
+		"export.pairs":   true,
+	})
+	out := filepath.Join(tmp, "run")
+	env := childEnv{vars: map[string]string{"OPENAI_API_KEY": key}}
+	set := "--set=llm.headers.x-api-key=" + headerKey
+
+	var problems []string
+	for i := range 2 { // the second run resumes and retries the failed episodes
+		code, stdout, stderr := runChild(t, env, "run", "--config", cfg, "--out", out, set)
+		if code != 0 {
+			t.Fatalf("run %d: exit %d; stderr:\n%s", i, code, stderr)
+		}
+		for _, k := range []string{key, headerKey} {
+			problems = append(problems, leaks(k, fmt.Sprintf("run %d stdout", i), []byte(stdout))...)
+			problems = append(problems, leaks(k, fmt.Sprintf("run %d stderr", i), []byte(stderr))...)
+		}
+	}
+	// A run whose every request is refused with a 401 echoing the key: the one error message.
+	bad := llmtest.NewServer(t, func(_ context.Context, r llmtest.Req) llmtest.Reply {
+		return llmtest.Reply{Status: 401, Body: fmt.Sprintf(`{"error":{"message":"key %s refused","code":"invalid_api_key"}}`, r.Header.Get("Authorization"))}
+	})
+	badCfg := testConfig(t, filepath.Join(tmp, "badcfg"), bad.URL, map[string]any{"task.limit": 20})
+	code, stdout, stderr := runChild(t, env, "run", "--config", badCfg, "--out", filepath.Join(tmp, "bad"), set)
+	if code != exitFailure {
+		t.Errorf("all-401 run: exit %d, want %d", code, exitFailure)
+	}
+	for _, k := range []string{key, headerKey} {
+		problems = append(problems, leaks(k, "all-401 stdout", []byte(stdout))...)
+		problems = append(problems, leaks(k, "all-401 stderr", []byte(stderr))...)
+	}
+
+	for _, show := range [][]string{{"config", "show", "--config", cfg, set}, {"config", "show", "--json", "--config", cfg, set}} {
+		code, stdout, stderr := runChild(t, env, show...)
+		if code != 0 {
+			t.Errorf("%v: exit %d: %s", show, code, stderr)
+		}
+		for _, k := range []string{key, headerKey} {
+			problems = append(problems, leaks(k, strings.Join(show[:2], " "), []byte(stdout+stderr))...)
+		}
+	}
+
+	files := 0
+	filepath.WalkDir(tmp, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return nil
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Errorf("read %s: %v", p, err)
+			return nil
+		}
+		files++
+		for _, k := range []string{key, headerKey} {
+			problems = append(problems, leaks(k, p, b)...)
+		}
+		return nil
+	})
+	for _, p := range problems {
+		t.Error(p)
+	}
+	// The test proves something only if the key was sent and echoed.
+	echoed := 0
+	for _, rec := range srv.Log() {
+		if strings.Contains(rec.Header.Get("Authorization"), key) {
+			echoed++
+		}
+	}
+	if echoed == 0 {
+		t.Error("the server never saw the canary key")
+	}
+	m := readManifest(t, out)
+	if m.Stages["export"] == nil || m.Stages["export"].Status != "done" {
+		t.Errorf("export stage: %+v", m.Stages["export"])
+	}
+	if m.Stages["generate"].Counts["failed_requests"] == 0 && m.Stages["generate"].Counts["retries"] == 0 {
+		t.Errorf("no request failed, so the test proves nothing: %v", m.Stages["generate"].Counts)
+	}
+	t.Logf("searched %d files, 8 streams; %d requests carried the key; counts %v", files, echoed, m.Stages["generate"].Counts)
+}
