@@ -246,6 +246,7 @@ INSERT INTO fts(fts, rank) VALUES('hashsize', 33554432);
 // buildDB writes the database at path: one goroutine reads and prepares rows, this one
 // inserts them.
 func buildDB(ctx context.Context, path string, sources []string, opts BuildOptions, log *slog.Logger) (Info, error) {
+	start := time.Now()
 	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=journal_mode(OFF)&_pragma=synchronous(OFF)&_pragma=cache_size(-262144)&_pragma=temp_store(MEMORY)&_pragma=locking_mode(EXCLUSIVE)")
 	if err != nil {
 		return Info{}, fmt.Errorf("build index: %w", err)
@@ -272,17 +273,41 @@ func buildDB(ctx context.Context, path string, sources []string, opts BuildOptio
 	if err := g.Wait(); err != nil {
 		return Info{}, err
 	}
+	log.Debug("index build: pages stored", "pages", info.Pages, "seconds", time.Since(start).Seconds())
 	// Merge FTS segments into one b-tree: smaller on disk and faster to query.
 	if _, err := db.ExecContext(ctx, `INSERT INTO fts(fts) VALUES('optimize')`); err != nil {
 		return Info{}, fmt.Errorf("build index optimize: %w", err)
 	}
-	if _, err := db.ExecContext(ctx, `ANALYZE`); err != nil {
-		return Info{}, fmt.Errorf("build index analyze: %w", err)
+	log.Debug("index build: fts optimized", "seconds", time.Since(start).Seconds())
+	if err := storeCommonTerms(ctx, db, info.Pages); err != nil {
+		return Info{}, err
 	}
+	log.Debug("index build: common terms stored", "seconds", time.Since(start).Seconds())
 	if err := db.Close(); err != nil {
 		return Info{}, fmt.Errorf("build index close: %w", err)
 	}
 	return info, nil
+}
+
+// commonFraction is the share of pages above which a term counts as common: Similar
+// leaves such terms out of its text pass, where their posting lists would cost a scan
+// of most of the index for no ranking signal.
+const commonFraction = 0.05
+
+// storeCommonTerms records the terms that occur in more than commonFraction of pages.
+func storeCommonTerms(ctx context.Context, db *sql.DB, pages int64) error {
+	stmts := []string{
+		`CREATE VIRTUAL TABLE temp.vocab USING fts5vocab(main, fts, 'row')`,
+		`CREATE TABLE common (term TEXT PRIMARY KEY) WITHOUT ROWID`,
+		fmt.Sprintf(`INSERT INTO common SELECT term FROM temp.vocab WHERE doc > %d`, max(int64(float64(pages)*commonFraction), 20)),
+		`DROP TABLE temp.vocab`,
+	}
+	for _, q := range stmts {
+		if _, err := db.ExecContext(ctx, q); err != nil {
+			return fmt.Errorf("build index common terms: %w", err)
+		}
+	}
+	return nil
 }
 
 // produce reads the sources in order and sends batches of rows. It owns info.Sources,
@@ -387,6 +412,10 @@ func consume(ctx context.Context, db *sql.DB, opts BuildOptions, in <-chan []row
 	if per <= 0 {
 		per = 50_000
 	}
+	// Cancellation is checked between batches; a context-bound transaction would be
+	// rolled back by database/sql from another goroutine while a statement runs.
+	outer := ctx
+	ctx = context.WithoutCancel(ctx)
 	conn, err := db.Conn(ctx)
 	if err != nil {
 		return fmt.Errorf("build index: %w", err)
@@ -403,6 +432,9 @@ func consume(ctx context.Context, db *sql.DB, opts BuildOptions, in <-chan []row
 	}
 	var id, inTx int64
 	for batch := range in {
+		if err := outer.Err(); err != nil {
+			return err
+		}
 		for _, r := range batch {
 			if r.norm == "" {
 				info.Skipped++
@@ -445,7 +477,7 @@ func consume(ctx context.Context, db *sql.DB, opts BuildOptions, in <-chan []row
 			opts.Progress(int(info.Pages))
 		}
 	}
-	if err := ctx.Err(); err != nil {
+	if err := outer.Err(); err != nil {
 		return err
 	}
 	if err := tx.Commit(); err != nil {

@@ -41,6 +41,7 @@ type Index struct {
 	page    *sql.Stmt
 	similar *sql.Stmt
 	dec     *zstd.Decoder
+	common  map[string]bool // terms in more than commonFraction of pages
 }
 
 var _ env.Corpus = (*Index)(nil)
@@ -89,7 +90,27 @@ func Open(dir string) (*Index, error) {
 	if ix.dec, err = zstd.NewReader(nil, zstd.WithDecoderConcurrency(n)); err != nil {
 		return fail(err)
 	}
+	if ix.common, err = loadCommon(db); err != nil {
+		return fail(err)
+	}
 	return ix, nil
+}
+
+func loadCommon(db *sql.DB) (map[string]bool, error) {
+	rows, err := db.Query(`SELECT term FROM common`)
+	if err != nil {
+		return nil, fmt.Errorf("common terms: %w", err)
+	}
+	defer rows.Close()
+	m := map[string]bool{}
+	for rows.Next() {
+		var t string
+		if err := rows.Scan(&t); err != nil {
+			return nil, fmt.Errorf("common terms: %w", err)
+		}
+		m[t] = true
+	}
+	return m, rows.Err()
 }
 
 // Close releases the database. It is safe to call more than once.
@@ -192,7 +213,18 @@ func (ix *Index) Similar(ctx context.Context, query string, k int) ([]string, er
 	if len(out) >= k {
 		return out, nil
 	}
-	return ix.match(ctx, matchExpr(terms, ""), k, out)
+	// A term in a large share of pages costs a scan of most of the index and ranks
+	// nothing; the text pass leaves such terms out unless nothing else is left.
+	var rare []string
+	for _, t := range terms {
+		if !ix.common[t] {
+			rare = append(rare, t)
+		}
+	}
+	if len(rare) == 0 {
+		rare = terms
+	}
+	return ix.match(ctx, matchExpr(rare, ""), k, out)
 }
 
 // match appends to have the titles of the best rows for expr that are not yet in it,

@@ -55,7 +55,11 @@ func capitalize(s string) string {
 
 // Title returns a title of one to four capitalised words.
 func (g *Generator) Title() string {
-	n := 1 + g.rng.IntN(4)
+	// Mostly two to four words: one-word titles from a finite vocabulary collide.
+	n := 2 + g.rng.IntN(3)
+	if g.rng.IntN(10) == 0 {
+		n = 1
+	}
 	ws := make([]string, n)
 	for i := range ws {
 		if i == 0 || g.rng.IntN(2) == 0 {
@@ -92,8 +96,8 @@ func (g *Generator) Text(title string) string {
 	return b.String()
 }
 
-// WriteJSONL writes n pages as {"title", "text"} lines and returns the titles' text
-// bytes total and calls each with every title written (each may be nil).
+// WriteJSONL writes n pages as {"title", "text"} lines, calls each (which may be nil)
+// with every title written, and returns the total bytes of text.
 func (g *Generator) WriteJSONL(w io.Writer, n int, each func(title string)) (int64, error) {
 	bw := bufio.NewWriterSize(w, 1<<20)
 	enc := json.NewEncoder(bw)
