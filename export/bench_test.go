@@ -79,6 +79,7 @@ func BenchmarkExport(b *testing.B) {
 	}
 	kept := benchStream(n)
 	var written int64
+	cpu0 := cpuSeconds()
 	b.ResetTimer()
 	for i := range b.N {
 		dir := filepath.Join(b.TempDir(), strconv.Itoa(i))
@@ -95,6 +96,7 @@ func BenchmarkExport(b *testing.B) {
 		b.StartTimer()
 	}
 	b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "episodes/s")
+	b.ReportMetric((cpuSeconds()-cpu0)/float64(b.N), "cpu-s/op")
 	b.ReportMetric(float64(written)/(1<<20), "MB-written")
 	b.ReportMetric(float64(len(sample)), "episode-bytes")
 	b.ReportMetric(peakRSSMB(), "peak-RSS-MB")
@@ -107,13 +109,17 @@ func BenchmarkExportFormat(b *testing.B) {
 	for _, format := range []string{"openai-chat", "completion", "alpaca", "sharegpt", "agentgym", "arrow", "arrow-file", "parquet"} {
 		b.Run(format, func(b *testing.B) {
 			cfg := pipeline.ExportConfig{Formats: []string{format}, Weights: true, ValidationFraction: 0.05, SplitSeed: 1, CorrectOnly: true}
+			kept := benchStream(n)
+			cpu0 := cpuSeconds()
+			b.ResetTimer()
 			for i := range b.N {
 				dir := filepath.Join(b.TempDir(), strconv.Itoa(i))
-				if _, err := Run(b.Context(), RunOptions{Config: cfg, Dir: dir, Kept: benchStream(n)}); err != nil {
+				if _, err := Run(b.Context(), RunOptions{Config: cfg, Dir: dir, Kept: kept}); err != nil {
 					b.Fatal(err)
 				}
 			}
 			b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "episodes/s")
+			b.ReportMetric((cpuSeconds()-cpu0)/float64(b.N), "cpu-s/op")
 		})
 	}
 }

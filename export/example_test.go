@@ -121,6 +121,7 @@ func TestValidate(t *testing.T) {
 		{"observation trainable", func(ex *Example) { ex.Messages[2].Trainable = true }, ValidateOptions{}, "user turn is marked trainable"},
 		{"question trainable", func(ex *Example) { ex.Messages[0].Trainable = true }, ValidateOptions{TrainObservations: true}, "user turn is marked trainable"},
 		{"too long", func(*Example) {}, ValidateOptions{MaxTokens: 10}, "over export.max_tokens 10"},
+		{"finish in the middle", func(ex *Example) { ex.Steps[0].ActionType = "finish" }, ValidateOptions{}, "step 1 is a Finish"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/reactgen/reactgen/pipeline"
 )
 
 // ValidationError is an example that may not be exported. The export fails with it; an
@@ -89,6 +91,11 @@ func Validate(ex *Example, opts ValidateOptions) error {
 			return fail("the last turn %q is not the assistant's Answer", clip(last))
 		}
 	} else {
+		for k, st := range ex.Steps[:max(len(ex.Steps)-1, 0)] {
+			if st.ActionType == pipeline.ActionFinish {
+				return fail("step %d is a Finish before the last step", k+1)
+			}
+		}
 		i := strings.LastIndex(last, "Action: ")
 		if i < 0 || !strings.HasPrefix(last[i+len("Action: "):], "Finish[") || len(ex.Steps) == 0 {
 			return fail("the last turn %q is not the assistant's Finish", clip(last))
