@@ -13,7 +13,6 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/reactgen/reactgen/generate/llm/llmtest"
 	"github.com/reactgen/reactgen/pipeline"
@@ -269,4 +268,3 @@ func TestEveryRequestFailingStopsTheRunAtOnce(t *testing.T) {
 	}
 }
 
-var _ = time.Second
