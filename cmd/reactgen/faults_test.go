@@ -267,4 +267,3 @@ func TestEveryRequestFailingStopsTheRunAtOnce(t *testing.T) {
 		})
 	}
 }
-

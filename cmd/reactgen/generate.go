@@ -65,10 +65,14 @@ func (a *app) openCorpus(rs *runState) (env.Corpus, func(), error) {
 // stageGenerate runs the agent over the questions not yet done.
 func (a *app) stageGenerate(ctx context.Context, rs *runState) error {
 	cfg := rs.cfg
-	questions, report, err := task.Load(cfg.Task.Path, task.Options{Task: cfg.Task.Name, Format: cfg.Task.Format,
-		SkipBad: cfg.Task.SkipBad, Limit: cfg.Task.Limit, Offset: cfg.Task.Offset})
-	if err != nil {
-		return &usageError{err}
+	questions, report := rs.questions, rs.taskReport
+	if questions == nil {
+		var err error
+		questions, report, err = task.Load(cfg.Task.Path, task.Options{Task: cfg.Task.Name, Format: cfg.Task.Format,
+			SkipBad: cfg.Task.SkipBad, Limit: cfg.Task.Limit, Offset: cfg.Task.Offset})
+		if err != nil {
+			return &usageError{err}
+		}
 	}
 	if report.Skipped > 0 {
 		a.log.Warn("skipped malformed task records", "file", cfg.Task.Path, "skipped", report.Skipped)

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 
 	"github.com/spf13/cobra"
@@ -81,11 +82,19 @@ func (a *app) runStages(ctx context.Context, o stageOptions, command string, whi
 			return usagef("%s: %w; run `reactgen run` or `reactgen generate` first", ld.Config.Run.Out, pipeline.ErrNoRun)
 		}
 	}
+	fresh := !(pipeline.RunDir{Path: ld.Config.Run.Out}).Exists()
 	rs, err := a.openRun(ctx, ld, o.forceNew, command)
 	if err != nil {
 		return err
 	}
 	err = a.runOpen(ctx, rs, which)
+	if fresh && err != nil && exitCode(err) == exitUsage {
+		// Bad input found by a stage of a new run (a corpus that cannot be indexed):
+		// leave no manifest behind, so the directory does not pass for a run.
+		os.Remove(rs.dir.File(pipeline.ManifestFile))
+		rs.lock.Release()
+		return err
+	}
 	if cerr := rs.close(); err == nil {
 		err = cerr
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/reactgen/reactgen/filter"
 	"github.com/reactgen/reactgen/generate/index"
 	"github.com/reactgen/reactgen/generate/prompt"
+	"github.com/reactgen/reactgen/generate/task"
 	"github.com/reactgen/reactgen/pipeline"
 )
 
@@ -28,6 +29,10 @@ type runState struct {
 	manifest *pipeline.Manifest
 	prompts  prompt.Set
 	promptID string // sha256 of the exemplar set as loaded
+	// questions are the task file's, loaded (and so validated) before the run directory
+	// is touched; nil for filter and export.
+	questions  []pipeline.Question
+	taskReport task.Report
 }
 
 // stageOptions are the flags shared by the stage commands.
@@ -133,7 +138,14 @@ func (a *app) openRun(ctx context.Context, ld *loaded, forceNew bool, command st
 	if err != nil {
 		return nil, &pipeline.ConfigError{Key: "task.path", Message: err.Error()}
 	}
-	rs := &runState{dir: pipeline.RunDir{Path: cfg.Run.Out}, cfg: cfg, ld: ld, prompts: set, promptID: promptID}
+	// A malformed task file fails here, before the run directory is created or changed.
+	questions, report, err := task.Load(cfg.Task.Path, task.Options{Task: cfg.Task.Name, Format: cfg.Task.Format,
+		SkipBad: cfg.Task.SkipBad, Limit: cfg.Task.Limit, Offset: cfg.Task.Offset})
+	if err != nil {
+		return nil, &usageError{err}
+	}
+	rs := &runState{dir: pipeline.RunDir{Path: cfg.Run.Out}, cfg: cfg, ld: ld, prompts: set, promptID: promptID,
+		questions: questions, taskReport: report}
 	corpusID, corpusIn, err := rs.corpusIdentity()
 	if err != nil {
 		return nil, err
@@ -220,7 +232,14 @@ func (rs *runState) corpusIdentity() (string, *[]pipeline.Input, error) {
 		if err != nil {
 			return "", nil, &pipeline.ConfigError{Key: "corpus.index", Message: err.Error()}
 		}
-		return indexIdentity(dir, info)
+		id, ins, err := indexIdentity(dir, info)
+		// A corpus file that changed since the index was built is a changed input.
+		if st, serr := os.Stat(rs.cfg.Corpus.Path); err == nil && serr == nil && st.Mode().IsRegular() {
+			if in, derr := pipeline.DescribeInput("corpus", rs.cfg.Corpus.Path); derr == nil {
+				id = "source:" + in.SHA256
+			}
+		}
+		return id, ins, err
 	}
 	in, err := pipeline.DescribeInput("corpus", rs.cfg.Corpus.Path)
 	if err != nil {
@@ -284,7 +303,15 @@ func (a *app) stageIndex(ctx context.Context, rs *runState) error {
 		a.log.Info("indexing corpus", "corpus", rs.cfg.Corpus.Path, "index", rs.indexDir())
 		info, err := index.Build(ctx, rs.indexDir(), []string{rs.cfg.Corpus.Path}, index.BuildOptions{SkipBad: rs.cfg.Task.SkipBad, Logger: a.log})
 		if err != nil {
-			return nil, err
+			if ctx.Err() != nil {
+				return nil, err
+			}
+			// A corpus that cannot be indexed is bad input, like a malformed task file.
+			return nil, &pipeline.ConfigError{Key: "corpus.path", Message: err.Error()}
+		}
+		if info.Pages == 0 {
+			os.RemoveAll(rs.indexDir())
+			return nil, &pipeline.ConfigError{Key: "corpus.path", Message: fmt.Sprintf("%s holds no pages", rs.cfg.Corpus.Path)}
 		}
 		// Pin the index now that it exists.
 		id, insp, _ := indexIdentity(rs.indexDir(), info)
