@@ -59,6 +59,7 @@ func demoRun(t *testing.T) (string, result) {
 
 func TestMain(m *testing.M) {
 	code := m.Run()
+	removeTestBinary()
 	if demoDir != "" {
 		os.RemoveAll(filepath.Dir(demoDir))
 	}

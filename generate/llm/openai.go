@@ -145,6 +145,15 @@ func (o *OpenAI) Complete(ctx context.Context, req Request) (Response, error) {
 	if len(resp.Choices) == 0 {
 		resp.Choices = []Choice{{}}
 	}
+	// A server that ignores max_tokens must not fill the run with megabytes: cut the text
+	// at a generous bound for the requested tokens and report it as cut.
+	limit := MaxCompletionBytes(req.MaxTokens)
+	for i := range resp.Choices {
+		if c := &resp.Choices[i]; len(c.Text) > limit {
+			c.Text = strings.ToValidUTF8(c.Text[:limit], "")
+			c.FinishReason = "length"
+		}
+	}
 	if resp.Model == "" {
 		resp.Model = req.Model
 	}
@@ -233,7 +242,7 @@ func (o *OpenAI) mapError(parent context.Context, seen *capture, err error) erro
 	case errors.As(err, &oe):
 		ae := &APIError{
 			Status: oe.HTTPStatusCode, Type: oe.Type, Message: o.scrub(oe.Message),
-			RetryAfter: parseRetryAfter(header.Get("Retry-After"), time.Now()), Body: o.scrub(snippet(body, 2048)),
+			RetryAfter: parseRetryAfter(header.Get("Retry-After"), time.Now()), Body: snippet(o.scrub(string(body)), 2048),
 		}
 		switch code := oe.Code.(type) {
 		case string:
@@ -281,7 +290,7 @@ func (o *OpenAI) looseError(status int, body []byte) (*APIError, bool) {
 	if msg == "" {
 		return nil, false
 	}
-	ae := &APIError{Status: status, Type: str("type", "error_type"), Message: o.scrub(msg), Body: o.scrub(snippet(body, 2048))}
+	ae := &APIError{Status: status, Type: str("type", "error_type"), Message: o.scrub(msg), Body: snippet(o.scrub(string(body)), 2048)}
 	if code := str("code"); code != "" {
 		ae.Code = code
 	}
@@ -296,7 +305,7 @@ func isDecodeError(err error) bool {
 
 // unreadable describes a body that is not OpenAI's JSON.
 func (o *OpenAI) unreadable(status int, header http.Header, body []byte) *APIError {
-	ae := &APIError{Status: status, Type: typeInvalidResponse, Body: o.scrub(snippet(body, 2048))}
+	ae := &APIError{Status: status, Type: typeInvalidResponse, Body: snippet(o.scrub(string(body)), 2048)}
 	ct, _, _ := mime.ParseMediaType(header.Get("Content-Type"))
 	trimmed := bytes.TrimSpace(body)
 	switch {
@@ -309,7 +318,7 @@ func (o *OpenAI) unreadable(status int, header http.Header, body []byte) *APIErr
 	case len(trimmed) == 0:
 		ae.Message = fmt.Sprintf("server returned an empty body (status %d), not JSON", status)
 	default:
-		ae.Message = fmt.Sprintf("server returned invalid JSON (status %d): %s", status, snippet(body, 120))
+		ae.Message = fmt.Sprintf("server returned invalid JSON (status %d): %s", status, snippet(o.scrub(string(body)), 120))
 	}
 	ae.Message = o.scrub(ae.Message)
 	return ae
@@ -328,8 +337,8 @@ func (o *OpenAI) scrub(s string) string {
 	return strings.ReplaceAll(s, o.key, "[redacted]")
 }
 
-func snippet(b []byte, n int) string {
-	s := strings.ToValidUTF8(string(b), "?")
+func snippet(b string, n int) string {
+	s := strings.ToValidUTF8(b, "?")
 	if len(s) > n {
 		return s[:n] + "..."
 	}
@@ -435,3 +444,12 @@ func (t *teeBody) Read(p []byte) (int, error) {
 }
 
 func (t *teeBody) Close() error { return t.rc.Close() }
+
+// MaxCompletionBytes bounds the text kept from one completion: 16 bytes per requested
+// token (far above any tokenizer's average), or 64 KiB when no max_tokens was asked.
+func MaxCompletionBytes(maxTokens int) int {
+	if maxTokens <= 0 {
+		return 64 << 10
+	}
+	return max(16*maxTokens, 1024)
+}

@@ -335,3 +335,28 @@ func TestOpenAIOtherServersErrorBodies(t *testing.T) {
 		})
 	}
 }
+
+func TestOversizedCompletionIsCut(t *testing.T) {
+	huge := strings.Repeat("Thought: more. ", 100000) // ~1.5 MB, ignoring max_tokens
+	srv := llmtest.NewServer(t, llmtest.Text(huge))
+	c, err := llm.NewOpenAI(llm.OpenAIOptions{BaseURL: srv.URL, APIKey: "k"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, req := range []llm.Request{
+		{Model: "m", Messages: []llm.Message{{Role: "user", Content: "q"}}, MaxTokens: 100},
+		{Model: "m", Prompt: "q", MaxTokens: 100},
+		{Model: "m", Prompt: "q"},
+	} {
+		resp, err := c.Complete(t.Context(), req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, limit := len(resp.Choices[0].Text), llm.MaxCompletionBytes(req.MaxTokens); got > limit || got == 0 {
+			t.Errorf("max_tokens %d: kept %d bytes, want at most %d", req.MaxTokens, got, limit)
+		}
+		if resp.Choices[0].FinishReason != "length" {
+			t.Errorf("finish reason: got %q, want length", resp.Choices[0].FinishReason)
+		}
+	}
+}

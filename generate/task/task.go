@@ -106,6 +106,21 @@ func Load(path string, opts Options) ([]pipeline.Question, Report, error) {
 		if err != nil {
 			return nil, rep, err
 		}
+		if rec.bad != nil {
+			if rec.index < opts.Offset {
+				continue
+			}
+			rep.Read++
+			err := fmt.Errorf("%s %s: %w", path, rec.pos, rec.bad)
+			if !opts.SkipBad {
+				return nil, rep, err
+			}
+			rep.Skipped++
+			if len(rep.Problems) < maxProblems {
+				rep.Problems = append(rep.Problems, err.Error())
+			}
+			continue
+		}
 		if format == FormatAuto {
 			format = detect(rec.raw, src.array())
 		}
@@ -161,6 +176,7 @@ type record struct {
 	raw   []byte
 	index int    // 0-based position among the file's records
 	pos   string // "record 17" or "line 18", for messages
+	bad   error  // a line that is not a JSON record (JSON lines only)
 }
 
 // source yields the records of a JSON array or a JSONL file.
@@ -258,15 +274,17 @@ func (s *source) nextLine() (record, error) {
 			continue
 		}
 		pos := fmt.Sprintf("line %d", s.line)
+		s.n++
+		// A bad line is handed back as such: JSON lines can be read on past it, so
+		// Load can skip it under SkipBad.
 		if !utf8.Valid(b) {
-			return record{}, fmt.Errorf("%s %s: invalid UTF-8", s.path, pos)
+			return record{index: s.n - 1, pos: pos, bad: errors.New("invalid UTF-8")}, nil
 		}
 		if !json.Valid(b) {
 			var v any
 			err := json.Unmarshal(b, &v)
-			return record{}, fmt.Errorf("%s %s: malformed JSON: %w", s.path, pos, err)
+			return record{index: s.n - 1, pos: pos, bad: fmt.Errorf("malformed JSON: %w", err)}, nil
 		}
-		s.n++
 		return record{raw: b, index: s.n - 1, pos: pos}, nil
 	}
 }

@@ -270,3 +270,27 @@ func TestLoadRealFiles(t *testing.T) {
 		})
 	}
 }
+
+func TestSkipBadSkipsMalformedAndInvalidUTF8Lines(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "claims.jsonl")
+	body := `{"id": 1, "label": "SUPPORTS", "claim": "A is B.", "evidence": []}` + "\n" +
+		"{not json\n" +
+		"{\"id\": 2, \"label\": \"REFUTES\", \"claim\": \"C \xff is D.\", \"evidence\": []}\n" +
+		`{"id": 3, "label": "REFUTES", "claim": "E is F.", "evidence": []}` + "\n"
+	if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := Load(path, Options{Task: "fever"}); err == nil || !strings.Contains(err.Error(), "line 2") {
+		t.Fatalf("without SkipBad: got %v, want an error naming line 2", err)
+	}
+	qs, rep, err := Load(path, Options{Task: "fever", SkipBad: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(qs) != 2 || rep.Skipped != 2 || rep.Read != 4 {
+		t.Errorf("got %d questions, report %+v; want 2 kept, 2 skipped of 4", len(qs), rep)
+	}
+	if len(rep.Problems) != 2 || !strings.Contains(rep.Problems[0], "line 2") || !strings.Contains(rep.Problems[1], "line 3: invalid UTF-8") {
+		t.Errorf("problems: %q", rep.Problems)
+	}
+}
