@@ -334,3 +334,14 @@ func allCommands(c *cobra.Command) []*cobra.Command {
 	}
 	return out
 }
+
+func TestMissingAPIKeyForOpenAIExitsTwo(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "run")
+	res := invoke(t, "", nil, "run", "--config", "../../configs/demo.yaml", "--out", out, "--set", "generate.policy=llm")
+	if res.code != exitUsage || !strings.Contains(res.stderr, "OPENAI_API_KEY is empty") {
+		t.Errorf("got exit %d: %s; want 2 naming OPENAI_API_KEY", res.code, res.stderr)
+	}
+	if _, err := os.Stat(filepath.Join(out, pipeline.ManifestFile)); err == nil {
+		t.Error("a refused start wrote a manifest")
+	}
+}

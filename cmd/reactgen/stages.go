@@ -130,6 +130,11 @@ func (a *app) openRun(ctx context.Context, ld *loaded, forceNew bool, command st
 	if err := checkInputs(&cfg); err != nil {
 		return nil, err
 	}
+	if cfg.Generate.Policy == "llm" && a.getenv(cfg.LLM.APIKeyEnv) == "" && strings.Contains(cfg.LLM.BaseURL, "api.openai.com") {
+		return nil, &pipeline.ConfigError{Key: "llm.api_key_env", Message: fmt.Sprintf(
+			"the environment variable %s is empty, and %s needs a key (export %s=..., or point llm.base_url / OPENAI_BASE_URL at your own server)",
+			cfg.LLM.APIKeyEnv, cfg.LLM.BaseURL, cfg.LLM.APIKeyEnv)}
+	}
 	set, promptID, err := loadPrompts(&cfg)
 	if err != nil {
 		return nil, err
