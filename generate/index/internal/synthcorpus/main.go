@@ -31,6 +31,7 @@ func main() {
 	reuse := flag.Bool("reuse", false, "reuse -out when it exists")
 	dir := flag.String("index", "", "build an index here from -out and measure it (replaced if it exists)")
 	queries := flag.Int("queries", 5000, "queries of each kind to time")
+	ftsChars := flag.Int("fts-chars", 0, "BuildOptions.FTSChars (0 = default)")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the build here")
 	flag.Parse()
 	if *cpuprofile != "" {
@@ -42,13 +43,13 @@ func main() {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	if err := run(ctx, *pages, *out, *reuse, *dir, *queries); err != nil {
+	if err := run(ctx, *pages, *out, *reuse, *dir, *queries, *ftsChars); err != nil {
 		fmt.Fprintln(os.Stderr, "synthcorpus:", err)
 		os.Exit(1)
 	}
 }
 
-func run(ctx context.Context, pages int, out string, reuse bool, dir string, queries int) error {
+func run(ctx context.Context, pages int, out string, reuse bool, dir string, queries, ftsChars int) error {
 	if _, err := os.Stat(out); !reuse || err != nil {
 		f, err := os.Create(out)
 		if err != nil {
@@ -68,9 +69,9 @@ func run(ctx context.Context, pages int, out string, reuse bool, dir string, que
 		return nil
 	}
 	os.RemoveAll(dir)
-	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
+	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	start := time.Now()
-	info, err := index.Build(ctx, dir, []string{out}, index.BuildOptions{Logger: log, Progress: progress()})
+	info, err := index.Build(ctx, dir, []string{out}, index.BuildOptions{Logger: log, Progress: progress(), FTSChars: ftsChars})
 	if err != nil {
 		return err
 	}
