@@ -175,7 +175,7 @@ func Schema() *arrow.Schema {
 	for i, c := range columns {
 		fields[i] = arrow.Field{Name: c.name, Type: c.typ}
 	}
-	info, err := json.Marshal(map[string]any{"info": map[string]any{"features": HFFeatures()}})
+	info, err := json.Marshal(map[string]any{"info": map[string]any{"features": hfFeatures()}})
 	if err != nil {
 		panic(err) // the features are built from constants
 	}
@@ -216,11 +216,11 @@ func (o orderedObject) MarshalJSON() ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-// HFFeatures returns the Hugging Face datasets features of the schema in the JSON shape
+// hfFeatures returns the Hugging Face datasets features of the schema in the JSON shape
 // that dataset_info.json holds: {"id": {"dtype": "string", "_type": "Value"}, ...}, with a
 // list of structs written as a one-element JSON list, as datasets 2.x and 3.x write a
 // feature inferred from an Arrow list<struct>.
-func HFFeatures() orderedObject {
+func hfFeatures() orderedObject {
 	out := make(orderedObject, len(columns))
 	for i, c := range columns {
 		out[i] = keyValue{c.name, hfFeature(c.typ)}
