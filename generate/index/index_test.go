@@ -399,3 +399,34 @@ func TestSharedFeverIntros(t *testing.T) {
 		t.Errorf("Similar(Dalai Lama): got %q %v, want a Dalai Lama title first", s, err)
 	}
 }
+
+func TestBuildDuplicatesAcrossInsertBatches(t *testing.T) {
+	var b strings.Builder
+	for i := range 100 {
+		fmt.Fprintf(&b, "{\"title\": \"Page %d\", \"text\": \"First text of page %d.\"}\n", i, i)
+		if i%10 == 0 {
+			fmt.Fprintf(&b, "{\"title\": \"page_%d\", \"text\": \"Second text.\"}\n", i)
+		}
+	}
+	src := writeSource(t, "dups.jsonl", b.String())
+	dir := filepath.Join(t.TempDir(), "ix")
+	info, err := Build(t.Context(), dir, []string{src}, BuildOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.Pages != 100 || info.Duplicates != 10 {
+		t.Errorf("counts: got %d pages, %d duplicates, want 100 and 10", info.Pages, info.Duplicates)
+	}
+	ix, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ix.Close()
+	for _, i := range []int{0, 50, 90, 99} {
+		p, ok, err := ix.Page(t.Context(), fmt.Sprintf("page %d", i))
+		want := fmt.Sprintf("First text of page %d.", i)
+		if err != nil || !ok || len(p.Sentences) != 1 || p.Sentences[0] != want {
+			t.Errorf("Page(page %d): got %q %v %v, want %q", i, p.Sentences, ok, err, want)
+		}
+	}
+}
