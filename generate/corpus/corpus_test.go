@@ -100,13 +100,12 @@ func TestJSONLLongLine(t *testing.T) {
 func TestJSONLErrors(t *testing.T) {
 	tests := []struct {
 		name, content, want string
-		line              int
 	}{
-		{"bad json", "{\"title\": \"A\", \"text\": \"x\"}\n{\"title\": \"B\", \"text\": \n", "line 2: invalid JSON", 2},
-		{"no title", `{"text": "x"}`, `line 1: missing "title"`, 1},
-		{"no text", `{"title": "A"}`, `line 1: missing "text"`, 1},
-		{"text number", `{"title": "A", "text": 3}`, `line 1: "text": want a string`, 1},
-		{"bad utf8", "{\"title\": \"A\", \"text\": \"ok\"}\n{\"title\": \"B\xff\", \"text\": \"x\"}\n", "line 2: invalid UTF-8", 2},
+		{"bad json", "{\"title\": \"A\", \"text\": \"x\"}\n{\"title\": \"B\", \"text\": \n", "line 2: invalid JSON"},
+		{"no title", `{"text": "x"}`, `line 1: missing "title"`},
+		{"no text", `{"title": "A"}`, `line 1: missing "text"`},
+		{"text number", `{"title": "A", "text": 3}`, `line 1: "text": want a string`},
+		{"bad utf8", "{\"title\": \"A\", \"text\": \"ok\"}\n{\"title\": \"B\xff\", \"text\": \"x\"}\n", "line 2: invalid UTF-8"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
