@@ -8,11 +8,14 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/reactgen/reactgen/filter"
 	"github.com/reactgen/reactgen/pipeline"
 )
 
-// benchEpisodes is the episode count of BenchmarkExport: EXPORT_BENCH_EPISODES, or 2000.
+// benchEpisodes is the episode count of the export benchmarks: EXPORT_BENCH_EPISODES, or
+// 2000.
 func benchEpisodes(b *testing.B) int {
 	b.Helper()
 	if s := os.Getenv("EXPORT_BENCH_EPISODES"); s != "" {
@@ -41,8 +44,7 @@ func peakRSSMB() float64 {
 }
 
 // benchStream yields n episodes cycled from a pool of 1024 distinct ones, each with its own
-// id and question id, so the benchmark measures the export and not the fixture (decoding
-// kept.jsonl is the pipeline's cost, not measured here).
+// id and question id, so the in-memory benchmarks measure the export and not the fixture.
 func benchStream(n int) func() iter.Seq2[pipeline.Episode, error] {
 	pool := make([]pipeline.Episode, 1024)
 	for i := range pool {
@@ -62,21 +64,176 @@ func benchStream(n int) func() iter.Seq2[pipeline.Episode, error] {
 	}
 }
 
-// BenchmarkExport streams synthetic episodes of realistic size (about 2 KB of JSON, 3 to
-// 7 steps) through Run into every format at once. Run it at full size with
+// benchConfig is every format at once, react view, no compression, weights on.
+func benchConfig() pipeline.ExportConfig {
+	return pipeline.ExportConfig{
+		Formats:     []string{"openai-chat", "completion", "alpaca", "sharegpt", "agentgym", "arrow", "arrow-file", "parquet"},
+		Compression: "none", Weights: true, ValidationFraction: 0.05, SplitSeed: 1,
+		Views: []string{ViewReAct}, CorrectOnly: true,
+	}
+}
+
+// benchObsWords is the words kept of each synthetic observation in BenchmarkExport:
+// EXPORT_BENCH_OBS_WORDS, or 18, which makes the issue's episodes of about 2 KB of JSON
+// (50, the fixture's whole observations, makes about 3 KB).
+func benchObsWords(b *testing.B) int {
+	b.Helper()
+	if s := os.Getenv("EXPORT_BENCH_OBS_WORDS"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n <= 0 {
+			b.Fatalf("EXPORT_BENCH_OBS_WORDS=%q: want a positive integer", s)
+		}
+		return n
+	}
+	return 18
+}
+
+// trimObservation keeps the first k words of a synthEpisode observation's sentence and
+// its quoted tail (the escapes the JSON writers must handle).
+func trimObservation(obs string, k int) string {
+	body, tail, ok := strings.Cut(obs, ". \"Quoted\"")
+	if !ok {
+		return obs
+	}
+	w := strings.Fields(body)
+	return strings.Join(w[:min(k+1, len(w))], " ") + ". \"Quoted\"" + tail
+}
+
+// writeBenchLog writes n distinct synthetic HotpotQA episodes, one per question, as the
+// generate stage's episode log, and returns its path and size.
+func writeBenchLog(b *testing.B, dir string, n int) (string, int64) {
+	b.Helper()
+	k := benchObsWords(b)
+	path := filepath.Join(dir, pipeline.EpisodesFile)
+	w, err := pipeline.CreateJSONL(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer w.Abort()
+	for i := range n {
+		ep := synthEpisode(i)
+		ep.Task = pipeline.TaskHotpotQA
+		ep.Attempt = 0
+		ep.QuestionID = "q" + strconv.Itoa(i)
+		ep.ID = pipeline.EpisodeID(ep.Task, ep.QuestionID, ep.Method, 0, false)
+		for j := range ep.Steps {
+			ep.Steps[j].Observation = trimObservation(ep.Steps[j].Observation, k)
+		}
+		if err := w.Write(ep); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if err := w.Commit(); err != nil {
+		b.Fatal(err)
+	}
+	st, err := os.Stat(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return path, st.Size()
+}
+
+// BenchmarkExport is the issue's figure: filter and export n synthetic episodes of
+// realistic size (about 2 KB of JSON, 3 to 7 steps) to every format, through the same
+// files and readers as `reactgen run`: episodes.jsonl is filtered with the default rules
+// into kept.jsonl and rejected.jsonl (as cmd/reactgen's filter stage does), then Run
+// exports kept.jsonl read with pipeline.ReadKept. Writing episodes.jsonl is set-up and
+// not timed. Run it at full size with
 //
-//	EXPORT_BENCH_EPISODES=100000 go test -run '^$' -bench Export -benchtime 1x ./export
+//	EXPORT_BENCH_EPISODES=100000 go test -run '^$' -bench 'Export$' -benchtime 1x ./export
 func BenchmarkExport(b *testing.B) {
+	n := benchEpisodes(b)
+	root := b.TempDir()
+	episodes, logBytes := writeBenchLog(b, root, n)
+	fcfg := pipeline.Default().Filter
+	cfg := benchConfig()
+	var written int64
+	var filterWall, exportWall time.Duration
+	var filterCPU, exportCPU float64
+	kept := 0
+	b.ResetTimer()
+	for i := range b.N {
+		dir := filepath.Join(root, strconv.Itoa(i))
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			b.Fatal(err)
+		}
+		t0, c0 := time.Now(), cpuSeconds()
+
+		chain, err := filter.New(fcfg, pipeline.TaskHotpotQA, filter.Options{
+			Reopen: func() iter.Seq2[pipeline.Episode, error] { return pipeline.ReadEpisodes(episodes) },
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+		kw, err := pipeline.CreateJSONL(filepath.Join(dir, pipeline.KeptFile))
+		if err != nil {
+			b.Fatal(err)
+		}
+		rw, err := pipeline.CreateJSONL(filepath.Join(dir, pipeline.RejectedFile))
+		if err != nil {
+			b.Fatal(err)
+		}
+		st, err := chain.Run(b.Context(), pipeline.ReadEpisodes(episodes),
+			func(ep pipeline.Episode) error { return kw.Write(ep) },
+			func(r pipeline.Rejected) error { return rw.Write(r) })
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := kw.Commit(); err != nil {
+			b.Fatal(err)
+		}
+		if err := rw.Commit(); err != nil {
+			b.Fatal(err)
+		}
+		kept = st.Kept
+		t1, c1 := time.Now(), cpuSeconds()
+
+		keptPath := filepath.Join(dir, pipeline.KeptFile)
+		res, err := Run(b.Context(), RunOptions{
+			Config: cfg, Dir: filepath.Join(dir, pipeline.ExportDir),
+			Kept: func() iter.Seq2[pipeline.Episode, error] { return pipeline.ReadKept(keptPath) },
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+		t2, c2 := time.Now(), cpuSeconds()
+		filterWall += t1.Sub(t0)
+		exportWall += t2.Sub(t1)
+		filterCPU += c1 - c0
+		exportCPU += c2 - c1
+		if res.Examples != kept {
+			b.Fatalf("exported %d examples, the filter kept %d", res.Examples, kept)
+		}
+		written = 0
+		for _, f := range res.Files {
+			written += f.Bytes
+		}
+		b.StopTimer()
+		os.RemoveAll(dir)
+		b.StartTimer()
+	}
+	per := float64(b.N)
+	b.ReportMetric(float64(n)*per/b.Elapsed().Seconds(), "episodes/s")
+	b.ReportMetric(filterWall.Seconds()/per, "filter-s/op")
+	b.ReportMetric(exportWall.Seconds()/per, "export-s/op")
+	b.ReportMetric(filterCPU/per, "filter-cpu-s/op")
+	b.ReportMetric(exportCPU/per, "export-cpu-s/op")
+	b.ReportMetric((filterCPU+exportCPU)/per, "cpu-s/op")
+	b.ReportMetric(float64(kept), "kept")
+	b.ReportMetric(float64(logBytes)/float64(n), "episode-bytes")
+	b.ReportMetric(float64(written)/(1<<20), "MB-written")
+	b.ReportMetric(peakRSSMB(), "peak-RSS-MB")
+}
+
+// BenchmarkExportInMemory streams episodes from memory through Run into every format at
+// once: the export's own cost, without reading kept.jsonl and without the filter.
+func BenchmarkExportInMemory(b *testing.B) {
 	n := benchEpisodes(b)
 	sample, err := json.Marshal(synthEpisode(1))
 	if err != nil {
 		b.Fatal(err)
 	}
-	cfg := pipeline.ExportConfig{
-		Formats:     []string{"openai-chat", "completion", "alpaca", "sharegpt", "agentgym", "arrow", "arrow-file", "parquet"},
-		Compression: "none", Weights: true, ValidationFraction: 0.05, SplitSeed: 1,
-		Views: []string{ViewReAct}, CorrectOnly: true,
-	}
+	cfg := benchConfig()
 	kept := benchStream(n)
 	var written int64
 	cpu0 := cpuSeconds()
@@ -102,11 +259,11 @@ func BenchmarkExport(b *testing.B) {
 	b.ReportMetric(peakRSSMB(), "peak-RSS-MB")
 }
 
-// BenchmarkExportFormat exports the same stream to one format at a time, to show where
-// the time of BenchmarkExport goes.
+// BenchmarkExportFormat exports the in-memory stream to one format at a time, to show
+// where the time of BenchmarkExportInMemory goes.
 func BenchmarkExportFormat(b *testing.B) {
 	n := benchEpisodes(b)
-	for _, format := range []string{"openai-chat", "completion", "alpaca", "sharegpt", "agentgym", "arrow", "arrow-file", "parquet"} {
+	for _, format := range benchConfig().Formats {
 		b.Run(format, func(b *testing.B) {
 			cfg := pipeline.ExportConfig{Formats: []string{format}, Weights: true, ValidationFraction: 0.05, SplitSeed: 1, CorrectOnly: true}
 			kept := benchStream(n)

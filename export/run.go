@@ -47,7 +47,7 @@ func newExporter(dir, format, view string, cfg pipeline.ExportConfig) (fileExpor
 type RunOptions struct {
 	Config pipeline.ExportConfig
 	Dir    string // the run's export/ directory
-	// Kept opens the stream of kept episodes; it is opened twice (validate, then write).
+	// Kept opens the stream of kept episodes; Run opens it once.
 	Kept func() iter.Seq2[pipeline.Episode, error]
 	// Rejected opens the stream of rejected episodes, for export.pairs; nil means none.
 	Rejected func() iter.Seq2[pipeline.Rejected, error]
@@ -81,12 +81,12 @@ func views(cfg pipeline.ExportConfig) ([]string, error) {
 	return cfg.Views, nil
 }
 
-// Run is the export stage. It validates every example of every view first, so an invalid
-// one fails the export (with its id) before anything is written; then it streams the kept
-// episodes again into every format at once, one goroutine per output, and checks the loss
-// masks of what it wrote. Everything is written under a staging directory inside Dir and
-// renamed into place only when all of it succeeded, so on error nothing new stands under
-// a final name.
+// Run is the export stage. It reads the kept episodes once, renders and validates every
+// example of every view and streams it into every format at once, one goroutine per
+// output, then re-reads what it wrote to check the loss masks. Everything is written
+// under a staging directory inside Dir and renamed into place only when all of it
+// succeeded, so an invalid example fails the export (with its id) and on any error
+// nothing new stands under a final name.
 func Run(ctx context.Context, opts RunOptions) (Result, error) {
 	log := opts.Logger
 	if log == nil {
@@ -128,40 +128,7 @@ func Run(ctx context.Context, opts RunOptions) (Result, error) {
 		}
 	}
 
-	// Validate everything before writing anything.
-	res := Result{Splits: map[string]int{}}
-	chosen := map[string]string{} // question id -> the chosen completion, for pairs
-	for ep, err := range opts.Kept() {
-		if err != nil {
-			return Result{}, fmt.Errorf("read kept episodes: %w", err)
-		}
-		if err := ctx.Err(); err != nil {
-			return Result{}, err
-		}
-		split := SplitOf(cfg.SplitSeed, ep.QuestionID, cfg.ValidationFraction)
-		for _, v := range vs {
-			ex, err := Render(ep, v, ropts)
-			if err != nil {
-				return Result{}, err
-			}
-			ex.Split = split
-			if err := Validate(&ex, vopts); err != nil {
-				return Result{}, err
-			}
-		}
-		res.Examples++
-		res.Splits[split]++
-		if wrong[ep.QuestionID] {
-			if _, ok := chosen[ep.QuestionID]; !ok {
-				ex, err := Render(ep, ViewReAct, ropts)
-				if err != nil {
-					return Result{}, err
-				}
-				chosen[ep.QuestionID] = ex.Completion()
-			}
-		}
-	}
-
+	_, statErr := os.Stat(opts.Dir)
 	if err := os.MkdirAll(opts.Dir, 0o755); err != nil {
 		return Result{}, fmt.Errorf("export dir %s: %w", opts.Dir, err)
 	}
@@ -170,11 +137,24 @@ func Run(ctx context.Context, opts RunOptions) (Result, error) {
 		return Result{}, fmt.Errorf("export dir %s: %w", opts.Dir, err)
 	}
 	defer os.RemoveAll(stage)
+	ok := false
+	if errors.Is(statErr, os.ErrNotExist) {
+		// A failed export leaves no trace, not even the directory it made.
+		defer func() {
+			if !ok {
+				os.RemoveAll(stage)
+				os.Remove(opts.Dir)
+			}
+		}()
+	}
 
-	files, err := writeAll(ctx, stage, cfg, vs, ropts, opts.Kept, res.Examples)
+	t := tally{splits: map[string]int{}, wrong: wrong, chosen: map[string]string{}}
+	files, err := writeAll(ctx, stage, cfg, vs, ropts, vopts, opts.Kept, &t)
 	if err != nil {
 		return Result{}, err
 	}
+	res := Result{Examples: t.examples, Splits: t.splits}
+	chosen := t.chosen
 	if err := checkWritten(ctx, stage, cfg, files); err != nil {
 		return Result{}, err
 	}
@@ -208,6 +188,7 @@ func Run(ctx context.Context, opts RunOptions) (Result, error) {
 		}
 	}
 	res.Files = files
+	ok = true
 	log.Info("export done", "dir", opts.Dir, "examples", res.Examples, "views", len(vs),
 		"train", res.Splits[SplitTrain], "validation", res.Splits[SplitValidation], "files", len(files), "pairs", res.Pairs)
 	return res, nil
@@ -223,10 +204,21 @@ func isWrongAnswer(r *pipeline.Rejected) bool {
 // read-only between the exporters of a view.
 const exampleBatch = 64
 
-// writeAll streams the kept episodes into one exporter per format and view, each run by
-// its own goroutine, and returns the files they wrote.
+// tally is what the writing pass counts, for the Result and for pairs. Only the
+// producer goroutine touches it until writeAll returns.
+type tally struct {
+	examples int
+	splits   map[string]int
+	wrong    map[string]bool   // questions with a wrong finished trajectory (pairs)
+	chosen   map[string]string // question id -> the chosen completion, for pairs
+}
+
+// writeAll reads the kept episodes once, renders and validates each in every view, and
+// streams the examples into one exporter per format and view, each run by its own
+// goroutine. It returns the files they wrote; the first invalid example stops it with
+// its *ValidationError.
 func writeAll(ctx context.Context, stage string, cfg pipeline.ExportConfig, vs []string, ropts RenderOptions,
-	kept func() iter.Seq2[pipeline.Episode, error], want int) ([]File, error) {
+	vopts ValidateOptions, kept func() iter.Seq2[pipeline.Episode, error], t *tally) ([]File, error) {
 	type sink struct {
 		exp fileExporter
 		ch  chan []Example
@@ -282,12 +274,13 @@ func writeAll(ctx context.Context, stage string, cfg pipeline.ExportConfig, vs [
 			batches[i] = make([]Example, 0, exampleBatch)
 			return nil
 		}
-		n := 0
 		for ep, err := range kept() {
 			if err != nil {
 				return fmt.Errorf("read kept episodes: %w", err)
 			}
-			n++
+			if err := gctx.Err(); err != nil {
+				return err
+			}
 			split := SplitOf(cfg.SplitSeed, ep.QuestionID, cfg.ValidationFraction)
 			for i, v := range vs {
 				ex, err := Render(ep, v, ropts)
@@ -295,6 +288,14 @@ func writeAll(ctx context.Context, stage string, cfg pipeline.ExportConfig, vs [
 					return err
 				}
 				ex.Split = split
+				if err := Validate(&ex, vopts); err != nil {
+					return err
+				}
+				if v == ViewReAct && t.wrong[ep.QuestionID] {
+					if _, ok := t.chosen[ep.QuestionID]; !ok {
+						t.chosen[ep.QuestionID] = ex.Completion()
+					}
+				}
 				batches[i] = append(batches[i], ex)
 				if len(batches[i]) >= exampleBatch {
 					if err := send(i); err != nil {
@@ -302,6 +303,17 @@ func writeAll(ctx context.Context, stage string, cfg pipeline.ExportConfig, vs [
 					}
 				}
 			}
+			if t.wrong[ep.QuestionID] && !slices.Contains(vs, ViewReAct) {
+				if _, ok := t.chosen[ep.QuestionID]; !ok {
+					ex, err := Render(ep, ViewReAct, ropts)
+					if err != nil {
+						return err
+					}
+					t.chosen[ep.QuestionID] = ex.Completion()
+				}
+			}
+			t.examples++
+			t.splits[split]++
 		}
 		for i := range vs {
 			if len(batches[i]) > 0 {
@@ -309,9 +321,6 @@ func writeAll(ctx context.Context, stage string, cfg pipeline.ExportConfig, vs [
 					return err
 				}
 			}
-		}
-		if n != want {
-			return fmt.Errorf("read kept episodes: %d on the second pass, %d when validating: the file changed during the export", n, want)
 		}
 		return nil
 	})
