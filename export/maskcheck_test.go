@@ -1,0 +1,114 @@
+package export
+
+import (
+	"encoding/json"
+	"testing"
+)
+
+// TestScanMaskLine holds the scanner to encoding/json: it accepts exactly the lines
+// encoding/json reads as an object, and reads the same mask fields.
+func TestScanMaskLine(t *testing.T) {
+	tests := []struct {
+		name string
+		line string
+	}{
+		{"chat", `{"messages":[{"role":"user","content":"Question: q"},{"role":"assistant","content":"a\n\"b\"","weight":1}]}`},
+		{"spaces", ` { "messages" : [ { "role" : "user" , "content" : "x" , "train" : false } ] } `},
+		{"escaped role", `{"messages":[{"role":"\u0075ser","content":"Observation: o","train":true}]}`},
+		{"escaped key", `{"mess\u0061ges":[{"role":"system","content":"s","weight":null}]}`},
+		{"numbers", `{"n":-1.5e+3,"m":0,"messages":[{"role":"assistant","weight":0.25,"x":[1,2,{"y":null}]}]}`},
+		{"repeated list", `{"messages":[{"role":"user"}],"messages":[{"role":"assistant"},{"role":"user"}]}`},
+		{"repeated field", `{"messages":[{"role":"user","train":true,"train":false}]}`},
+		{"null list", `{"messages":null}`},
+		{"empty", `{}`},
+		{"agentgym", `{"conversations":[{"from":"human","loss":null,"value":"Question: q"},{"from":"gpt","loss":true,"value":"a"}],"item_id":"x"}`},
+		{"unicode", `{"messages":[{"role":"user","content":"caf\u00e9 ☕ \ud83d\ude00"}]}`},
+		{"trailing data", `{"messages":[]} x`},
+		{"two objects", `{}{}`},
+		{"unterminated string", `{"messages":[{"role":"user}]}`},
+		{"bad escape", `{"messages":[{"role":"\x"}]}`},
+		{"short unicode escape", `{"messages":[{"role":"\u12"}]}`},
+		{"raw control character", "{\"messages\":[{\"content\":\"a\tb\"}]}"},
+		{"missing colon", `{"messages" [{"role":"user"}]}`},
+		{"trailing comma", `{"messages":[{"role":"user"},]}`},
+		{"bad number", `{"n":01,"messages":[]}`},
+		{"bad literal", `{"messages":[{"role":"user","train":tru}]}`},
+		{"not an object", `[1,2]`},
+		{"empty line", ``},
+	}
+	type turn struct {
+		Role    string           `json:"role"`
+		From    string           `json:"from"`
+		Content string           `json:"content"`
+		Value   string           `json:"value"`
+		Weight  *json.RawMessage `json:"weight"`
+		Train   *bool            `json:"train"`
+		Loss    *bool            `json:"loss"`
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			for _, list := range []string{"messages", "conversations"} {
+				got, err := scanMaskLine([]byte(tt.line), list, true, nil)
+				// A row is valid when encoding/json reads it as an object.
+				var obj map[string]json.RawMessage
+				valid := json.Unmarshal([]byte(tt.line), &obj) == nil && obj != nil
+				if (err == nil) != valid {
+					t.Fatalf("%s: scan error %v, encoding/json reads an object: %v", list, err, valid)
+				}
+				if err != nil {
+					continue
+				}
+				var ref map[string][]turn
+				if err := json.Unmarshal([]byte(tt.line), &ref); err != nil {
+					continue // valid JSON of another shape: the mask check rejects it elsewhere
+				}
+				want := ref[list]
+				if len(got) != len(want) {
+					t.Fatalf("%s: %d turns, want %d", list, len(got), len(want))
+				}
+				for i, w := range want {
+					role, text := w.Role+w.From, w.Content+w.Value
+					train := (w.Train != nil && *w.Train) || (w.Loss != nil && *w.Loss)
+					obs := len(text) >= 13 && text[:13] == "Observation: "
+					wt := maskTurn{role: role, weight: w.Weight != nil, train: train, obs: obs}
+					if got[i] != wt {
+						t.Errorf("%s turn %d: got %+v, want %+v", list, i, got[i], wt)
+					}
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkCheckMasks measures the loss-mask re-read of an openai-chat file.
+func BenchmarkCheckMasks(b *testing.B) {
+	dir := b.TempDir()
+	e, err := NewJSONL(dir, "openai-chat", ViewReAct, benchConfig())
+	if err != nil {
+		b.Fatal(err)
+	}
+	n := 0
+	for ep := range benchStream(2000)() {
+		ex, err := Render(ep, ViewReAct, RenderOptions{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		ex.Split = SplitTrain
+		if err := e.Write(b.Context(), ex); err != nil {
+			b.Fatal(err)
+		}
+		n++
+	}
+	if err := e.Close(); err != nil {
+		b.Fatal(err)
+	}
+	f := e.Files()[0]
+	path := dir + "/" + f.Path
+	b.SetBytes(f.Bytes)
+	for b.Loop() {
+		rows, err := checkMasks(path, "openai-chat", false)
+		if err != nil || rows != n {
+			b.Fatalf("checkMasks: %d rows, %v; want %d", rows, err, n)
+		}
+	}
+}
