@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"time"
 
@@ -22,7 +23,9 @@ import (
 )
 
 // FormatVersion is the version of the on-disk layout; Open refuses any other.
-const FormatVersion = 1
+//
+// Version 2 splits the index into pages.db and fts.db, built in parallel.
+const FormatVersion = 2
 
 // ErrExists is returned by Build when dir already holds something and Force is off.
 var ErrExists = errors.New("index already exists (use force to rebuild)")
@@ -104,6 +107,7 @@ func Build(ctx context.Context, dir string, sources []string, opts BuildOptions)
 	if err := os.MkdirAll(parent, 0o755); err != nil {
 		return Info{}, fmt.Errorf("build index: %w", err)
 	}
+	removeStale(parent, filepath.Base(dir), log)
 	tmp, err := os.MkdirTemp(parent, "."+filepath.Base(dir)+".building-")
 	if err != nil {
 		return Info{}, fmt.Errorf("build index: %w", err)
@@ -115,15 +119,17 @@ func Build(ctx context.Context, dir string, sources []string, opts BuildOptions)
 		}
 	}()
 
-	info, err := buildDB(ctx, filepath.Join(tmp, dbFile), sources, opts, log)
+	info, err := buildDB(ctx, tmp, sources, opts, log)
 	if err != nil {
 		return Info{}, err
 	}
-	st, err := os.Stat(filepath.Join(tmp, dbFile))
-	if err != nil {
-		return Info{}, fmt.Errorf("build index: %w", err)
+	for _, f := range []string{pagesFile, ftsFile} {
+		st, err := os.Stat(filepath.Join(tmp, f))
+		if err != nil {
+			return Info{}, fmt.Errorf("build index: %w", err)
+		}
+		info.IndexBytes += st.Size()
 	}
-	info.IndexBytes = st.Size()
 	info.FormatVersion = FormatVersion
 	info.BuiltAt = start.UTC()
 	info.Fingerprint = fingerprint(info.Sources)
@@ -141,6 +147,28 @@ func Build(ctx context.Context, dir string, sources []string, opts BuildOptions)
 	log.Info("index built", "dir", dir, "pages", info.Pages, "duplicates", info.Duplicates,
 		"skipped", info.Skipped, "seconds", info.BuildSeconds, "bytes", info.IndexBytes)
 	return info, nil
+}
+
+// removeStale removes what a killed earlier build of the same target left beside it
+// (".<base>.building-*", and its ".old" twin). The caller holds the run directory, so
+// no other build of this target can be running.
+func removeStale(parent, base string, log *slog.Logger) {
+	entries, err := os.ReadDir(parent)
+	if err != nil {
+		return // MkdirTemp reports an unusable parent
+	}
+	prefix := "." + base + ".building-"
+	for _, e := range entries {
+		if !strings.HasPrefix(e.Name(), prefix) {
+			continue
+		}
+		p := filepath.Join(parent, e.Name())
+		if err := os.RemoveAll(p); err != nil {
+			log.Warn("index build: remove stale build directory", "path", p, "err", err)
+			continue
+		}
+		log.Info("index build: removed stale build directory", "path", p)
+	}
 }
 
 // checkTarget refuses a dir that holds anything unless force, and even with force
@@ -222,6 +250,7 @@ func fingerprint(files []corpus.File) string {
 
 // row is one page ready to insert.
 type row struct {
+	id          int64
 	norm, title string
 	disamb      bool
 	body        []byte
@@ -230,60 +259,136 @@ type row struct {
 	textBytes   int
 }
 
-const schema = `
+// pending is a page that survived deduplication and waits to become a row.
+type pending struct {
+	id   int64
+	norm string
+	doc  corpus.Doc
+}
+
+// job is one batch of pages for a row worker; the worker sends the rows on out.
+type job struct {
+	pages []pending
+	out   chan []row
+}
+
+const pagesSchema = `
 CREATE TABLE pages (
 	id     INTEGER PRIMARY KEY,
-	norm   TEXT NOT NULL UNIQUE,
+	norm   TEXT NOT NULL,
 	title  TEXT NOT NULL,
 	disamb INTEGER NOT NULL,
 	body   BLOB NOT NULL
 );
-CREATE VIRTUAL TABLE fts USING fts5(title, body, content='', detail=full, tokenize='unicode61 remove_diacritics 2');
-INSERT INTO fts(fts, rank) VALUES('rank', 'bm25(10.0, 1.0)');
-INSERT INTO fts(fts, rank) VALUES('hashsize', 33554432);
 `
 
-// buildDB writes the database at path: one goroutine reads and prepares rows, this one
-// inserts them.
-func buildDB(ctx context.Context, path string, sources []string, opts BuildOptions, log *slog.Logger) (Info, error) {
-	start := time.Now()
-	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=journal_mode(OFF)&_pragma=synchronous(OFF)&_pragma=cache_size(-262144)&_pragma=temp_store(MEMORY)&_pragma=locking_mode(EXCLUSIVE)")
+// The FTS table merges nothing during the load (automerge 0, crisismerge high) and is
+// optimized into one segment at the end: incremental merging rewrote the posting lists
+// several times over.
+const ftsSchema = `
+CREATE VIRTUAL TABLE fts USING fts5(title, body, content='', detail=full, tokenize='unicode61 remove_diacritics 2');
+INSERT INTO fts(fts, rank) VALUES('rank', 'bm25(10.0, 1.0)');
+INSERT INTO fts(fts, rank) VALUES('hashsize', 67108864);
+INSERT INTO fts(fts, rank) VALUES('automerge', 0);
+INSERT INTO fts(fts, rank) VALUES('crisismerge', 1024);
+`
+
+// openWrite opens a database file for the build: no journal, no syncs, one connection.
+func openWrite(ctx context.Context, path, schema string) (*sql.DB, error) {
+	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=journal_mode(OFF)&_pragma=synchronous(OFF)&_pragma=cache_size(-131072)&_pragma=temp_store(MEMORY)&_pragma=locking_mode(EXCLUSIVE)")
 	if err != nil {
-		return Info{}, fmt.Errorf("build index: %w", err)
+		return nil, fmt.Errorf("build index %s: %w", filepath.Base(path), err)
 	}
-	defer db.Close()
 	db.SetMaxOpenConns(1)
+	// page_size takes effect only before the first table is created.
 	if _, err := db.ExecContext(ctx, `PRAGMA page_size=8192`); err != nil {
-		return Info{}, fmt.Errorf("build index: %w", err)
+		db.Close()
+		return nil, fmt.Errorf("build index %s: %w", filepath.Base(path), err)
 	}
 	if _, err := db.ExecContext(ctx, schema); err != nil {
-		return Info{}, fmt.Errorf("build index schema: %w", err)
+		db.Close()
+		return nil, fmt.Errorf("build index %s schema: %w", filepath.Base(path), err)
 	}
+	return db, nil
+}
 
+// buildDB writes pages.db and fts.db in dir. The stages, each its own goroutine:
+// produce reads the sources in order, drops duplicate titles and numbers the pages;
+// row workers split, compress and cut the FTS text; dispatch puts the batches back in
+// order and hands each to both writers; the pages writer and the FTS writer each own
+// one database, so the two inserts run in parallel. (On one connection every
+// statement savepoint also made FTS5 flush its in-memory index to a new segment.)
+func buildDB(ctx context.Context, dir string, sources []string, opts BuildOptions, log *slog.Logger) (Info, error) {
+	start := time.Now()
+	pdb, err := openWrite(ctx, filepath.Join(dir, pagesFile), pagesSchema)
+	if err != nil {
+		return Info{}, err
+	}
+	defer pdb.Close()
+	fdb, err := openWrite(ctx, filepath.Join(dir, ftsFile), ftsSchema)
+	if err != nil {
+		return Info{}, err
+	}
+	defer fdb.Close()
+
+	workers := max(1, runtime.GOMAXPROCS(0))
 	var info Info
-	batches := make(chan []row, 4)
+	jobs := make(chan job, workers)
+	order := make(chan chan []row, 2*workers+2)
+	toPages := make(chan []row, 4)
+	toFTS := make(chan []row, 4)
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error {
-		defer close(batches)
-		return produce(gctx, sources, opts, batches, &info)
+		defer close(jobs)
+		defer close(order)
+		return produce(gctx, sources, opts, jobs, order, &info)
+	})
+	ftsChars := opts.FTSChars
+	if ftsChars == 0 {
+		ftsChars = 500
+	}
+	for range workers {
+		g.Go(func() error { return rowWorker(gctx, jobs, ftsChars) })
+	}
+	g.Go(func() error {
+		defer close(toPages)
+		defer close(toFTS)
+		return dispatch(gctx, order, toPages, toFTS, &info)
 	})
 	g.Go(func() error {
-		return consume(gctx, db, opts, batches, &info, log)
+		return write(gctx, pdb, opts.BatchPages, toPages, pageInserter, nil, log.With("db", pagesFile))
+	})
+	g.Go(func() error {
+		return write(gctx, fdb, opts.BatchPages, toFTS, ftsInserter, opts.Progress, log.With("db", ftsFile))
 	})
 	if err := g.Wait(); err != nil {
 		return Info{}, err
 	}
 	log.Debug("index build: pages stored", "pages", info.Pages, "seconds", time.Since(start).Seconds())
-	// Merge FTS segments into one b-tree: smaller on disk and faster to query.
-	if _, err := db.ExecContext(ctx, `INSERT INTO fts(fts) VALUES('optimize')`); err != nil {
-		return Info{}, fmt.Errorf("build index optimize: %w", err)
-	}
-	log.Debug("index build: fts optimized", "seconds", time.Since(start).Seconds())
-	if err := storeCommonTerms(ctx, db, info.Pages); err != nil {
+
+	// Finish both databases in parallel: the title key on one, the FTS merge on the other.
+	g, gctx = errgroup.WithContext(ctx)
+	g.Go(func() error {
+		// Titles are unique already (produce dropped duplicates); building the index
+		// once from sorted keys is cheaper than keeping it during the load.
+		if _, err := pdb.ExecContext(gctx, `CREATE UNIQUE INDEX pages_norm ON pages(norm)`); err != nil {
+			return fmt.Errorf("build index title key: %w", err)
+		}
+		log.Debug("index build: title key", "seconds", time.Since(start).Seconds())
+		return nil
+	})
+	g.Go(func() error {
+		// Merge the FTS segments into one b-tree: smaller on disk and faster to query.
+		if _, err := fdb.ExecContext(gctx, `INSERT INTO fts(fts) VALUES('optimize')`); err != nil {
+			return fmt.Errorf("build index optimize: %w", err)
+		}
+		log.Debug("index build: fts optimized", "seconds", time.Since(start).Seconds())
+		return storeCommonTerms(gctx, fdb, info.Pages)
+	})
+	if err := g.Wait(); err != nil {
 		return Info{}, err
 	}
-	log.Debug("index build: common terms stored", "seconds", time.Since(start).Seconds())
-	if err := db.Close(); err != nil {
+	if err := errors.Join(pdb.Close(), fdb.Close()); err != nil {
 		return Info{}, fmt.Errorf("build index close: %w", err)
 	}
 	return info, nil
@@ -310,33 +415,35 @@ func storeCommonTerms(ctx context.Context, db *sql.DB, pages int64) error {
 	return nil
 }
 
-// produce reads the sources in order and sends batches of rows. It owns info.Sources,
-// Skipped and Repaired; consume owns the rest.
-func produce(ctx context.Context, sources []string, opts BuildOptions, out chan<- []row, info *Info) error {
-	enc, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithEncoderConcurrency(1))
-	if err != nil {
-		return fmt.Errorf("build index: %w", err)
-	}
-	defer enc.Close()
-	ftsChars := opts.FTSChars
-	if ftsChars == 0 {
-		ftsChars = 500
-	}
-	const batchRows = 512
-	batch := make([]row, 0, batchRows)
+// jobPages is how many pages one row worker job carries.
+const jobPages = 512
+
+// produce reads the sources in order, drops pages whose normalised title was seen
+// before (the first wins), numbers the rest and sends them in jobs; each job's result
+// channel goes on order in the same sequence. It owns info.Sources, Skipped, Repaired
+// and Duplicates; dispatch owns the rest.
+func produce(ctx context.Context, sources []string, opts BuildOptions, jobs chan<- job, order chan<- chan []row, info *Info) error {
+	batch := make([]pending, 0, jobPages)
 	send := func() error {
 		if len(batch) == 0 {
 			return nil
 		}
+		j := job{pages: batch, out: make(chan []row, 1)}
 		select {
-		case out <- batch:
+		case jobs <- j:
 		case <-ctx.Done():
 			return ctx.Err()
 		}
-		batch = make([]row, 0, batchRows)
+		select {
+		case order <- j.out:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		batch = make([]pending, 0, jobPages)
 		return nil
 	}
-	var skipped, repaired int64
+	seen := map[string]struct{}{}
+	var id, skipped, repaired int64
 	for _, src := range sources {
 		r, err := corpus.Open(ctx, src, opts.Format, corpus.Options{SkipBad: opts.SkipBad, Split: opts.Split})
 		if err != nil {
@@ -351,8 +458,19 @@ func produce(ctx context.Context, sources []string, opts BuildOptions, out chan<
 				r.Close()
 				return fmt.Errorf("build index: %w", err)
 			}
-			batch = append(batch, makeRow(doc, enc, ftsChars))
-			if len(batch) == batchRows {
+			norm := NormalizeTitle(doc.Title)
+			if norm == "" {
+				skipped++
+				continue
+			}
+			if _, dup := seen[norm]; dup {
+				info.Duplicates++
+				continue
+			}
+			seen[norm] = struct{}{}
+			id++
+			batch = append(batch, pending{id: id, norm: norm, doc: doc})
+			if len(batch) == jobPages {
 				if err := send(); err != nil {
 					r.Close()
 					return err
@@ -371,8 +489,56 @@ func produce(ctx context.Context, sources []string, opts BuildOptions, out chan<
 	return send()
 }
 
-func makeRow(doc corpus.Doc, enc *zstd.Encoder, ftsChars int) row {
-	sents := doc.Sentences
+// rowWorker turns jobs into rows until jobs is closed.
+func rowWorker(ctx context.Context, jobs <-chan job, ftsChars int) error {
+	enc, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithEncoderConcurrency(1))
+	if err != nil {
+		return fmt.Errorf("build index: %w", err)
+	}
+	defer enc.Close()
+	for j := range jobs {
+		rows := make([]row, len(j.pages))
+		for i, p := range j.pages {
+			rows[i] = makeRow(p, enc, ftsChars)
+		}
+		j.out <- rows // buffered: never blocks
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// dispatch takes the row batches in source order and hands each to both writers.
+func dispatch(ctx context.Context, order <-chan chan []row, toPages, toFTS chan<- []row, info *Info) error {
+	for res := range order {
+		var rows []row
+		select {
+		case rows = <-res:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		for _, r := range rows {
+			info.Pages++
+			info.Sentences += int64(r.sentences)
+			info.TextBytes += int64(r.textBytes)
+			if r.disamb {
+				info.Disambiguation++
+			}
+		}
+		for _, out := range []chan<- []row{toPages, toFTS} {
+			select {
+			case out <- rows:
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		}
+	}
+	return nil
+}
+
+func makeRow(p pending, enc *zstd.Encoder, ftsChars int) row {
+	sents := p.doc.Sentences
 	for i, s := range sents {
 		if strings.Contains(s, sentenceSep) {
 			sents[i] = strings.ReplaceAll(s, sentenceSep, " ")
@@ -385,32 +551,67 @@ func makeRow(doc corpus.Doc, enc *zstd.Encoder, ftsChars int) row {
 	} else {
 		body = append([]byte{bodyRaw}, text...)
 	}
-	var fts strings.Builder
-	for _, s := range sents {
-		if ftsChars >= 0 && fts.Len() > 0 && fts.Len()+len(s) > ftsChars {
+	n := 0
+	for i, s := range sents {
+		if ftsChars >= 0 && i > 0 && n+1+len(s) > ftsChars {
 			break
 		}
-		if fts.Len() > 0 {
-			fts.WriteByte(' ')
+		n += len(s)
+		if i > 0 {
+			n++
 		}
-		fts.WriteString(s)
 	}
+	// text joins the sentences with one separator byte, which the tokenizer reads as
+	// white space, so the FTS text is a prefix of it.
 	return row{
-		norm:      NormalizeTitle(doc.Title),
-		title:     doc.Title,
-		disamb:    doc.Disambiguation || isDisambiguation(doc.Title, sents),
+		id:        p.id,
+		norm:      p.norm,
+		title:     p.doc.Title,
+		disamb:    p.doc.Disambiguation || isDisambiguation(p.doc.Title, sents),
 		body:      body,
-		fts:       fts.String(),
+		fts:       text[:n],
 		sentences: len(sents),
 		textBytes: len(text),
 	}
 }
 
-// consume inserts batches, committing every opts.BatchPages pages. A page whose
-// normalised title was seen before is dropped here (the first wins), so rows can go in
-// multi-row INSERTs: per-statement overhead is a quarter of the FTS insert cost.
-func consume(ctx context.Context, db *sql.DB, opts BuildOptions, in <-chan []row, info *Info, log *slog.Logger) error {
-	per := opts.BatchPages
+// table says how one writer inserts rows: the one-row statement, its placeholder
+// group, and a row's arguments.
+type table struct {
+	name   string
+	insert string // INSERT ... VALUES with one placeholder group
+	group  string // the placeholder group, repeated for multi-row inserts
+	rows   int    // rows per INSERT
+	args   func(args []any, r row) []any
+}
+
+var (
+	pageInserter = table{
+		name:   "pages",
+		insert: `INSERT INTO pages(id, norm, title, disamb, body) VALUES (?, ?, ?, ?, ?)`,
+		group:  `, (?, ?, ?, ?, ?)`,
+		rows:   32,
+		args: func(a []any, r row) []any {
+			return append(a, r.id, r.norm, r.title, r.disamb, r.body)
+		},
+	}
+	ftsInserter = table{
+		name:   "fts",
+		insert: `INSERT INTO fts(rowid, title, body) VALUES (?, ?, ?)`,
+		group:  `, (?, ?, ?)`,
+		// One row per INSERT: a multi-row INSERT into a virtual table opens a
+		// statement savepoint, and FTS5 flushes its in-memory index to a new segment
+		// at every savepoint.
+		rows: 1,
+		args: func(a []any, r row) []any {
+			return append(a, r.id, r.title, r.fts)
+		},
+	}
+)
+
+// write inserts the batches from in into db with t, committing every per pages
+// (0 means 50,000), and calls progress, when set, with the rows written so far.
+func write(ctx context.Context, db *sql.DB, per int, in <-chan []row, t table, progress func(int), log *slog.Logger) error {
 	if per <= 0 {
 		per = 50_000
 	}
@@ -420,42 +621,26 @@ func consume(ctx context.Context, db *sql.DB, opts BuildOptions, in <-chan []row
 	ctx = context.WithoutCancel(ctx)
 	conn, err := db.Conn(ctx)
 	if err != nil {
-		return fmt.Errorf("build index: %w", err)
+		return fmt.Errorf("build index %s: %w", t.name, err)
 	}
 	defer conn.Close()
-	ins := &inserter{conn: conn}
+	ins := &inserter{conn: conn, t: t}
 	if err := ins.begin(ctx); err != nil {
 		return err
 	}
 	defer func() { ins.tx.Rollback() }()
-	seen := map[string]struct{}{}
-	var id, inTx int64
+	var written, inTx int
 	for batch := range in {
 		if err := outer.Err(); err != nil {
 			return err
 		}
 		for _, r := range batch {
-			if r.norm == "" {
-				info.Skipped++
-				continue
-			}
-			if _, dup := seen[r.norm]; dup {
-				info.Duplicates++
-				continue
-			}
-			seen[r.norm] = struct{}{}
-			id++
-			if err := ins.add(ctx, id, r); err != nil {
+			if err := ins.add(ctx, r); err != nil {
 				return err
 			}
-			info.Pages++
-			info.Sentences += int64(r.sentences)
-			info.TextBytes += int64(r.textBytes)
-			if r.disamb {
-				info.Disambiguation++
-			}
+			written++
 			inTx++
-			if inTx >= int64(per) {
+			if inTx >= per {
 				if err := ins.commit(ctx); err != nil {
 					return err
 				}
@@ -463,11 +648,11 @@ func consume(ctx context.Context, db *sql.DB, opts BuildOptions, in <-chan []row
 					return err
 				}
 				inTx = 0
-				log.Debug("index build progress", "pages", info.Pages)
+				log.Debug("index build progress", "pages", written)
 			}
 		}
-		if opts.Progress != nil {
-			opts.Progress(int(info.Pages))
+		if progress != nil {
+			progress(written)
 		}
 	}
 	if err := outer.Err(); err != nil {
@@ -476,82 +661,69 @@ func consume(ctx context.Context, db *sql.DB, opts BuildOptions, in <-chan []row
 	return ins.commit(ctx)
 }
 
-// rowsPerInsert is how many rows one multi-row INSERT carries.
-const rowsPerInsert = 32
-
-// inserter buffers rows and writes them rowsPerInsert at a time in one transaction.
+// inserter buffers rows and writes them t.rows at a time in one transaction.
 type inserter struct {
-	conn              *sql.Conn
-	tx                *sql.Tx
-	page1, pageN      *sql.Stmt
-	fts1, ftsN        *sql.Stmt
-	pageArgs, ftsArgs []any
-	pending           []string // titles of buffered rows, for error messages
+	conn      *sql.Conn
+	t         table
+	tx        *sql.Tx
+	one, many *sql.Stmt
+	args      []any
+	pending   []string // titles of buffered rows, for error messages
 }
-
-const (
-	insertPage = `INSERT INTO pages(id, norm, title, disamb, body) VALUES (?, ?, ?, ?, ?)`
-	insertFTS  = `INSERT INTO fts(rowid, title, body) VALUES (?, ?, ?)`
-)
 
 func (in *inserter) begin(ctx context.Context) error {
 	var err error
 	if in.tx, err = in.conn.BeginTx(ctx, nil); err != nil {
-		return fmt.Errorf("build index: %w", err)
+		return fmt.Errorf("build index %s: %w", in.t.name, err)
 	}
-	for _, p := range []struct {
-		stmt **sql.Stmt
-		q    string
-	}{
-		{&in.page1, insertPage},
-		{&in.pageN, insertPage + strings.Repeat(", (?, ?, ?, ?, ?)", rowsPerInsert-1)},
-		{&in.fts1, insertFTS},
-		{&in.ftsN, insertFTS + strings.Repeat(", (?, ?, ?)", rowsPerInsert-1)},
-	} {
-		if *p.stmt, err = in.tx.PrepareContext(ctx, p.q); err != nil {
-			return fmt.Errorf("build index: %w", err)
-		}
+	if in.one, err = in.tx.PrepareContext(ctx, in.t.insert); err != nil {
+		return fmt.Errorf("build index %s: %w", in.t.name, err)
+	}
+	if in.t.rows <= 1 {
+		in.many = in.one
+		return nil
+	}
+	if in.many, err = in.tx.PrepareContext(ctx, in.t.insert+strings.Repeat(in.t.group, in.t.rows-1)); err != nil {
+		return fmt.Errorf("build index %s: %w", in.t.name, err)
 	}
 	return nil
 }
 
-func (in *inserter) add(ctx context.Context, id int64, r row) error {
-	in.pageArgs = append(in.pageArgs, id, r.norm, r.title, r.disamb, r.body)
-	in.ftsArgs = append(in.ftsArgs, id, r.title, r.fts)
+func (in *inserter) add(ctx context.Context, r row) error {
+	in.args = in.t.args(in.args, r)
 	in.pending = append(in.pending, r.title)
-	if len(in.pending) < rowsPerInsert {
+	if len(in.pending) < in.t.rows {
 		return nil
 	}
-	err := exec(ctx, in.pageN, in.ftsN, in.pageArgs, in.ftsArgs, in.pending)
+	err := in.exec(ctx, in.many, in.args, in.pending)
 	in.reset()
 	return err
 }
 
 func (in *inserter) reset() {
-	in.pageArgs, in.ftsArgs, in.pending = in.pageArgs[:0], in.ftsArgs[:0], in.pending[:0]
+	clear(in.args) // drop references to the rows' strings and bodies
+	in.args, in.pending = in.args[:0], in.pending[:0]
 }
 
-// exec inserts the rows of titles into both tables.
-func exec(ctx context.Context, page, fts *sql.Stmt, pageArgs, ftsArgs []any, titles []string) error {
-	if _, err := page.ExecContext(ctx, pageArgs...); err != nil {
-		return fmt.Errorf("build index: insert pages %q to %q: %w", titles[0], titles[len(titles)-1], err)
-	}
-	if _, err := fts.ExecContext(ctx, ftsArgs...); err != nil {
-		return fmt.Errorf("build index: insert fts %q to %q: %w", titles[0], titles[len(titles)-1], err)
+// exec inserts the rows of titles.
+func (in *inserter) exec(ctx context.Context, stmt *sql.Stmt, args []any, titles []string) error {
+	if _, err := stmt.ExecContext(ctx, args...); err != nil {
+		return fmt.Errorf("build index: insert %s %q to %q: %w", in.t.name, titles[0], titles[len(titles)-1], err)
 	}
 	return nil
 }
 
 // commit writes the rows still buffered one by one and commits.
 func (in *inserter) commit(ctx context.Context) error {
+	per := len(in.args) / max(1, len(in.pending))
 	for i := range in.pending {
-		if err := exec(ctx, in.page1, in.fts1, in.pageArgs[5*i:5*i+5], in.ftsArgs[3*i:3*i+3], in.pending[i:i+1]); err != nil {
+		if err := in.exec(ctx, in.one, in.args[per*i:per*i+per], in.pending[i:i+1]); err != nil {
 			return err
 		}
 	}
 	in.reset()
 	if err := in.tx.Commit(); err != nil {
-		return fmt.Errorf("build index: commit: %w", err)
+		return fmt.Errorf("build index %s: commit: %w", in.t.name, err)
 	}
 	return nil
 }

@@ -1,9 +1,10 @@
 // Package index is the local encyclopedia behind the ReAct environment: Build reads
-// corpus sources (package corpus) and writes an on-disk SQLite database (pure-Go
-// modernc.org/sqlite) with a table of pages keyed by normalised title and an FTS5
-// full-text index over titles and intro text; Open serves it read-only as an env.Corpus
-// (Page for exact titles, Similar for bm25-ranked suggestions). The index directory holds
-// index.db and info.json, which pins the corpus by the SHA-256 of every source file.
+// corpus sources (package corpus) and writes two on-disk SQLite databases (pure-Go
+// modernc.org/sqlite): pages.db, a table of pages keyed by normalised title, and fts.db,
+// an FTS5 full-text index over titles and intro text; Open serves them read-only as an
+// env.Corpus (Page for exact titles, Similar for bm25-ranked suggestions). The index
+// directory holds the two databases and info.json, which pins the corpus by the SHA-256
+// of every source file.
 package index
 
 import (
@@ -14,6 +15,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 
 	"github.com/klauspost/compress/zstd"
@@ -23,8 +25,9 @@ import (
 )
 
 const (
-	dbFile   = "index.db"
-	infoFile = "info.json"
+	pagesFile = "pages.db"
+	ftsFile   = "fts.db"
+	infoFile  = "info.json"
 	// sentenceSep joins a page's sentences in storage; the record separator never
 	// occurs in encyclopedia text (Build replaces any that does).
 	sentenceSep = "\x1e"
@@ -34,14 +37,15 @@ const (
 )
 
 // Index is an open, read-only index. It is safe for concurrent use by many goroutines:
-// they share one pool of read-only SQLite connections.
+// they share two pools of read-only SQLite connections, one per database.
 type Index struct {
-	db      *sql.DB
-	info    Info
-	page    *sql.Stmt
-	similar *sql.Stmt
-	dec     *zstd.Decoder
-	common  map[string]bool // terms in more than commonFraction of pages
+	pages, fts *sql.DB
+	info       Info
+	page       *sql.Stmt // pages: a page by normalised title
+	titles     *sql.Stmt // pages: titles by id, for Similar
+	similar    *sql.Stmt // fts: the best rowids for a MATCH
+	dec        *zstd.Decoder
+	common     map[string]bool // terms in more than commonFraction of pages
 }
 
 var _ env.Corpus = (*Index)(nil)
@@ -55,45 +59,54 @@ func Open(dir string) (*Index, error) {
 	if info.FormatVersion != FormatVersion {
 		return nil, fmt.Errorf("open index %s: format version %d, this build reads %d (rebuild it with --force)", dir, info.FormatVersion, FormatVersion)
 	}
-	path, err := filepath.Abs(filepath.Join(dir, dbFile))
-	if err != nil {
-		return nil, fmt.Errorf("open index %s: %w", dir, err)
-	}
-	if _, err := os.Stat(path); err != nil {
-		return nil, fmt.Errorf("open index: %w", err)
-	}
-	// immutable: the file never changes after Build, so readers skip locking entirely.
-	dsn := "file:" + path + "?mode=ro&immutable=1&_pragma=query_only(1)&_pragma=mmap_size(1073741824)&_pragma=cache_size(-16384)"
-	db, err := sql.Open("sqlite", dsn)
-	if err != nil {
-		return nil, fmt.Errorf("open index %s: %w", dir, err)
-	}
-	n := 2 * runtime.GOMAXPROCS(0)
-	if n < 4 {
-		n = 4
-	}
-	db.SetMaxOpenConns(n)
-	db.SetMaxIdleConns(n)
-	ix := &Index{db: db, info: info}
+	n := max(4, 2*runtime.GOMAXPROCS(0))
+	ix := &Index{info: info}
 	fail := func(err error) (*Index, error) {
 		ix.Close()
 		return nil, fmt.Errorf("open index %s: %w", dir, err)
 	}
-	if ix.page, err = db.Prepare(`SELECT title, disamb, body FROM pages WHERE norm = ?`); err != nil {
+	if ix.pages, err = openRead(filepath.Join(dir, pagesFile), n); err != nil {
 		return fail(err)
 	}
-	// FTS5 answers ORDER BY rank LIMIT k from its own sorter; the join to titles runs
-	// on the k rows only.
-	if ix.similar, err = db.Prepare(`SELECT p.title FROM (SELECT rowid AS id, rank AS r FROM fts WHERE fts MATCH ? ORDER BY rank LIMIT ?) AS f JOIN pages AS p ON p.id = f.id ORDER BY f.r`); err != nil {
+	if ix.fts, err = openRead(filepath.Join(dir, ftsFile), n); err != nil {
+		return fail(err)
+	}
+	if ix.page, err = ix.pages.Prepare(`SELECT title, disamb, body FROM pages WHERE norm = ?`); err != nil {
+		return fail(err)
+	}
+	if ix.titles, err = ix.pages.Prepare(`SELECT id, title FROM pages WHERE id IN (SELECT value FROM json_each(?))`); err != nil {
+		return fail(err)
+	}
+	// FTS5 answers ORDER BY rank LIMIT k from its own sorter.
+	if ix.similar, err = ix.fts.Prepare(`SELECT rowid FROM fts WHERE fts MATCH ? ORDER BY rank LIMIT ?`); err != nil {
 		return fail(err)
 	}
 	if ix.dec, err = zstd.NewReader(nil, zstd.WithDecoderConcurrency(n)); err != nil {
 		return fail(err)
 	}
-	if ix.common, err = loadCommon(db); err != nil {
+	if ix.common, err = loadCommon(ix.fts); err != nil {
 		return fail(err)
 	}
 	return ix, nil
+}
+
+// openRead opens one database of the index read-only with a pool of n connections.
+func openRead(path string, n int) (*sql.DB, error) {
+	path, err := filepath.Abs(path)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := os.Stat(path); err != nil {
+		return nil, err
+	}
+	// immutable: the file never changes after Build, so readers skip locking entirely.
+	db, err := sql.Open("sqlite", "file:"+path+"?mode=ro&immutable=1&_pragma=query_only(1)&_pragma=mmap_size(1073741824)&_pragma=cache_size(-16384)")
+	if err != nil {
+		return nil, err
+	}
+	db.SetMaxOpenConns(n)
+	db.SetMaxIdleConns(n)
+	return db, nil
 }
 
 func loadCommon(db *sql.DB) (map[string]bool, error) {
@@ -120,15 +133,17 @@ func (ix *Index) Close() error {
 		ix.dec = nil
 	}
 	var errs []error
-	for _, s := range []*sql.Stmt{ix.page, ix.similar} {
+	for _, s := range []*sql.Stmt{ix.page, ix.titles, ix.similar} {
 		if s != nil {
 			errs = append(errs, s.Close())
 		}
 	}
-	ix.page, ix.similar = nil, nil
-	if ix.db != nil {
-		errs = append(errs, ix.db.Close())
-		ix.db = nil
+	ix.page, ix.titles, ix.similar = nil, nil, nil
+	for _, db := range []**sql.DB{&ix.pages, &ix.fts} {
+		if *db != nil {
+			errs = append(errs, (*db).Close())
+			*db = nil
+		}
 	}
 	return errors.Join(errs...)
 }
@@ -230,28 +245,77 @@ func (ix *Index) Similar(ctx context.Context, query string, k int) ([]string, er
 // match appends to have the titles of the best rows for expr that are not yet in it,
 // until it holds k.
 func (ix *Index) match(ctx context.Context, expr string, k int, have []string) ([]string, error) {
-	rows, err := ix.similar.QueryContext(ctx, expr, k+len(have))
+	ids, err := ix.matchIDs(ctx, expr, k+len(have))
+	if err != nil || len(ids) == 0 {
+		return have, err
+	}
+	titles, err := ix.titlesOf(ctx, ids)
 	if err != nil {
 		return nil, fmt.Errorf("index similar %q: %w", expr, err)
 	}
-	defer rows.Close()
 	seen := make(map[string]bool, len(have))
 	for _, t := range have {
 		seen[t] = true
 	}
 	out := have
-	for rows.Next() && len(out) < k {
-		var t string
-		if err := rows.Scan(&t); err != nil {
-			return nil, fmt.Errorf("index similar %q: %w", expr, err)
+	for _, id := range ids {
+		if len(out) >= k {
+			break
 		}
-		if !seen[t] {
+		t, ok := titles[id]
+		if ok && !seen[t] {
 			seen[t] = true
 			out = append(out, t)
 		}
 	}
+	return out, nil
+}
+
+// matchIDs returns the rowids of the n best rows for expr, best first.
+func (ix *Index) matchIDs(ctx context.Context, expr string, n int) ([]int64, error) {
+	rows, err := ix.similar.QueryContext(ctx, expr, n)
+	if err != nil {
+		return nil, fmt.Errorf("index similar %q: %w", expr, err)
+	}
+	defer rows.Close()
+	var ids []int64
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return nil, fmt.Errorf("index similar %q: %w", expr, err)
+		}
+		ids = append(ids, id)
+	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("index similar %q: %w", expr, err)
 	}
-	return out, nil
+	return ids, nil
+}
+
+// titlesOf looks up the titles of ids in one query.
+func (ix *Index) titlesOf(ctx context.Context, ids []int64) (map[int64]string, error) {
+	var b strings.Builder
+	b.WriteByte('[')
+	for i, id := range ids {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(strconv.FormatInt(id, 10))
+	}
+	b.WriteByte(']')
+	rows, err := ix.titles.QueryContext(ctx, b.String())
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := make(map[int64]string, len(ids))
+	for rows.Next() {
+		var id int64
+		var t string
+		if err := rows.Scan(&id, &t); err != nil {
+			return nil, err
+		}
+		out[id] = t
+	}
+	return out, rows.Err()
 }
