@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -26,24 +27,22 @@ import (
 // in batches of this many, never held all at once.
 const batchRows = 1000
 
-// batchEncoder builds record batches of the shared schema and hands each full batch to
-// flush.
-type batchEncoder struct {
+// batchBuilder builds record batches of the shared schema, presizing each batch's
+// buffers from the previous one.
+type batchBuilder struct {
 	b     *array.RecordBuilder
 	rows  int
-	flush func(rec arrow.Record) error
-	done  func() error
 	strs  []*array.StringBuilder // every string builder, nested ones included
 	sizes [][2]int               // their element count and data bytes in the last batch
 }
 
-func newBatchEncoder(schema *arrow.Schema, flush func(arrow.Record) error, done func() error) *batchEncoder {
-	e := &batchEncoder{b: array.NewRecordBuilder(memory.DefaultAllocator, schema), flush: flush, done: done}
+func newBatchBuilder(schema *arrow.Schema) *batchBuilder {
+	bb := &batchBuilder{b: array.NewRecordBuilder(memory.DefaultAllocator, schema)}
 	var walk func(b array.Builder)
 	walk = func(b array.Builder) {
 		switch b := b.(type) {
 		case *array.StringBuilder:
-			e.strs = append(e.strs, b)
+			bb.strs = append(bb.strs, b)
 		case *array.ListBuilder:
 			walk(b.ValueBuilder())
 		case *array.StructBuilder:
@@ -52,50 +51,186 @@ func newBatchEncoder(schema *arrow.Schema, flush func(arrow.Record) error, done 
 			}
 		}
 	}
-	for _, f := range e.b.Fields() {
+	for _, f := range bb.b.Fields() {
 		walk(f)
 	}
-	e.sizes = make([][2]int, len(e.strs))
-	return e
+	bb.sizes = make([][2]int, len(bb.strs))
+	return bb
+}
+
+// add appends ex's row and returns its size for export.shard_bytes.
+func (bb *batchBuilder) add(ex *Example) int64 {
+	for i, c := range columns {
+		c.appendTo(bb.b.Field(i), ex)
+	}
+	bb.rows++
+	return rowSize(ex)
+}
+
+// record returns the rows added so far as a record (the caller releases it) and starts
+// the next batch.
+func (bb *batchBuilder) record() arrow.Record {
+	for i, b := range bb.strs {
+		bb.sizes[i] = [2]int{b.Len(), b.DataLen()}
+	}
+	rec := bb.b.NewRecord()
+	bb.rows = 0
+	// Size the next batch's buffers like this one's, so they are allocated once instead
+	// of doubled and copied a dozen times.
+	for i, b := range bb.strs {
+		b.Reserve(bb.sizes[i][0] + bb.sizes[i][0]/8)
+		b.ReserveData(bb.sizes[i][1] + bb.sizes[i][1]/8)
+	}
+	return rec
+}
+
+func (bb *batchBuilder) release() { bb.b.Release() }
+
+// batchEncoder writes record batches into one shard: batches it builds itself from
+// examples (write), or batches built once and shared with other formats (writeRecord).
+type batchEncoder struct {
+	schema *arrow.Schema
+	bb     *batchBuilder // built on the first write
+	flush  func(rec arrow.Record) error
+	done   func() error
+}
+
+func newBatchEncoder(schema *arrow.Schema, flush func(arrow.Record) error, done func() error) *batchEncoder {
+	return &batchEncoder{schema: schema, flush: flush, done: done}
 }
 
 func (e *batchEncoder) write(ex *Example) (int64, error) {
-	for i, c := range columns {
-		c.appendTo(e.b.Field(i), ex)
+	if e.bb == nil {
+		e.bb = newBatchBuilder(e.schema)
 	}
-	e.rows++
-	if e.rows >= batchRows {
+	n := e.bb.add(ex)
+	if e.bb.rows >= batchRows {
 		if err := e.emit(); err != nil {
 			return 0, err
 		}
 	}
-	return rowSize(ex), nil
+	return n, nil
 }
 
 func (e *batchEncoder) emit() error {
-	for i, b := range e.strs {
-		e.sizes[i] = [2]int{b.Len(), b.DataLen()}
-	}
-	rec := e.b.NewRecord()
+	rec := e.bb.record()
 	defer rec.Release()
-	e.rows = 0
-	// Size the next batch's buffers like this one's, so they are allocated once instead
-	// of doubled and copied a dozen times.
-	for i, b := range e.strs {
-		b.Reserve(e.sizes[i][0] + e.sizes[i][0]/8)
-		b.ReserveData(e.sizes[i][1] + e.sizes[i][1]/8)
-	}
 	return e.flush(rec)
 }
 
+// writeRecord writes a batch built elsewhere.
+func (e *batchEncoder) writeRecord(rec arrow.Record) error { return e.flush(rec) }
+
 func (e *batchEncoder) finish() error {
-	defer e.b.Release()
-	if e.rows > 0 {
-		if err := e.emit(); err != nil {
-			return err
+	if e.bb != nil {
+		defer e.bb.release()
+		if e.bb.rows > 0 {
+			if err := e.emit(); err != nil {
+				return err
+			}
 		}
 	}
 	return e.done()
+}
+
+// sharedBatches feeds the arrow and parquet exporters of one view from one set of record
+// batches: both write the same rows per split, in batches of batchRows that end where a
+// shard ends (they shard alike), so building each batch once halves the building.
+// Write and Close are called from one goroutine, which writes each batch to both.
+type sharedBatches struct {
+	sets     []*shardSet    // the exporters' shard sets, in the order batches go to them
+	exps     []fileExporter // the exporters, for Close and Files
+	schema   *arrow.Schema
+	maxRows  int
+	maxBytes int64
+	splits   map[string]*splitBatch
+	order    []string
+}
+
+// splitBatch is the batch being built for one split, its bytes, and the rows and bytes
+// of the current shard, counted as shardSet counts them.
+type splitBatch struct {
+	bb         *batchBuilder
+	bytes      int64
+	shardRows  int
+	shardBytes int64
+}
+
+func newSharedBatches(cfg pipeline.ExportConfig, arrowDS *ArrowDataset, pq *Parquet) *sharedBatches {
+	return &sharedBatches{
+		sets: []*shardSet{&arrowDS.set, &pq.set}, exps: []fileExporter{arrowDS, pq}, schema: Schema(),
+		maxRows: cfg.ShardRows, maxBytes: cfg.ShardBytes, splits: map[string]*splitBatch{},
+	}
+}
+
+// Write adds ex to its split's batch, handing the batch to every exporter once it is
+// full or its shard is.
+func (s *sharedBatches) Write(ctx context.Context, ex Example) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	sb := s.splits[ex.Split]
+	if sb == nil {
+		sb = &splitBatch{bb: newBatchBuilder(s.schema)}
+		s.splits[ex.Split] = sb
+		s.order = append(s.order, ex.Split)
+	}
+	n := sb.bb.add(&ex)
+	sb.bytes += n
+	sb.shardRows++
+	sb.shardBytes += n
+	shardFull := (s.maxRows > 0 && sb.shardRows >= s.maxRows) || (s.maxBytes > 0 && sb.shardBytes >= s.maxBytes)
+	if sb.bb.rows >= batchRows || shardFull {
+		if err := s.flush(ex.Split, sb); err != nil {
+			return fmt.Errorf("write example %s: %w", ex.ID, err)
+		}
+	}
+	if shardFull {
+		sb.shardRows, sb.shardBytes = 0, 0
+	}
+	return nil
+}
+
+func (s *sharedBatches) flush(split string, sb *splitBatch) error {
+	rows, n := sb.bb.rows, sb.bytes
+	rec := sb.bb.record()
+	defer rec.Release()
+	sb.bytes = 0
+	for _, set := range s.sets {
+		if err := set.writeRecord(rec, split, rows, n); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Close flushes the partial batches and closes both exporters.
+func (s *sharedBatches) Close() error {
+	var errs []error
+	for _, split := range s.order {
+		sb := s.splits[split]
+		if sb.bb.rows > 0 {
+			if err := s.flush(split, sb); err != nil {
+				errs = append(errs, err)
+			}
+		}
+		sb.bb.release()
+	}
+	for _, e := range s.exps {
+		if err := e.Close(); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Files lists both exporters' files.
+func (s *sharedBatches) Files() []File {
+	var out []File
+	for _, e := range s.exps {
+		out = append(out, e.Files()...)
+	}
+	return out
 }
 
 // ArrowDataset writes the directory Hugging Face datasets' save_to_disk writes for a

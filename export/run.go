@@ -220,21 +220,43 @@ type tally struct {
 func writeAll(ctx context.Context, stage string, cfg pipeline.ExportConfig, vs []string, ropts RenderOptions,
 	vopts ValidateOptions, kept func() iter.Seq2[pipeline.Episode, error], t *tally) ([]File, error) {
 	type sink struct {
-		exp fileExporter
+		exp Exporter
 		ch  chan []Example
 	}
 	g, gctx := errgroup.WithContext(ctx)
 	byView := make([][]*sink, len(vs))
 	var all []*sink
+	var exps []fileExporter // in format order, for the file list
 	for i, v := range vs {
+		add := func(exp Exporter) {
+			s := &sink{exp: exp, ch: make(chan []Example, 4)}
+			byView[i] = append(byView[i], s)
+			all = append(all, s)
+		}
+		var arrowDS *ArrowDataset
+		var pq *Parquet
 		for _, f := range cfg.Formats {
 			exp, err := newExporter(stage, f, v, cfg)
 			if err != nil {
 				return nil, err
 			}
-			s := &sink{exp: exp, ch: make(chan []Example, 4)}
-			byView[i] = append(byView[i], s)
-			all = append(all, s)
+			exps = append(exps, exp)
+			switch e := exp.(type) {
+			case *ArrowDataset:
+				arrowDS = e
+			case *Parquet:
+				pq = e
+			default:
+				add(exp)
+			}
+		}
+		switch {
+		case arrowDS != nil && pq != nil:
+			add(newSharedBatches(cfg, arrowDS, pq))
+		case arrowDS != nil:
+			add(arrowDS)
+		case pq != nil:
+			add(pq)
 		}
 	}
 	for _, s := range all {
@@ -328,8 +350,8 @@ func writeAll(ctx context.Context, stage string, cfg pipeline.ExportConfig, vs [
 		return nil, err
 	}
 	var files []File
-	for _, s := range all {
-		files = append(files, s.exp.Files()...)
+	for _, e := range exps {
+		files = append(files, e.Files()...)
 	}
 	return files, nil
 }

@@ -447,17 +447,24 @@ func TestRunSharding(t *testing.T) {
 		bytes    int64
 		format   string
 		rowBytes func(*Example) int64
+		with     string // another format exported alongside (arrow and parquet share batches)
 	}{
-		{"rows openai-chat", 7, 0, "openai-chat", nil},
-		{"rows arrow", 7, 0, "arrow", nil},
-		{"rows parquet", 16, 0, "parquet", nil},
-		{"bytes openai-chat", 0, 9000, "openai-chat", lineLen},
-		{"bytes arrow", 0, 12000, "arrow", rowSize},
-		{"bytes parquet", 0, 30000, "parquet", rowSize},
+		{"rows openai-chat", 7, 0, "openai-chat", nil, ""},
+		{"rows arrow", 7, 0, "arrow", nil, ""},
+		{"rows parquet", 16, 0, "parquet", nil, ""},
+		{"bytes openai-chat", 0, 9000, "openai-chat", lineLen, ""},
+		{"bytes arrow", 0, 12000, "arrow", rowSize, ""},
+		{"bytes parquet", 0, 30000, "parquet", rowSize, ""},
+		{"rows arrow with parquet", 7, 0, "arrow", nil, "parquet"},
+		{"bytes arrow with parquet", 0, 12000, "arrow", rowSize, "parquet"},
+		{"bytes parquet with arrow", 0, 30000, "parquet", rowSize, "arrow"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			cfg := pipeline.ExportConfig{Formats: []string{tt.format}, ShardRows: tt.rows, ShardBytes: tt.bytes}
+			if tt.with != "" {
+				cfg.Formats = append(cfg.Formats, tt.with)
+			}
 			res, dir := runExport(t, cfg, episodes(n, nil))
 			want := expected(t, n, cfg, ViewReAct, SplitTrain)
 			// The rule: a shard closes once it holds shard_rows rows or shard_bytes bytes.
@@ -512,6 +519,40 @@ func TestRunSharding(t *testing.T) {
 				if len(state.DataFiles) != len(fs) {
 					t.Errorf("state.json data files: got %d, want %d", len(state.DataFiles), len(fs))
 				}
+			}
+		})
+	}
+}
+
+// TestRunSharedBatches: arrow and parquet exported together build each record batch once
+// for both, and write the same bytes as each exported alone, across batch and shard ends.
+func TestRunSharedBatches(t *testing.T) {
+	n := 2300 // more than two batches of batchRows
+	if testing.Short() {
+		n = 300
+	}
+	for _, shardBytes := range []int64{0, 2 << 20} {
+		t.Run(fmt.Sprintf("shard bytes %d", shardBytes), func(t *testing.T) {
+			cfg := pipeline.ExportConfig{ShardBytes: shardBytes, ValidationFraction: 0.1, SplitSeed: 3, Views: []string{ViewReAct, ViewAct}}
+			sums := func(formats ...string) map[string]string {
+				c := cfg
+				c.Formats = formats
+				res, _ := runExport(t, c, benchStream(n))
+				out := map[string]string{}
+				for _, f := range res.Files {
+					if f.Format == "arrow" || f.Format == "parquet" {
+						out[f.Path] = f.SHA256
+					}
+				}
+				return out
+			}
+			together := sums("parquet", "arrow-file", "arrow")
+			alone := sums("arrow")
+			for k, v := range sums("parquet") {
+				alone[k] = v
+			}
+			if !reflect.DeepEqual(together, alone) {
+				t.Errorf("files exported together:\n%v\nwant as exported alone:\n%v", together, alone)
 			}
 		})
 	}

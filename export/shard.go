@@ -10,6 +10,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+
+	"github.com/apache/arrow/go/v15/arrow"
 )
 
 // File is one written file, as the manifest lists it.
@@ -181,6 +183,37 @@ func (s *shardSet) write(ex *Example, split string) error {
 		return fmt.Errorf("write example %s to %s: %w", ex.ID, s.format, err)
 	}
 	ss.cur.rows++
+	ss.cur.bytes += n
+	if (s.maxRows > 0 && ss.cur.rows >= s.maxRows) || (s.maxBytes > 0 && ss.cur.bytes >= s.maxBytes) {
+		return s.closeShard(ss)
+	}
+	return nil
+}
+
+// recordEncoder is an encoder that also takes record batches built elsewhere.
+type recordEncoder interface {
+	encoder
+	writeRecord(rec arrow.Record) error
+}
+
+// writeRecord adds a batch of rows rows and n bytes (as write counts them) to split's
+// current shard, closing the shard once it reaches its limits. The caller ends batches
+// where a shard must end, so the shards come out as write would make them.
+func (s *shardSet) writeRecord(rec arrow.Record, split string, rows int, n int64) error {
+	ss := s.splitOf(split)
+	if ss.cur == nil {
+		if err := s.open(ss); err != nil {
+			return err
+		}
+	}
+	enc, ok := ss.cur.enc.(recordEncoder)
+	if !ok {
+		return fmt.Errorf("%s: the encoder takes no record batches", s.format)
+	}
+	if err := enc.writeRecord(rec); err != nil {
+		return fmt.Errorf("write to %s: %w", s.format, err)
+	}
+	ss.cur.rows += rows
 	ss.cur.bytes += n
 	if (s.maxRows > 0 && ss.cur.rows >= s.maxRows) || (s.maxBytes > 0 && ss.cur.bytes >= s.maxBytes) {
 		return s.closeShard(ss)
