@@ -102,11 +102,17 @@ func Render(ep pipeline.Episode, view string, opts RenderOptions) (Example, erro
 		EM: ep.EM, F1: ep.F1, Rationalized: ep.Rationalized, RunID: ep.RunID, View: view,
 	}
 	qline := QuestionLine(ep.Task, ep.Question)
+	ex.Messages = make([]Message, 0, 2*len(ep.Steps)+2)
 	if opts.System != "" {
 		ex.Messages = append(ex.Messages, Message{Role: RoleSystem, Content: opts.System})
 	}
 	ex.Messages = append(ex.Messages, Message{Role: RoleUser, Content: qline})
 	var text strings.Builder
+	size := len(qline) + 1
+	for _, s := range ep.Steps {
+		size += len(s.Thought) + len(s.Action) + len(s.Observation) + 40
+	}
+	text.Grow(size)
 	text.WriteString(qline)
 	text.WriteByte('\n')
 
@@ -122,16 +128,28 @@ func Render(ep pipeline.Episode, view string, opts RenderOptions) (Example, erro
 			n := strconv.Itoa(i + 1)
 			var turn string
 			if st.Thought != "" {
-				turn = "Thought: " + st.Thought + "\n"
-				text.WriteString("Thought " + n + ": " + st.Thought + "\n")
+				turn = "Thought: " + st.Thought + "\nAction: " + st.Action
+				text.WriteString("Thought ")
+				text.WriteString(n)
+				text.WriteString(": ")
+				text.WriteString(st.Thought)
+				text.WriteByte('\n')
+			} else {
+				turn = "Action: " + st.Action
 			}
-			turn += "Action: " + st.Action
-			text.WriteString("Action " + n + ": " + st.Action)
+			text.WriteString("Action ")
+			text.WriteString(n)
+			text.WriteString(": ")
+			text.WriteString(st.Action)
 			ex.Messages = append(ex.Messages, Message{Role: RoleAssistant, Content: turn, Trainable: true})
 			if i == len(ep.Steps)-1 && st.ActionType == pipeline.ActionFinish {
 				break // the Finish step has no observation turn
 			}
-			text.WriteString("\nObservation " + n + ": " + st.Observation + "\n")
+			text.WriteString("\nObservation ")
+			text.WriteString(n)
+			text.WriteString(": ")
+			text.WriteString(st.Observation)
+			text.WriteByte('\n')
 			ex.Messages = append(ex.Messages, Message{Role: RoleUser, Content: "Observation: " + st.Observation, Trainable: opts.TrainObservations})
 		}
 	case ViewStandard:
