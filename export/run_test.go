@@ -614,6 +614,25 @@ func TestRunValidationFailureWritesNothing(t *testing.T) {
 	}
 }
 
+// TestRunValidationFailureLeavesNoDir: a failed export removes the export directory it
+// had to create.
+func TestRunValidationFailureLeavesNoDir(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "export")
+	_, err := Run(t.Context(), RunOptions{Config: pipeline.ExportConfig{Formats: allFormats, CorrectOnly: true}, Dir: dir,
+		Kept: episodes(200, func(i int, ep *pipeline.Episode) {
+			if i == 150 {
+				ep.Correct = false
+			}
+		})})
+	var ve *ValidationError
+	if !errors.As(err, &ve) {
+		t.Fatalf("Run: got %v, want a *ValidationError", err)
+	}
+	if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("export dir after a failed run: stat says %v, want it absent", err)
+	}
+}
+
 func TestRunConfigErrors(t *testing.T) {
 	tests := []struct {
 		name string
