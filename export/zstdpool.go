@@ -33,11 +33,45 @@ func installPooledZstd() {
 	})
 }
 
-// pooledZstd is arrow's zstd codec with EncodeLevel drawing its encoder from a pool per
-// level instead of building one per call. Safe for concurrent use.
+// pooledZstd is arrow's zstd codec with EncodeLevel drawing its encoder from a free list
+// per level instead of building one per call. A free list, not a sync.Pool: the pool is
+// emptied at every garbage collection, and the export collects often, so encoders (their
+// tables and an 8 MB history each) were rebuilt every few pages. Safe for concurrent use.
 type pooledZstd struct {
 	compress.Codec
-	pools sync.Map // zstd.EncoderLevel -> *sync.Pool of *zstd.Encoder
+	mu   sync.Mutex
+	free map[zstd.EncoderLevel][]*zstd.Encoder
+}
+
+// maxFreeEncoders bounds the encoders kept per level: one per Parquet writer running at
+// once is enough (one per view in an export).
+const maxFreeEncoders = 8
+
+func (z *pooledZstd) get(lvl zstd.EncoderLevel) *zstd.Encoder {
+	z.mu.Lock()
+	if l := z.free[lvl]; len(l) > 0 {
+		enc := l[len(l)-1]
+		z.free[lvl] = l[:len(l)-1]
+		z.mu.Unlock()
+		return enc
+	}
+	z.mu.Unlock()
+	enc, err := zstd.NewWriter(nil, zstd.WithZeroFrames(true), zstd.WithEncoderLevel(lvl), zstd.WithEncoderConcurrency(1))
+	if err != nil {
+		panic(err) // only invalid options fail, and these are constants
+	}
+	return enc
+}
+
+func (z *pooledZstd) put(lvl zstd.EncoderLevel, enc *zstd.Encoder) {
+	z.mu.Lock()
+	defer z.mu.Unlock()
+	if z.free == nil {
+		z.free = map[zstd.EncoderLevel][]*zstd.Encoder{}
+	}
+	if len(z.free[lvl]) < maxFreeEncoders {
+		z.free[lvl] = append(z.free[lvl], enc)
+	}
 }
 
 // EncodeLevel compresses src as one zstd frame at level, as arrow's codec does.
@@ -46,18 +80,7 @@ func (z *pooledZstd) EncodeLevel(dst, src []byte, level int) []byte {
 	if level == compress.DefaultCompressionLevel {
 		lvl = zstd.SpeedDefault
 	}
-	p, ok := z.pools.Load(lvl)
-	if !ok {
-		p, _ = z.pools.LoadOrStore(lvl, &sync.Pool{New: func() any {
-			enc, err := zstd.NewWriter(nil, zstd.WithZeroFrames(true), zstd.WithEncoderLevel(lvl), zstd.WithEncoderConcurrency(1))
-			if err != nil {
-				panic(err) // only invalid options fail, and these are constants
-			}
-			return enc
-		}})
-	}
-	pool := p.(*sync.Pool)
-	enc := pool.Get().(*zstd.Encoder)
-	defer pool.Put(enc)
+	enc := z.get(lvl)
+	defer z.put(lvl, enc)
 	return enc.EncodeAll(src, dst[:0])
 }
