@@ -82,6 +82,32 @@ func TestJSONLTextShapes(t *testing.T) {
 	}
 }
 
+func TestJSONLTextEscapes(t *testing.T) {
+	tests := []struct {
+		name, text string
+		want       []string
+	}{
+		{"plain", `"Plain words here."`, []string{"Plain words here."}},
+		{"quote", `"A \"quoted\" word."`, []string{`A "quoted" word.`}},
+		{"unicode escape", `"Caf\u00e9 and \ud83d\ude00."`, []string{"Café and \U0001F600."}},
+		{"slash and tab", `"a\/b\tc."`, []string{"a/b\tc."}},
+		{"raw utf-8", `"Zélie Marché."`, []string{"Zélie Marché."}},
+		{"list items", `["One.", "T\u0077o."]`, []string{"One.", "Two."}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := writeFile(t, "pages.jsonl", `{"title": "X", "text": `+tt.text+"}\n")
+			docs, _, err := readAll(t, p, FormatJSONL, Options{Split: func(s string) []string { return []string{s} }})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(docs) != 1 || !slices.Equal(docs[0].Sentences, tt.want) {
+				t.Errorf("sentences: got %+v, want %q", docs, tt.want)
+			}
+		})
+	}
+}
+
 func TestJSONLLongLine(t *testing.T) {
 	long := strings.Repeat("word ", 400_000) // 2 MB, far past bufio.Scanner's limit
 	p := writeFile(t, "long.jsonl", `{"title": "Long", "text": "`+long+`"}`+"\n"+`{"title": "Short", "text": "Tiny."}`)

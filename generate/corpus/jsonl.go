@@ -113,8 +113,8 @@ func textSentences(raw json.RawMessage, split func(string) []string) ([]string, 
 	}
 	switch raw[0] {
 	case '"':
-		var s string
-		if err := json.Unmarshal(raw, &s); err != nil {
+		s, err := jsonString(raw)
+		if err != nil {
 			return nil, fmt.Errorf(`"text": %w`, err)
 		}
 		return cleanSentences(split(s)), nil
@@ -131,8 +131,8 @@ func textSentences(raw json.RawMessage, split func(string) []string) ([]string, 
 			}
 			switch it[0] {
 			case '"':
-				var s string
-				if err := json.Unmarshal(it, &s); err != nil {
+				s, err := jsonString(it)
+				if err != nil {
 					return nil, fmt.Errorf(`"text"[%d]: %w`, i, err)
 				}
 				out = append(out, split(s)...)
@@ -149,6 +149,18 @@ func textSentences(raw json.RawMessage, split func(string) []string) ([]string, 
 		return cleanSentences(out), nil
 	}
 	return nil, errors.New(`"text": want a string or a list`)
+}
+
+// jsonString decodes a JSON string value that an enclosing Unmarshal has already
+// validated. Without a backslash its bytes are the string itself, so the common case
+// skips a second validating pass over the page text.
+func jsonString(raw []byte) (string, error) {
+	if n := len(raw); n >= 2 && raw[0] == '"' && raw[n-1] == '"' && bytes.IndexByte(raw[1:n-1], '\\') < 0 {
+		return string(raw[1 : n-1]), nil
+	}
+	var s string
+	err := json.Unmarshal(raw, &s)
+	return s, err
 }
 
 func (r *jsonlReader) Files() []File { return r.files }

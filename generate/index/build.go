@@ -16,7 +16,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/klauspost/compress/zstd"
+	"github.com/klauspost/compress/s2"
 	"golang.org/x/sync/errgroup"
 
 	"github.com/reactgen/reactgen/generate/corpus"
@@ -24,7 +24,8 @@ import (
 
 // FormatVersion is the version of the on-disk layout; Open refuses any other.
 //
-// Version 2 splits the index into pages.db and fts.db, built in parallel.
+// Version 2 splits the index into pages.db and FTS shards fts-N.db, built in parallel,
+// and stores bodies S2-compressed.
 const FormatVersion = 2
 
 // ErrExists is returned by Build when dir already holds something and Force is off.
@@ -42,6 +43,7 @@ type Info struct {
 	Sentences      int64         `json:"sentences"`
 	TextBytes      int64         `json:"text_bytes"` // bytes of sentence text stored
 	IndexBytes     int64         `json:"index_bytes"`
+	FTSShards      int           `json:"fts_shards"` // fts-0.db, fts-1.db, ...
 	BuiltAt        time.Time     `json:"built_at"`
 	BuildSeconds   float64       `json:"build_seconds"`
 	Sources        []corpus.File `json:"sources"`
@@ -63,8 +65,12 @@ type BuildOptions struct {
 	// boundary (the intro is what Search shows, and tokenising is most of the build's
 	// cost); 0 means 500, negative means all.
 	FTSChars int
-	// BatchPages is how many pages go in one transaction; 0 means 50,000.
+	// BatchPages is how many pages go in one transaction of each database; 0 means 50,000.
 	BatchPages int
+	// FTSShards is how many full-text databases are written in parallel (each holds
+	// alternate batches of pages, and Similar merges them by rank); 0 means one per
+	// CPU, at most 4.
+	FTSShards int
 }
 
 // Exists reports whether dir holds a built index.
@@ -123,7 +129,11 @@ func Build(ctx context.Context, dir string, sources []string, opts BuildOptions)
 	if err != nil {
 		return Info{}, err
 	}
-	for _, f := range []string{pagesFile, ftsFile} {
+	files := []string{pagesFile}
+	for i := range info.FTSShards {
+		files = append(files, ftsFile(i))
+	}
+	for _, f := range files {
 		st, err := os.Stat(filepath.Join(tmp, f))
 		if err != nil {
 			return Info{}, fmt.Errorf("build index: %w", err)
@@ -291,6 +301,11 @@ INSERT INTO fts(fts, rank) VALUES('rank', 'bm25(10.0, 1.0)');
 INSERT INTO fts(fts, rank) VALUES('hashsize', 67108864);
 INSERT INTO fts(fts, rank) VALUES('automerge', 0);
 INSERT INTO fts(fts, rank) VALUES('crisismerge', 1024);
+-- The titles alone, for Similar's title pass: on fts a column filter reads the whole
+-- doclist of the term, body occurrences too.
+CREATE VIRTUAL TABLE titles USING fts5(title, content='', detail=full, tokenize='unicode61 remove_diacritics 2');
+INSERT INTO titles(titles, rank) VALUES('automerge', 0);
+INSERT INTO titles(titles, rank) VALUES('crisismerge', 1024);
 `
 
 // openWrite opens a database file for the build: no journal, no syncs, one connection.
@@ -312,12 +327,25 @@ func openWrite(ctx context.Context, path, schema string) (*sql.DB, error) {
 	return db, nil
 }
 
-// buildDB writes pages.db and fts.db in dir. The stages, each its own goroutine:
-// produce reads the sources in order, drops duplicate titles and numbers the pages;
-// row workers split, compress and cut the FTS text; dispatch puts the batches back in
-// order and hands each to both writers; the pages writer and the FTS writer each own
-// one database, so the two inserts run in parallel. (On one connection every
-// statement savepoint also made FTS5 flush its in-memory index to a new segment.)
+// ftsShards is how many FTS databases Build writes in parallel: FTS5 tokenising and
+// hashing is most of the build's work, and one database has one writer.
+func ftsShards(opts BuildOptions) int {
+	if opts.FTSShards > 0 {
+		return opts.FTSShards
+	}
+	return max(1, min(4, runtime.GOMAXPROCS(0)))
+}
+
+// ftsFile names FTS shard i.
+func ftsFile(i int) string { return fmt.Sprintf("fts-%d.db", i) }
+
+// buildDB writes pages.db and the FTS shards in dir and returns the shard count. The
+// stages, each its own goroutine: produce reads the sources in order, drops duplicate
+// titles and numbers the pages; row workers split, compress and cut the FTS text;
+// dispatch puts the batches back in order and hands each to the pages writer and to
+// one FTS writer in turn; every writer owns one database, so the inserts run in
+// parallel. (On one connection every statement savepoint also made FTS5 flush its
+// in-memory index to a new segment.)
 func buildDB(ctx context.Context, dir string, sources []string, opts BuildOptions, log *slog.Logger) (Info, error) {
 	start := time.Now()
 	pdb, err := openWrite(ctx, filepath.Join(dir, pagesFile), pagesSchema)
@@ -325,18 +353,23 @@ func buildDB(ctx context.Context, dir string, sources []string, opts BuildOption
 		return Info{}, err
 	}
 	defer pdb.Close()
-	fdb, err := openWrite(ctx, filepath.Join(dir, ftsFile), ftsSchema)
-	if err != nil {
-		return Info{}, err
+	shards := make([]*sql.DB, ftsShards(opts))
+	for i := range shards {
+		if shards[i], err = openWrite(ctx, filepath.Join(dir, ftsFile(i)), ftsSchema); err != nil {
+			return Info{}, err
+		}
+		defer shards[i].Close()
 	}
-	defer fdb.Close()
 
 	workers := max(1, runtime.GOMAXPROCS(0))
-	var info Info
+	info := Info{FTSShards: len(shards)}
 	jobs := make(chan job, workers)
 	order := make(chan chan []row, 2*workers+2)
 	toPages := make(chan []row, 4)
-	toFTS := make(chan []row, 4)
+	toFTS := make([]chan []row, len(shards))
+	for i := range toFTS {
+		toFTS[i] = make(chan []row, 2)
+	}
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error {
 		defer close(jobs)
@@ -352,21 +385,27 @@ func buildDB(ctx context.Context, dir string, sources []string, opts BuildOption
 	}
 	g.Go(func() error {
 		defer close(toPages)
-		defer close(toFTS)
+		defer func() {
+			for _, c := range toFTS {
+				close(c)
+			}
+		}()
 		return dispatch(gctx, order, toPages, toFTS, &info)
 	})
 	g.Go(func() error {
-		return write(gctx, pdb, opts.BatchPages, toPages, pageInserter, nil, log.With("db", pagesFile))
+		return write(gctx, pdb, opts.BatchPages, toPages, pageTables, opts.Progress, log.With("db", pagesFile))
 	})
-	g.Go(func() error {
-		return write(gctx, fdb, opts.BatchPages, toFTS, ftsInserter, opts.Progress, log.With("db", ftsFile))
-	})
+	for i, db := range shards {
+		g.Go(func() error {
+			return write(gctx, db, opts.BatchPages, toFTS[i], ftsTables, nil, log.With("db", ftsFile(i)))
+		})
+	}
 	if err := g.Wait(); err != nil {
 		return Info{}, err
 	}
 	log.Debug("index build: pages stored", "pages", info.Pages, "seconds", time.Since(start).Seconds())
 
-	// Finish both databases in parallel: the title key on one, the FTS merge on the other.
+	// Finish the databases in parallel: the title key on one, the FTS merges on the others.
 	g, gctx = errgroup.WithContext(ctx)
 	g.Go(func() error {
 		// Titles are unique already (produce dropped duplicates); building the index
@@ -377,18 +416,29 @@ func buildDB(ctx context.Context, dir string, sources []string, opts BuildOption
 		log.Debug("index build: title key", "seconds", time.Since(start).Seconds())
 		return nil
 	})
-	g.Go(func() error {
-		// Merge the FTS segments into one b-tree: smaller on disk and faster to query.
-		if _, err := fdb.ExecContext(gctx, `INSERT INTO fts(fts) VALUES('optimize')`); err != nil {
-			return fmt.Errorf("build index optimize: %w", err)
-		}
-		log.Debug("index build: fts optimized", "seconds", time.Since(start).Seconds())
-		return storeCommonTerms(gctx, fdb, info.Pages)
-	})
+	for i, db := range shards {
+		g.Go(func() error {
+			// Merge the segments into one b-tree: smaller on disk and faster to query.
+			for _, q := range []string{`INSERT INTO fts(fts) VALUES('optimize')`, `INSERT INTO titles(titles) VALUES('optimize')`} {
+				if _, err := db.ExecContext(gctx, q); err != nil {
+					return fmt.Errorf("build index %s optimize: %w", ftsFile(i), err)
+				}
+			}
+			log.Debug("index build: fts optimized", "shard", i, "seconds", time.Since(start).Seconds())
+			if err := storeCommonTerms(gctx, db, info.Pages/int64(len(shards))); err != nil {
+				return fmt.Errorf("build index %s: %w", ftsFile(i), err)
+			}
+			return nil
+		})
+	}
 	if err := g.Wait(); err != nil {
 		return Info{}, err
 	}
-	if err := errors.Join(pdb.Close(), fdb.Close()); err != nil {
+	errs := []error{pdb.Close()}
+	for _, db := range shards {
+		errs = append(errs, db.Close())
+	}
+	if err := errors.Join(errs...); err != nil {
 		return Info{}, fmt.Errorf("build index close: %w", err)
 	}
 	return info, nil
@@ -399,7 +449,8 @@ func buildDB(ctx context.Context, dir string, sources []string, opts BuildOption
 // of most of the index for no ranking signal.
 const commonFraction = 0.05
 
-// storeCommonTerms records the terms that occur in more than commonFraction of pages.
+// storeCommonTerms records the terms that occur in more than commonFraction of the
+// pages of one shard (the shards hold alternate batches, so their statistics agree).
 func storeCommonTerms(ctx context.Context, db *sql.DB, pages int64) error {
 	stmts := []string{
 		`CREATE VIRTUAL TABLE temp.vocab USING fts5vocab(main, fts, 'row')`,
@@ -491,15 +542,10 @@ func produce(ctx context.Context, sources []string, opts BuildOptions, jobs chan
 
 // rowWorker turns jobs into rows until jobs is closed.
 func rowWorker(ctx context.Context, jobs <-chan job, ftsChars int) error {
-	enc, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithEncoderConcurrency(1))
-	if err != nil {
-		return fmt.Errorf("build index: %w", err)
-	}
-	defer enc.Close()
 	for j := range jobs {
 		rows := make([]row, len(j.pages))
 		for i, p := range j.pages {
-			rows[i] = makeRow(p, enc, ftsChars)
+			rows[i] = makeRow(p, ftsChars)
 		}
 		j.out <- rows // buffered: never blocks
 		if err := ctx.Err(); err != nil {
@@ -509,8 +555,11 @@ func rowWorker(ctx context.Context, jobs <-chan job, ftsChars int) error {
 	return nil
 }
 
-// dispatch takes the row batches in source order and hands each to both writers.
-func dispatch(ctx context.Context, order <-chan chan []row, toPages, toFTS chan<- []row, info *Info) error {
+// dispatch takes the row batches in source order and hands each to the pages writer
+// and to the FTS shards in turn, so every shard sees ascending rowids (FTS5 flushes its
+// in-memory index when a rowid goes backwards).
+func dispatch(ctx context.Context, order <-chan chan []row, toPages chan<- []row, toFTS []chan []row, info *Info) error {
+	n := 0
 	for res := range order {
 		var rows []row
 		select {
@@ -526,18 +575,19 @@ func dispatch(ctx context.Context, order <-chan chan []row, toPages, toFTS chan<
 				info.Disambiguation++
 			}
 		}
-		for _, out := range []chan<- []row{toPages, toFTS} {
+		for _, out := range []chan<- []row{toPages, toFTS[n%len(toFTS)]} {
 			select {
 			case out <- rows:
 			case <-ctx.Done():
 				return ctx.Err()
 			}
 		}
+		n++
 	}
 	return nil
 }
 
-func makeRow(p pending, enc *zstd.Encoder, ftsChars int) row {
+func makeRow(p pending, ftsChars int) row {
 	sents := p.doc.Sentences
 	for i, s := range sents {
 		if strings.Contains(s, sentenceSep) {
@@ -547,7 +597,11 @@ func makeRow(p pending, enc *zstd.Encoder, ftsChars int) row {
 	text := strings.Join(sents, sentenceSep)
 	var body []byte
 	if len(text) >= 256 {
-		body = enc.EncodeAll([]byte(text), append(make([]byte, 0, len(text)/2+8), bodyZstd))
+		// S2 (Snappy's successor) rather than zstd: about 1 µs a page against zstd's
+		// 14 µs at its fastest level, for bodies about a third larger.
+		buf := make([]byte, 1+s2.MaxEncodedLen(len(text)))
+		buf[0] = bodyS2
+		body = buf[:1+len(s2.Encode(buf[1:], []byte(text)))]
 	} else {
 		body = append([]byte{bodyRaw}, text...)
 	}
@@ -575,8 +629,8 @@ func makeRow(p pending, enc *zstd.Encoder, ftsChars int) row {
 	}
 }
 
-// table says how one writer inserts rows: the one-row statement, its placeholder
-// group, and a row's arguments.
+// table says how a writer inserts a row into one table: the one-row statement, its
+// placeholder group, how many rows go in one INSERT, and a row's arguments.
 type table struct {
 	name   string
 	insert string // INSERT ... VALUES with one placeholder group
@@ -586,7 +640,7 @@ type table struct {
 }
 
 var (
-	pageInserter = table{
+	pageTables = []table{{
 		name:   "pages",
 		insert: `INSERT INTO pages(id, norm, title, disamb, body) VALUES (?, ?, ?, ?, ?)`,
 		group:  `, (?, ?, ?, ?, ?)`,
@@ -594,24 +648,30 @@ var (
 		args: func(a []any, r row) []any {
 			return append(a, r.id, r.norm, r.title, r.disamb, r.body)
 		},
-	}
-	ftsInserter = table{
+	}}
+	// One row per INSERT into a virtual table: a multi-row INSERT opens a statement
+	// savepoint, and FTS5 flushes its in-memory index to a new segment at every
+	// savepoint.
+	ftsTables = []table{{
 		name:   "fts",
 		insert: `INSERT INTO fts(rowid, title, body) VALUES (?, ?, ?)`,
-		group:  `, (?, ?, ?)`,
-		// One row per INSERT: a multi-row INSERT into a virtual table opens a
-		// statement savepoint, and FTS5 flushes its in-memory index to a new segment
-		// at every savepoint.
-		rows: 1,
+		rows:   1,
 		args: func(a []any, r row) []any {
 			return append(a, r.id, r.title, r.fts)
 		},
-	}
+	}, {
+		name:   "titles",
+		insert: `INSERT INTO titles(rowid, title) VALUES (?, ?)`,
+		rows:   1,
+		args: func(a []any, r row) []any {
+			return append(a, r.id, r.title)
+		},
+	}}
 )
 
-// write inserts the batches from in into db with t, committing every per pages
+// write inserts the batches from in into db's tables, committing every per pages
 // (0 means 50,000), and calls progress, when set, with the rows written so far.
-func write(ctx context.Context, db *sql.DB, per int, in <-chan []row, t table, progress func(int), log *slog.Logger) error {
+func write(ctx context.Context, db *sql.DB, per int, in <-chan []row, tables []table, progress func(int), log *slog.Logger) error {
 	if per <= 0 {
 		per = 50_000
 	}
@@ -621,10 +681,13 @@ func write(ctx context.Context, db *sql.DB, per int, in <-chan []row, t table, p
 	ctx = context.WithoutCancel(ctx)
 	conn, err := db.Conn(ctx)
 	if err != nil {
-		return fmt.Errorf("build index %s: %w", t.name, err)
+		return fmt.Errorf("build index: %w", err)
 	}
 	defer conn.Close()
-	ins := &inserter{conn: conn, t: t}
+	ins := &inserter{conn: conn}
+	for _, t := range tables {
+		ins.tables = append(ins.tables, tableInserter{t: t})
+	}
 	if err := ins.begin(ctx); err != nil {
 		return err
 	}
@@ -661,69 +724,94 @@ func write(ctx context.Context, db *sql.DB, per int, in <-chan []row, t table, p
 	return ins.commit(ctx)
 }
 
-// inserter buffers rows and writes them t.rows at a time in one transaction.
+// inserter buffers rows and writes them into its tables, each t.rows at a time, in one
+// transaction.
 type inserter struct {
-	conn      *sql.Conn
+	conn    *sql.Conn
+	tx      *sql.Tx
+	tables  []tableInserter
+	pending []string // titles of buffered rows, for error messages
+}
+
+type tableInserter struct {
 	t         table
-	tx        *sql.Tx
 	one, many *sql.Stmt
 	args      []any
-	pending   []string // titles of buffered rows, for error messages
 }
 
 func (in *inserter) begin(ctx context.Context) error {
 	var err error
 	if in.tx, err = in.conn.BeginTx(ctx, nil); err != nil {
-		return fmt.Errorf("build index %s: %w", in.t.name, err)
+		return fmt.Errorf("build index: %w", err)
 	}
-	if in.one, err = in.tx.PrepareContext(ctx, in.t.insert); err != nil {
-		return fmt.Errorf("build index %s: %w", in.t.name, err)
-	}
-	if in.t.rows <= 1 {
-		in.many = in.one
-		return nil
-	}
-	if in.many, err = in.tx.PrepareContext(ctx, in.t.insert+strings.Repeat(in.t.group, in.t.rows-1)); err != nil {
-		return fmt.Errorf("build index %s: %w", in.t.name, err)
+	for i := range in.tables {
+		ti := &in.tables[i]
+		if ti.one, err = in.tx.PrepareContext(ctx, ti.t.insert); err != nil {
+			return fmt.Errorf("build index %s: %w", ti.t.name, err)
+		}
+		ti.many = ti.one
+		if ti.t.rows > 1 {
+			if ti.many, err = in.tx.PrepareContext(ctx, ti.t.insert+strings.Repeat(ti.t.group, ti.t.rows-1)); err != nil {
+				return fmt.Errorf("build index %s: %w", ti.t.name, err)
+			}
+		}
 	}
 	return nil
 }
 
+// add buffers r and writes each table's buffered rows once it holds t.rows of them.
 func (in *inserter) add(ctx context.Context, r row) error {
-	in.args = in.t.args(in.args, r)
 	in.pending = append(in.pending, r.title)
-	if len(in.pending) < in.t.rows {
+	full := true
+	for i := range in.tables {
+		ti := &in.tables[i]
+		ti.args = ti.t.args(ti.args, r)
+		full = full && len(in.pending) >= ti.t.rows
+	}
+	if !full {
 		return nil
 	}
-	err := in.exec(ctx, in.many, in.args, in.pending)
+	// Every table's rows count divides the largest, so all tables are due together.
+	for i := range in.tables {
+		ti := &in.tables[i]
+		if err := ti.exec(ctx, ti.many, ti.args, in.pending); err != nil {
+			return err
+		}
+	}
 	in.reset()
-	return err
+	return nil
 }
 
 func (in *inserter) reset() {
-	clear(in.args) // drop references to the rows' strings and bodies
-	in.args, in.pending = in.args[:0], in.pending[:0]
+	for i := range in.tables {
+		clear(in.tables[i].args) // drop references to the rows' strings and bodies
+		in.tables[i].args = in.tables[i].args[:0]
+	}
+	in.pending = in.pending[:0]
 }
 
 // exec inserts the rows of titles.
-func (in *inserter) exec(ctx context.Context, stmt *sql.Stmt, args []any, titles []string) error {
+func (ti *tableInserter) exec(ctx context.Context, stmt *sql.Stmt, args []any, titles []string) error {
 	if _, err := stmt.ExecContext(ctx, args...); err != nil {
-		return fmt.Errorf("build index: insert %s %q to %q: %w", in.t.name, titles[0], titles[len(titles)-1], err)
+		return fmt.Errorf("build index: insert %s %q to %q: %w", ti.t.name, titles[0], titles[len(titles)-1], err)
 	}
 	return nil
 }
 
 // commit writes the rows still buffered one by one and commits.
 func (in *inserter) commit(ctx context.Context) error {
-	per := len(in.args) / max(1, len(in.pending))
-	for i := range in.pending {
-		if err := in.exec(ctx, in.one, in.args[per*i:per*i+per], in.pending[i:i+1]); err != nil {
-			return err
+	for i := range in.tables {
+		ti := &in.tables[i]
+		per := len(ti.args) / max(1, len(in.pending))
+		for j := range in.pending {
+			if err := ti.exec(ctx, ti.one, ti.args[per*j:per*j+per], in.pending[j:j+1]); err != nil {
+				return err
+			}
 		}
 	}
 	in.reset()
 	if err := in.tx.Commit(); err != nil {
-		return fmt.Errorf("build index %s: commit: %w", in.t.name, err)
+		return fmt.Errorf("build index: commit: %w", err)
 	}
 	return nil
 }

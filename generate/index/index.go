@@ -8,6 +8,7 @@
 package index
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"errors"
@@ -15,10 +16,11 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 
-	"github.com/klauspost/compress/zstd"
+	"github.com/klauspost/compress/s2"
 	"github.com/reactgen/reactgen/generate/env"
 
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
@@ -26,26 +28,32 @@ import (
 
 const (
 	pagesFile = "pages.db"
-	ftsFile   = "fts.db"
 	infoFile  = "info.json"
 	// sentenceSep joins a page's sentences in storage; the record separator never
 	// occurs in encyclopedia text (Build replaces any that does).
 	sentenceSep = "\x1e"
-	// bodyRaw and bodyZstd are the first byte of a stored body.
-	bodyRaw  = 0
-	bodyZstd = 1
+	// bodyRaw and bodyS2 are the first byte of a stored body (1 was zstd, format 1).
+	bodyRaw = 0
+	bodyS2  = 2
 )
 
 // Index is an open, read-only index. It is safe for concurrent use by many goroutines:
-// they share two pools of read-only SQLite connections, one per database.
+// they share pools of read-only SQLite connections, one per database.
 type Index struct {
-	pages, fts *sql.DB
-	info       Info
-	page       *sql.Stmt // pages: a page by normalised title
-	titles     *sql.Stmt // pages: titles by id, for Similar
-	similar    *sql.Stmt // fts: the best rowids for a MATCH
-	dec        *zstd.Decoder
-	common     map[string]bool // terms in more than commonFraction of pages
+	pages  *sql.DB
+	info   Info
+	page   *sql.Stmt // pages: a page by normalised title
+	titles *sql.Stmt // pages: titles by id, for Similar
+	shards []ftsShard
+	common map[string]bool // terms in more than commonFraction of a shard's pages
+}
+
+// ftsShard is one FTS database of the index.
+type ftsShard struct {
+	db *sql.DB
+	// text and title give the best rowids and their bm25 ranks for a MATCH on fts
+	// (title and intro) and on titles (the title alone).
+	text, title *sql.Stmt
 }
 
 var _ env.Corpus = (*Index)(nil)
@@ -68,24 +76,33 @@ func Open(dir string) (*Index, error) {
 	if ix.pages, err = openRead(filepath.Join(dir, pagesFile), n); err != nil {
 		return fail(err)
 	}
-	if ix.fts, err = openRead(filepath.Join(dir, ftsFile), n); err != nil {
-		return fail(err)
-	}
 	if ix.page, err = ix.pages.Prepare(`SELECT title, disamb, body FROM pages WHERE norm = ?`); err != nil {
 		return fail(err)
 	}
 	if ix.titles, err = ix.pages.Prepare(`SELECT id, title FROM pages WHERE id IN (SELECT value FROM json_each(?))`); err != nil {
 		return fail(err)
 	}
-	// FTS5 answers ORDER BY rank LIMIT k from its own sorter.
-	if ix.similar, err = ix.fts.Prepare(`SELECT rowid FROM fts WHERE fts MATCH ? ORDER BY rank LIMIT ?`); err != nil {
-		return fail(err)
+	if info.FTSShards < 1 {
+		return fail(fmt.Errorf("info.json: fts_shards %d", info.FTSShards))
 	}
-	if ix.dec, err = zstd.NewReader(nil, zstd.WithDecoderConcurrency(n)); err != nil {
-		return fail(err)
-	}
-	if ix.common, err = loadCommon(ix.fts); err != nil {
-		return fail(err)
+	ix.common = map[string]bool{}
+	for i := range info.FTSShards {
+		var sh ftsShard
+		sh.db, err = openRead(filepath.Join(dir, ftsFile(i)), n)
+		if err != nil {
+			return fail(err)
+		}
+		ix.shards = append(ix.shards, sh)
+		// FTS5 answers ORDER BY rank LIMIT k from its own sorter.
+		if ix.shards[i].text, err = sh.db.Prepare(`SELECT rowid, rank FROM fts WHERE fts MATCH ? ORDER BY rank LIMIT ?`); err != nil {
+			return fail(err)
+		}
+		if ix.shards[i].title, err = sh.db.Prepare(`SELECT rowid, rank FROM titles WHERE titles MATCH ? ORDER BY rank LIMIT ?`); err != nil {
+			return fail(err)
+		}
+		if err := loadCommon(sh.db, ix.common); err != nil {
+			return fail(err)
+		}
 	}
 	return ix, nil
 }
@@ -109,41 +126,44 @@ func openRead(path string, n int) (*sql.DB, error) {
 	return db, nil
 }
 
-func loadCommon(db *sql.DB) (map[string]bool, error) {
+// loadCommon adds the common terms of one shard to m.
+func loadCommon(db *sql.DB, m map[string]bool) error {
 	rows, err := db.Query(`SELECT term FROM common`)
 	if err != nil {
-		return nil, fmt.Errorf("common terms: %w", err)
+		return fmt.Errorf("common terms: %w", err)
 	}
 	defer rows.Close()
-	m := map[string]bool{}
 	for rows.Next() {
 		var t string
 		if err := rows.Scan(&t); err != nil {
-			return nil, fmt.Errorf("common terms: %w", err)
+			return fmt.Errorf("common terms: %w", err)
 		}
 		m[t] = true
 	}
-	return m, rows.Err()
+	return rows.Err()
 }
 
 // Close releases the database. It is safe to call more than once.
 func (ix *Index) Close() error {
-	if ix.dec != nil {
-		ix.dec.Close()
-		ix.dec = nil
-	}
 	var errs []error
-	for _, s := range []*sql.Stmt{ix.page, ix.titles, ix.similar} {
+	for _, s := range []*sql.Stmt{ix.page, ix.titles} {
 		if s != nil {
 			errs = append(errs, s.Close())
 		}
 	}
-	ix.page, ix.titles, ix.similar = nil, nil, nil
-	for _, db := range []**sql.DB{&ix.pages, &ix.fts} {
-		if *db != nil {
-			errs = append(errs, (*db).Close())
-			*db = nil
+	ix.page, ix.titles = nil, nil
+	for _, sh := range ix.shards {
+		for _, st := range []*sql.Stmt{sh.text, sh.title} {
+			if st != nil {
+				errs = append(errs, st.Close())
+			}
 		}
+		errs = append(errs, sh.db.Close())
+	}
+	ix.shards = nil
+	if ix.pages != nil {
+		errs = append(errs, ix.pages.Close())
+		ix.pages = nil
 	}
 	return errors.Join(errs...)
 }
@@ -197,8 +217,8 @@ func (ix *Index) decodeBody(b []byte) (string, error) {
 	switch b[0] {
 	case bodyRaw:
 		return string(b[1:]), nil
-	case bodyZstd:
-		out, err := ix.dec.DecodeAll(b[1:], nil)
+	case bodyS2:
+		out, err := s2.Decode(nil, b[1:])
 		if err != nil {
 			return "", fmt.Errorf("decompress: %w", err)
 		}
@@ -221,7 +241,7 @@ func (ix *Index) Similar(ctx context.Context, query string, k int) ([]string, er
 	}
 	// Title postings are short, so the title pass is cheap even for common words; the
 	// text pass only runs to fill what the titles could not.
-	out, err := ix.match(ctx, matchExpr(terms, "title"), k, nil)
+	out, err := ix.match(ctx, matchExpr(terms), true, k, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -239,13 +259,13 @@ func (ix *Index) Similar(ctx context.Context, query string, k int) ([]string, er
 	if len(rare) == 0 {
 		rare = terms
 	}
-	return ix.match(ctx, matchExpr(rare, ""), k, out)
+	return ix.match(ctx, matchExpr(rare), false, k, out)
 }
 
-// match appends to have the titles of the best rows for expr that are not yet in it,
-// until it holds k.
-func (ix *Index) match(ctx context.Context, expr string, k int, have []string) ([]string, error) {
-	ids, err := ix.matchIDs(ctx, expr, k+len(have))
+// match appends to have the titles of the best rows for expr (on the titles table, or
+// on titles and intro text) that are not yet in it, until it holds k.
+func (ix *Index) match(ctx context.Context, expr string, titlesOnly bool, k int, have []string) ([]string, error) {
+	ids, err := ix.matchIDs(ctx, expr, titlesOnly, k+len(have))
 	if err != nil || len(ids) == 0 {
 		return have, err
 	}
@@ -271,23 +291,48 @@ func (ix *Index) match(ctx context.Context, expr string, k int, have []string) (
 	return out, nil
 }
 
-// matchIDs returns the rowids of the n best rows for expr, best first.
-func (ix *Index) matchIDs(ctx context.Context, expr string, n int) ([]int64, error) {
-	rows, err := ix.similar.QueryContext(ctx, expr, n)
-	if err != nil {
-		return nil, fmt.Errorf("index similar %q: %w", expr, err)
+// matchIDs returns the rowids of the n best rows for expr over all shards, best first.
+// The shards hold alternate batches of pages, so their bm25 statistics agree closely
+// enough to merge by rank.
+func (ix *Index) matchIDs(ctx context.Context, expr string, titlesOnly bool, n int) ([]int64, error) {
+	type hit struct {
+		id   int64
+		rank float64
 	}
-	defer rows.Close()
-	var ids []int64
-	for rows.Next() {
-		var id int64
-		if err := rows.Scan(&id); err != nil {
+	var hits []hit
+	for _, sh := range ix.shards {
+		stmt := sh.text
+		if titlesOnly {
+			stmt = sh.title
+		}
+		rows, err := stmt.QueryContext(ctx, expr, n)
+		if err != nil {
 			return nil, fmt.Errorf("index similar %q: %w", expr, err)
 		}
-		ids = append(ids, id)
+		for rows.Next() {
+			var h hit
+			if err := rows.Scan(&h.id, &h.rank); err != nil {
+				rows.Close()
+				return nil, fmt.Errorf("index similar %q: %w", expr, err)
+			}
+			hits = append(hits, h)
+		}
+		err = rows.Err()
+		rows.Close()
+		if err != nil {
+			return nil, fmt.Errorf("index similar %q: %w", expr, err)
+		}
 	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("index similar %q: %w", expr, err)
+	// Lower bm25 rank is better; ties go to the earlier page.
+	slices.SortFunc(hits, func(a, b hit) int {
+		if c := cmp.Compare(a.rank, b.rank); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.id, b.id)
+	})
+	ids := make([]int64, 0, min(n, len(hits)))
+	for _, h := range hits[:min(n, len(hits))] {
+		ids = append(ids, h.id)
 	}
 	return ids, nil
 }

@@ -430,3 +430,49 @@ func TestBuildDuplicatesAcrossInsertBatches(t *testing.T) {
 		}
 	}
 }
+
+// TestSimilarAcrossShards checks that Similar ranks over every FTS shard: the pages go
+// to the shards in alternate batches of jobPages, so with three shards the two best
+// matches for "zephyrine" live in different shards.
+func TestSimilarAcrossShards(t *testing.T) {
+	var b strings.Builder
+	n := 3 * jobPages
+	for i := range n {
+		switch i {
+		case 10, jobPages + 10, 2*jobPages + 10:
+			fmt.Fprintf(&b, "{\"title\": \"Zephyrine %d\", \"text\": \"Zephyrine page number %d.\"}\n", i, i)
+		case jobPages + 20:
+			fmt.Fprintf(&b, "{\"title\": \"Quiet %d\", \"text\": \"A page that mentions zephyrine once.\"}\n", i)
+		default:
+			fmt.Fprintf(&b, "{\"title\": \"Filler %d\", \"text\": \"Filler page %d about nothing much.\"}\n", i, i)
+		}
+	}
+	src := writeSource(t, "shards.jsonl", b.String())
+	for _, shards := range []int{1, 3} {
+		t.Run(fmt.Sprintf("%d shards", shards), func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "ix")
+			info, err := Build(t.Context(), dir, []string{src}, BuildOptions{FTSShards: shards})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if info.FTSShards != shards || info.Pages != int64(n) {
+				t.Errorf("info: got %d shards, %d pages, want %d, %d", info.FTSShards, info.Pages, shards, n)
+			}
+			ix, err := Open(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer ix.Close()
+			got, err := ix.Similar(t.Context(), "zephyrine", 5)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := []string{"Zephyrine 10", "Zephyrine 522", "Zephyrine 1034", fmt.Sprintf("Quiet %d", jobPages+20)}
+			slices.Sort(got[:min(3, len(got))])
+			slices.Sort(want[:3])
+			if !slices.Equal(got, want) {
+				t.Errorf("Similar(zephyrine): got %q, want the three titles (any order) then the text mention %q", got, want)
+			}
+		})
+	}
+}

@@ -42,13 +42,9 @@ func queryTerms(q string) []string {
 	return content
 }
 
-// matchExpr ORs the terms, each a quoted string, optionally restricted to one column.
-func matchExpr(terms []string, column string) string {
+// matchExpr ORs the terms, each a quoted string.
+func matchExpr(terms []string) string {
 	var b strings.Builder
-	if column != "" {
-		b.WriteString(column)
-		b.WriteString(" : (")
-	}
 	for i, t := range terms {
 		if i > 0 {
 			b.WriteString(" OR ")
@@ -56,9 +52,6 @@ func matchExpr(terms []string, column string) string {
 		b.WriteByte('"')
 		b.WriteString(strings.ReplaceAll(t, `"`, `""`))
 		b.WriteByte('"')
-	}
-	if column != "" {
-		b.WriteByte(')')
 	}
 	return b.String()
 }

@@ -32,6 +32,7 @@ func main() {
 	dir := flag.String("index", "", "build an index here from -out and measure it (replaced if it exists)")
 	queries := flag.Int("queries", 5000, "queries of each kind to time")
 	ftsChars := flag.Int("fts-chars", 0, "BuildOptions.FTSChars (0 = default)")
+	batch := flag.Int("batch", 0, "BuildOptions.BatchPages (0 = default)")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the build here")
 	flag.Parse()
 	if *cpuprofile != "" {
@@ -43,13 +44,13 @@ func main() {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	if err := run(ctx, *pages, *out, *reuse, *dir, *queries, *ftsChars); err != nil {
+	if err := run(ctx, *pages, *out, *reuse, *dir, *queries, *ftsChars, *batch); err != nil {
 		fmt.Fprintln(os.Stderr, "synthcorpus:", err)
 		os.Exit(1)
 	}
 }
 
-func run(ctx context.Context, pages int, out string, reuse bool, dir string, queries, ftsChars int) error {
+func run(ctx context.Context, pages int, out string, reuse bool, dir string, queries, ftsChars, batch int) error {
 	if _, err := os.Stat(out); !reuse || err != nil {
 		f, err := os.Create(out)
 		if err != nil {
@@ -71,7 +72,7 @@ func run(ctx context.Context, pages int, out string, reuse bool, dir string, que
 	os.RemoveAll(dir)
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	start := time.Now()
-	info, err := index.Build(ctx, dir, []string{out}, index.BuildOptions{Logger: log, Progress: progress(), FTSChars: ftsChars})
+	info, err := index.Build(ctx, dir, []string{out}, index.BuildOptions{Logger: log, Progress: progress(), FTSChars: ftsChars, BatchPages: batch})
 	if err != nil {
 		return err
 	}
