@@ -10,6 +10,7 @@ import (
 	"io"
 	"iter"
 	"os"
+	"sort"
 	"sync"
 	"time"
 )
@@ -222,34 +223,105 @@ func (l *EpisodeLog) Close() error {
 }
 
 // ReadEpisodes streams the effective episodes of a log: for each id, its last complete
-// record (a retried episode supersedes its earlier failure), in the order of those last
-// records. A torn last line is skipped. Memory holds one offset per id, not the records.
+// record (a retried episode supersedes its earlier failure), in the order of their ids,
+// so that the stages after generate see the same order however the episodes finished. A
+// torn last line is skipped. A first pass reads only the ids; memory holds one offset per
+// id, not the records.
 func ReadEpisodes(path string) iter.Seq2[Episode, error] {
 	return func(yield func(Episode, error) bool) {
-		last := map[string]int{}
-		n := 0
-		for ep, err := range readRecords[Episode](path) {
-			if err != nil {
-				yield(Episode{}, err)
-				return
-			}
-			last[ep.ID] = n
-			n++
+		f, err := os.Open(path)
+		if errors.Is(err, os.ErrNotExist) {
+			return
 		}
-		i := 0
-		for ep, err := range readRecords[Episode](path) {
+		if err != nil {
+			yield(Episode{}, fmt.Errorf("open %s: %w", path, err))
+			return
+		}
+		defer f.Close()
+		type span struct {
+			off  int64
+			n    int
+			line int
+		}
+		last := map[string]span{}
+		r := bufio.NewReaderSize(f, 1<<20)
+		var off int64
+		lastLine := 0
+		for line := 1; ; line++ {
+			b, err := readLine(r)
+			if err == io.EOF {
+				break // a last line without a newline is torn: never a record
+			}
 			if err != nil {
-				yield(Episode{}, err)
+				yield(Episode{}, fmt.Errorf("read %s: %w", path, err))
 				return
 			}
-			if last[ep.ID] == i {
-				if !yield(ep, nil) {
-					return
+			id, ok := recordID(b)
+			if !ok {
+				if len(bytes.TrimSpace(b)) == 0 {
+					off += int64(len(b))
+					continue
 				}
+				if _, perr := r.Peek(1); perr == io.EOF {
+					break // an unparseable last line is torn too
+				}
+				yield(Episode{}, fmt.Errorf("%s line %d is not an episode record", path, line))
+				return
 			}
-			i++
+			last[id] = span{off: off, n: len(b), line: line}
+			off += int64(len(b))
+			lastLine = line
+		}
+		ids := make([]string, 0, len(last))
+		for id := range last {
+			ids = append(ids, id)
+		}
+		sort.Strings(ids)
+		var buf []byte
+		for _, id := range ids {
+			sp := last[id]
+			if cap(buf) < sp.n {
+				buf = make([]byte, sp.n)
+			}
+			buf = buf[:sp.n]
+			if _, err := f.ReadAt(buf, sp.off); err != nil {
+				yield(Episode{}, fmt.Errorf("read %s line %d: %w", path, sp.line, err))
+				return
+			}
+			var ep Episode
+			if err := json.Unmarshal(buf, &ep); err != nil {
+				if sp.line == lastLine {
+					continue // a complete but unparseable last line is a torn write
+				}
+				yield(Episode{}, fmt.Errorf("%s line %d: %w", path, sp.line, err))
+				return
+			}
+			if !yield(ep, nil) {
+				return
+			}
 		}
 	}
+}
+
+// recordID returns the id of an episode line. The log's writer puts "schema" and then
+// "id" first, so the id is found without decoding the record; a line written otherwise
+// is decoded.
+func recordID(b []byte) (string, bool) {
+	const key = `"id":"`
+	head := b[:min(len(b), 64)]
+	if i := bytes.Index(head, []byte(key)); i >= 0 {
+		rest := b[i+len(key):]
+		if j := bytes.IndexByte(rest, '"'); j > 0 && bytes.IndexByte(rest[:j], '\\') < 0 {
+			return string(rest[:j]), true
+		}
+	}
+	var v struct {
+		ID string `json:"id"`
+	}
+	if err := json.Unmarshal(b, &v); err != nil || v.ID == "" {
+		return "", false
+	}
+	return v.ID, true
 }
 
 // ReadRejected streams rejected.jsonl.

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -54,6 +55,7 @@ func TestEpisodeLogTornLastLine(t *testing.T) {
 		}
 		ids = append(ids, ep.QuestionID)
 	}
+	sort.Strings(ids)
 	if got := strings.Join(ids, ","); got != "q1,q2,q3" {
 		t.Errorf("episodes after recovery: got %s, want q1,q2,q3", got)
 	}
@@ -145,5 +147,36 @@ func TestWriteFileAtomicFailureKeepsOld(t *testing.T) {
 	entries, _ := os.ReadDir(dir)
 	if len(entries) != 1 {
 		t.Errorf("temporary files left behind: %d entries", len(entries))
+	}
+}
+
+func TestReadEpisodesOrderIsIndependentOfCompletionOrder(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name string, order []string) string {
+		path := filepath.Join(dir, name)
+		l, _, _, err := OpenEpisodeLog(path, 1, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, q := range order {
+			l.Write(t.Context(), testEpisode(q, 0, StopFinished, true))
+		}
+		l.Close()
+		return path
+	}
+	read := func(path string) string {
+		var ids []string
+		for ep, err := range ReadEpisodes(path) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			ids = append(ids, ep.ID)
+		}
+		return strings.Join(ids, ",")
+	}
+	a := read(write("a.jsonl", []string{"q1", "q2", "q3", "q4"}))
+	b := read(write("b.jsonl", []string{"q4", "q2", "q1", "q3"}))
+	if a != b || strings.Count(a, ",") != 3 {
+		t.Errorf("order depends on completion order:\n%s\n%s", a, b)
 	}
 }
