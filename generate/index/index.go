@@ -117,7 +117,9 @@ func openRead(path string, n int) (*sql.DB, error) {
 		return nil, err
 	}
 	// immutable: the file never changes after Build, so readers skip locking entirely.
-	db, err := sql.Open("sqlite", "file:"+path+"?mode=ro&immutable=1&_pragma=query_only(1)&_pragma=mmap_size(1073741824)&_pragma=cache_size(-16384)")
+	// mmap_size asks for the whole file (SQLite clamps it to its compile-time limit):
+	// pages.db passes 1 GB at a million pages, and reads beyond the map cost a pread.
+	db, err := sql.Open("sqlite", "file:"+path+"?mode=ro&immutable=1&_pragma=query_only(1)&_pragma=mmap_size(68719476736)&_pragma=cache_size(-16384)")
 	if err != nil {
 		return nil, err
 	}
