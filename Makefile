@@ -4,7 +4,7 @@ BIN     := bin/reactgen
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X main.version=$(VERSION)
 
-.PHONY: build run test test-short race bench bench-index bench-generate bench-export vet clean demo-world
+.PHONY: build run test test-short race bench bench-index bench-index-1m bench-generate bench-export vet clean demo-world
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/reactgen
@@ -38,12 +38,18 @@ BENCH_PAGES ?= 1000000
 bench-index:
 	REACTGEN_BENCH_PAGES=$(BENCH_PAGES) $(GO) test -run '^$$' -bench . -benchtime 1x -timeout 60m ./generate/index/
 
+# The full-scale index figures (build speed, peak RSS, size, latency percentiles) on a
+# synthetic corpus of BENCH_PAGES pages written to /tmp.
+bench-index-1m:
+	$(GO) build -o bin/synthcorpus ./generate/index/internal/synthcorpus
+	/usr/bin/time -v bin/synthcorpus -pages $(BENCH_PAGES) -out /tmp/reactgen-synth.jsonl -index /tmp/reactgen-synth-index -queries 5000
+
 bench-generate:
-	$(GO) test -run '^$$' -bench . -benchtime 1x -timeout 30m ./generate/
+	$(GO) test -run '^$$' -bench BenchmarkScheduler -benchtime 1x -timeout 30m ./generate/
 
 BENCH_EPISODES ?= 100000
 bench-export:
-	REACTGEN_BENCH_EPISODES=$(BENCH_EPISODES) $(GO) test -run '^$$' -bench . -benchtime 1x -timeout 30m ./export/
+	EXPORT_BENCH_EPISODES=$(BENCH_EPISODES) $(GO) test -run '^$$' -bench 'Export$$' -benchtime 1x -timeout 30m ./export/
 
 clean:
 	rm -rf bin runs
