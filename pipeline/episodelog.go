@@ -10,6 +10,7 @@ import (
 	"io"
 	"iter"
 	"os"
+	"runtime"
 	"sort"
 	"sync"
 	"time"
@@ -277,26 +278,66 @@ func ReadEpisodes(path string) iter.Seq2[Episode, error] {
 			ids = append(ids, id)
 		}
 		sort.Strings(ids)
-		var buf []byte
-		for _, id := range ids {
-			sp := last[id]
-			if cap(buf) < sp.n {
-				buf = make([]byte, sp.n)
-			}
-			buf = buf[:sp.n]
-			if _, err := f.ReadAt(buf, sp.off); err != nil {
-				yield(Episode{}, fmt.Errorf("read %s line %d: %w", path, sp.line, err))
-				return
-			}
-			var ep Episode
-			if err := json.Unmarshal(buf, &ep); err != nil {
-				if sp.line == lastLine {
-					continue // a complete but unparseable last line is a torn write
+		spans := make([]span, len(ids))
+		for i, id := range ids {
+			spans[i] = last[id]
+		}
+		clear(last)
+		// Decoding is most of the cost: chunks are decoded on every core and yielded in
+		// order. Each chunk's result waits in its own channel, so at most `workers`
+		// chunks are in memory at once.
+		workers := max(runtime.GOMAXPROCS(0), 1)
+		const chunk = 256
+		type result struct {
+			eps []Episode
+			err error
+		}
+		decode := func(sps []span) result {
+			var out []Episode
+			var buf []byte
+			for _, sp := range sps {
+				if cap(buf) < sp.n {
+					buf = make([]byte, sp.n)
 				}
-				yield(Episode{}, fmt.Errorf("%s line %d: %w", path, sp.line, err))
-				return
+				buf = buf[:sp.n]
+				if _, err := f.ReadAt(buf, sp.off); err != nil {
+					return result{out, fmt.Errorf("read %s line %d: %w", path, sp.line, err)}
+				}
+				var ep Episode
+				if err := json.Unmarshal(buf, &ep); err != nil {
+					if sp.line == lastLine {
+						continue // a complete but unparseable last line is a torn write
+					}
+					return result{out, fmt.Errorf("%s line %d: %w", path, sp.line, err)}
+				}
+				out = append(out, ep)
 			}
-			if !yield(ep, nil) {
+			return result{eps: out}
+		}
+		done := make(chan struct{})
+		defer close(done)
+		pending := make(chan chan result, workers)
+		go func() {
+			defer close(pending)
+			for i := 0; i < len(spans); i += chunk {
+				ch := make(chan result, 1)
+				select {
+				case pending <- ch:
+				case <-done:
+					return
+				}
+				go func(sps []span) { ch <- decode(sps) }(spans[i:min(i+chunk, len(spans))])
+			}
+		}()
+		for ch := range pending {
+			res := <-ch
+			for _, ep := range res.eps {
+				if !yield(ep, nil) {
+					return
+				}
+			}
+			if res.err != nil {
+				yield(Episode{}, res.err)
 				return
 			}
 		}
