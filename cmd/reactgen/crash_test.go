@@ -170,10 +170,18 @@ func runChild(t *testing.T, ce childEnv, args ...string) (int, string, string) {
 // request, so runs are comparable. fault, when set, may replace any reply.
 type fakeModel struct {
 	answers  map[string]string // question text -> gold answer
+	mu       sync.Mutex        // guards the delays: a test changes them while a killed child's requests drain
 	minDelay time.Duration
 	maxDelay time.Duration
 	fault    func(n int64, r llmtest.Req) (llmtest.Reply, bool)
 	n        atomic.Int64
+}
+
+// setDelay sets the range of the model's reply delays.
+func (f *fakeModel) setDelay(lo, hi time.Duration) {
+	f.mu.Lock()
+	f.minDelay, f.maxDelay = lo, hi
+	f.mu.Unlock()
 }
 
 // newFakeModel reads the demo questions' answers through the task loader.
@@ -223,8 +231,11 @@ func (f *fakeModel) handle(ctx context.Context, r llmtest.Req) llmtest.Reply {
 	} else {
 		rep = llmtest.Reply{Texts: []string{f.text(r)}}
 	}
-	if f.maxDelay > 0 && rep.Delay == 0 {
-		rep.Delay = f.minDelay + rand.N(f.maxDelay-f.minDelay+1)
+	f.mu.Lock()
+	lo, hi := f.minDelay, f.maxDelay
+	f.mu.Unlock()
+	if hi > 0 && rep.Delay == 0 {
+		rep.Delay = lo + rand.N(hi-lo+1)
 	}
 	return rep
 }
@@ -395,7 +406,7 @@ func TestKillAndResumeMatchesUninterruptedRun(t *testing.T) {
 	rng := rand.New(rand.NewPCG(seed, 0x6b696c6c))
 
 	model := newFakeModel(t)
-	model.minDelay, model.maxDelay = 2*time.Millisecond, 20*time.Millisecond
+	model.setDelay(2*time.Millisecond, 20*time.Millisecond)
 	srv := llmtest.NewServer(t, model.handle)
 	tmp := t.TempDir()
 	cfg := testConfig(t, filepath.Join(tmp, "cfg"), srv.URL, map[string]any{
@@ -529,7 +540,7 @@ func TestSignalsStopCleanlyAndResume(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			model := newFakeModel(t)
-			model.minDelay, model.maxDelay = tc.delay, tc.delay
+			model.setDelay(tc.delay, tc.delay)
 			srv := llmtest.NewServer(t, model.handle)
 			tmp := t.TempDir()
 			cfg := testConfig(t, filepath.Join(tmp, "cfg"), srv.URL, map[string]any{
@@ -579,7 +590,7 @@ func TestSignalsStopCleanlyAndResume(t *testing.T) {
 			t.Logf("%d records, %d interrupted, %d requests", len(eps), cut, srv.Requests())
 
 			// The resume completes the run: every question finished, cut ones re-run.
-			model.minDelay, model.maxDelay = time.Millisecond, 3*time.Millisecond
+			model.setDelay(time.Millisecond, 3*time.Millisecond)
 			if code, _, stderr := runChild(t, env, "run", "--config", cfg, "--out", out); code != 0 {
 				t.Fatalf("resume: exit %d; stderr:\n%s", code, stderr)
 			}
@@ -621,7 +632,7 @@ func slicesContainsRetryable(eps []pipeline.Episode, id string) bool {
 
 func TestLockStopsASecondRunAndIsTakenOverAfterAKill(t *testing.T) {
 	model := newFakeModel(t)
-	model.minDelay, model.maxDelay = 200*time.Millisecond, 200*time.Millisecond
+	model.setDelay(200*time.Millisecond, 200*time.Millisecond)
 	srv := llmtest.NewServer(t, model.handle)
 	tmp := t.TempDir()
 	cfg := testConfig(t, filepath.Join(tmp, "cfg"), srv.URL, map[string]any{"task.limit": 20})
@@ -653,7 +664,7 @@ func TestLockStopsASecondRunAndIsTakenOverAfterAKill(t *testing.T) {
 
 	holder.signal(t, syscall.SIGKILL)
 	holder.wait(t)
-	model.minDelay, model.maxDelay = time.Millisecond, 2*time.Millisecond
+	model.setDelay(time.Millisecond, 2*time.Millisecond)
 	code, _, stderr = runChild(t, env, "run", "--config", cfg, "--out", out)
 	if code != 0 {
 		t.Fatalf("run after the holder was killed: exit %d; stderr:\n%s", code, stderr)
