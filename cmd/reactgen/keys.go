@@ -16,7 +16,7 @@ var keyDocs = map[string]string{
 	"task.offset":   "skip this many questions first",
 	"task.skip_bad": "skip malformed task records and count them, instead of failing",
 
-	"corpus.path":  "corpus source: JSONL {title, text}, the HotpotQA Wikipedia .bz2 tree, or a HotpotQA question file's context",
+	"corpus.path":  "corpus source: JSONL {title, text}, FEVER's wiki-pages JSONL, the HotpotQA Wikipedia .bz2 tree, or a HotpotQA question file's context",
 	"corpus.index": "index directory; empty means <run>/index, built by `reactgen run` when missing",
 
 	"env.backend":               "local (the on-disk index) or mediawiki (a live MediaWiki Action API)",

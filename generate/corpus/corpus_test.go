@@ -295,3 +295,31 @@ func TestStripLinks(t *testing.T) {
 		}
 	}
 }
+
+func TestFEVERWikiPages(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "wiki-001.jsonl")
+	body := `{"id": "", "text": "", "lines": ""}` + "\n" +
+		`{"id": "Orla_Venn_-LRB-sculptor-RRB-", "text": "Orla Venn is a sculptor . She lives in Teshmar .", "lines": "0\tOrla Venn is a sculptor .\tsculptor\n1\t\n2\tShe lives in Teshmar .\tTeshmar\tcity"}` + "\n"
+	if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r, err := Open(t.Context(), path, "auto", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	doc, err := r.Next(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if doc.Title != "Orla Venn (sculptor)" {
+		t.Errorf("title: got %q", doc.Title)
+	}
+	want := []string{"Orla Venn is a sculptor .", "", "She lives in Teshmar ."}
+	if !slices.Equal(doc.Sentences, want) {
+		t.Errorf("sentences: got %q, want %q (kept at FEVER's line numbers)", doc.Sentences, want)
+	}
+	if _, err := r.Next(t.Context()); err != io.EOF {
+		t.Errorf("after the last page: got %v, want io.EOF", err)
+	}
+}

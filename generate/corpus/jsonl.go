@@ -7,8 +7,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/reactgen/reactgen/generate/task"
 )
 
 // jsonlReader reads {"title": ..., "text": ...} lines where text is a string, a list of
@@ -35,6 +38,9 @@ type jsonlRecord struct {
 	Title          *string         `json:"title"`
 	Text           json.RawMessage `json:"text"`
 	Disambiguation bool            `json:"disambiguation"`
+	// FEVER's wiki-pages dump: {"id": "Page_Title", "text": ..., "lines": "0\tSentence\tlink..."}.
+	ID    json.RawMessage `json:"id"`
+	Lines *string         `json:"lines"`
 }
 
 func (r *jsonlReader) Next(ctx context.Context) (Doc, error) {
@@ -64,6 +70,9 @@ func (r *jsonlReader) Next(ctx context.Context) (Doc, error) {
 			continue
 		}
 		doc, err := r.parse(line)
+		if errors.Is(err, errEmptyPage) {
+			continue
+		}
 		if err != nil {
 			if r.opts.SkipBad {
 				r.stats.Skipped++
@@ -89,6 +98,9 @@ func (r *jsonlReader) parse(line []byte) (Doc, error) {
 	var rec jsonlRecord
 	if err := json.Unmarshal(line, &rec); err != nil {
 		return Doc{}, fmt.Errorf("invalid JSON: %w", err)
+	}
+	if rec.Title == nil && rec.Lines != nil {
+		return feverPage(rec)
 	}
 	if rec.Title == nil {
 		return Doc{}, errors.New(`missing "title"`)
@@ -172,4 +184,41 @@ func (r *jsonlReader) Close() error {
 	}
 	r.done = true
 	return r.hf.Close()
+}
+
+// errEmptyPage marks the empty records FEVER's dump holds (id ""); they are skipped.
+var errEmptyPage = errors.New("empty page")
+
+// feverPage reads a page of FEVER's wiki-pages dump. Its sentences are the numbered
+// "lines", kept at their numbers (FEVER's evidence cites them), so a missing number
+// leaves an empty sentence in its place; the anchor texts after each sentence are dropped.
+func feverPage(rec jsonlRecord) (Doc, error) {
+	var id string
+	if err := json.Unmarshal(rec.ID, &id); err != nil {
+		return Doc{}, fmt.Errorf(`"id": want the page name as a string: %w`, err)
+	}
+	title := strings.TrimSpace(task.PageTitle(id))
+	if title == "" {
+		return Doc{}, errEmptyPage
+	}
+	var sents []string
+	for i, line := range strings.Split(*rec.Lines, "\n") {
+		num, rest, ok := strings.Cut(line, "\t")
+		if !ok {
+			continue
+		}
+		n, err := strconv.Atoi(num)
+		if err != nil || n < 0 || n > 10000 {
+			n = i
+		}
+		sentence, _, _ := strings.Cut(rest, "\t")
+		for len(sents) <= n {
+			sents = append(sents, "")
+		}
+		sents[n] = strings.TrimSpace(sentence)
+	}
+	for len(sents) > 0 && sents[len(sents)-1] == "" {
+		sents = sents[:len(sents)-1]
+	}
+	return Doc{Title: title, Sentences: sents, Disambiguation: strings.HasSuffix(title, "(disambiguation)")}, nil
 }
