@@ -376,3 +376,41 @@ func TestFreshRunsExportIdenticalFiles(t *testing.T) {
 		t.Errorf("export files: %d and %d", len(sums), n)
 	}
 }
+
+func TestCorpusGlob(t *testing.T) {
+	dir := t.TempDir()
+	b, err := os.ReadFile("../../data/demo/corpus.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.SplitAfter(string(b), "\n")
+	half := len(lines) / 2
+	os.WriteFile(filepath.Join(dir, "wiki-001.jsonl"), []byte(strings.Join(lines[:half], "")), 0o644)
+	os.WriteFile(filepath.Join(dir, "wiki-002.jsonl"), []byte(strings.Join(lines[half:], "")), 0o644)
+	out := filepath.Join(t.TempDir(), "run")
+	res := invoke(t, "", nil, "run", "--config", "../../configs/demo-fever.yaml", "--out", out,
+		"--set", "corpus.path="+filepath.Join(dir, "wiki-*.jsonl"))
+	if res.code != 0 {
+		t.Fatalf("run: exit %d: %s", res.code, res.stderr)
+	}
+	m, _ := pipeline.ReadManifest(out)
+	corpora := 0
+	for _, in := range m.Inputs {
+		if in.Role == "corpus" {
+			corpora++
+		}
+	}
+	if corpora != 2 || m.Stages["filter"].Counts["kept"] != 180 {
+		t.Errorf("got %d corpus inputs and %d kept, want 2 and 180", corpora, m.Stages["filter"].Counts["kept"])
+	}
+	res = invoke(t, "", nil, "run", "--config", "../../configs/demo-fever.yaml", "--out", out,
+		"--set", "corpus.path="+filepath.Join(dir, "wiki-*.jsonl"))
+	if res.code != 0 {
+		t.Errorf("resume with a glob corpus: exit %d: %s", res.code, res.stderr)
+	}
+	res = invoke(t, "", nil, "run", "--config", "../../configs/demo-fever.yaml", "--out", filepath.Join(t.TempDir(), "r"),
+		"--set", "corpus.path="+filepath.Join(dir, "none-*.jsonl"))
+	if res.code != exitUsage || !strings.Contains(res.stderr, "no file matches") {
+		t.Errorf("empty glob: exit %d: %s", res.code, res.stderr)
+	}
+}

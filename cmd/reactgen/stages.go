@@ -62,7 +62,7 @@ func checkInputs(cfg *pipeline.Config) error {
 		if cfg.Corpus.Path == "" {
 			return &pipeline.ConfigError{Key: "corpus.index", Message: fmt.Sprintf("no index at %s and no corpus.path to build one from", cfg.Corpus.Index)}
 		}
-		if _, err := os.Stat(cfg.Corpus.Path); err != nil {
+		if _, err := corpusSources(cfg.Corpus.Path); err != nil {
 			return &pipeline.ConfigError{Key: "corpus.path", Message: fmt.Sprintf("cannot read corpus: %v", err)}
 		}
 	}
@@ -306,7 +306,11 @@ func (a *app) stageIndex(ctx context.Context, rs *runState) error {
 	}
 	return rs.stage(ctx, "index", func(ctx context.Context) (map[string]int, error) {
 		a.log.Info("indexing corpus", "corpus", rs.cfg.Corpus.Path, "index", rs.indexDir())
-		info, err := index.Build(ctx, rs.indexDir(), []string{rs.cfg.Corpus.Path}, index.BuildOptions{SkipBad: rs.cfg.Task.SkipBad, Logger: a.log})
+		sources, err := corpusSources(rs.cfg.Corpus.Path)
+		if err != nil {
+			return nil, &pipeline.ConfigError{Key: "corpus.path", Message: err.Error()}
+		}
+		info, err := index.Build(ctx, rs.indexDir(), sources, index.BuildOptions{SkipBad: rs.cfg.Task.SkipBad, Logger: a.log})
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil, err
@@ -419,4 +423,23 @@ func (a *app) openExisting(ld *loaded, command string) (*runState, error) {
 	rs.lock, rs.manifest = lock, m
 	rs.promptID = m.Results["generate.exemplars"]
 	return rs, nil
+}
+
+// corpusSources expands corpus.path: a file, a folder (the HotpotQA dump), or a glob such
+// as wiki-pages/*.jsonl (FEVER's dump is 109 files).
+func corpusSources(path string) ([]string, error) {
+	if !strings.ContainsAny(path, "*?[") {
+		if _, err := os.Stat(path); err != nil {
+			return nil, err
+		}
+		return []string{path}, nil
+	}
+	matches, err := filepath.Glob(path)
+	if err != nil {
+		return nil, fmt.Errorf("pattern %q: %w", path, err)
+	}
+	if len(matches) == 0 {
+		return nil, fmt.Errorf("no file matches %q", path)
+	}
+	return matches, nil
 }
