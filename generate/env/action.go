@@ -73,14 +73,40 @@ func (a Action) String() string {
 // repeatedly, as is white space, and the result is lower-cased. "Ada_Lovelace",
 // " ada  lovelace " and “Ada Lovelace” all fold to "ada lovelace". index.NormalizeTitle
 // follows exactly the same rule, so every backend agrees on which page a Search finds.
-func NormalizeTitle(s string) string {
-	s = strings.ToLower(strings.Join(strings.Fields(strings.ReplaceAll(s, "_", " ")), " "))
-	for {
-		t := strings.TrimSpace(strings.TrimFunc(s, isQuote))
-		if t == s {
-			return s
+func NormalizeTitle(s string) string { return foldTitle(s, true) }
+
+// CleanTitle is NormalizeTitle without the lower-casing: the title to ask a backend for
+// that folds case itself (MediaWiki folds only the first letter).
+func CleanTitle(s string) string { return foldTitle(s, false) }
+
+// foldTitle reads underscores as spaces, collapses and trims whitespace, strips
+// surrounding quotes and, with lower, lower-cases: in one pass, since an index build
+// folds every title of the corpus.
+func foldTitle(s string, lower bool) string {
+	var b strings.Builder
+	b.Grow(len(s))
+	space := false
+	for _, r := range s {
+		if r == '_' || unicode.IsSpace(r) {
+			space = b.Len() > 0
+			continue
 		}
-		s = t
+		if space {
+			b.WriteByte(' ')
+			space = false
+		}
+		if lower {
+			r = unicode.ToLower(r)
+		}
+		b.WriteRune(r)
+	}
+	out := b.String()
+	for {
+		t := strings.TrimSpace(strings.TrimFunc(out, isQuote))
+		if t == out {
+			return out
+		}
+		out = t
 	}
 }
 

@@ -379,22 +379,4 @@ func writeAtomic(path string, data []byte) error {
 
 // cleanTitle turns an entity into the title MediaWiki is asked for: the folding of
 // env.NormalizeTitle without the lower-casing, which is left to the server.
-func cleanTitle(s string) string {
-	s = strings.Join(strings.Fields(strings.ReplaceAll(s, "_", " ")), " ")
-	for {
-		t := strings.TrimSpace(strings.TrimFunc(s, isQuote))
-		if t == s {
-			return s
-		}
-		s = t
-	}
-}
-
-// isQuote matches the quotes env.NormalizeTitle trims.
-func isQuote(r rune) bool {
-	switch r {
-	case '"', '\'', '`', '\u2018', '\u2019', '\u201A', '\u201B', '\u201C', '\u201D', '\u201E', '\u201F', '\u00AB', '\u00BB', '\u2039', '\u203A':
-		return true
-	}
-	return false
-}
+func cleanTitle(s string) string { return env.CleanTitle(s) }
