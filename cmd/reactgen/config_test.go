@@ -175,3 +175,26 @@ func TestRedactedConfigHidesAuthHeaders(t *testing.T) {
 		t.Errorf("headers: got %v", h)
 	}
 }
+
+func TestExemplarInputPinsTheFile(t *testing.T) {
+	in, err := exemplarInput("", "fever")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if in.Path != "embedded:prompts/fever.json" || len(in.SHA256) != 64 || in.Bytes == 0 {
+		t.Errorf("embedded: %+v", in)
+	}
+	path := filepath.Join(t.TempDir(), "p.json")
+	os.WriteFile(path, []byte(`{"webthink_simple6": "Question: x"}`), 0o644)
+	in, err = exemplarInput(path+"#webthink_simple6", "hotpotqa")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, sum, _ := pipeline.FileDigest(path)
+	if in.SHA256 != sum || in.Path != path+"#webthink_simple6" {
+		t.Errorf("file#key: %+v, want sha256 %s", in, sum)
+	}
+	if _, err := exemplarInput(filepath.Join(t.TempDir(), "none.json"), "hotpotqa"); err == nil {
+		t.Error("a missing exemplar file: got nil error")
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io/fs"
 	"iter"
 	"os"
 	"path/filepath"
@@ -202,9 +203,10 @@ func (a *app) openRun(ctx context.Context, ld *loaded, forceNew bool, command st
 		m.Inputs = append(m.Inputs, *corpusIn...)
 	}
 	if cfg.Generate.Policy == "llm" {
-		in := pipeline.Input{Role: "exemplars", Path: cfg.Generate.Exemplars, SHA256: promptID}
-		if in.Path == "" {
-			in.Path = "embedded:prompts/" + cfg.Task.Name + ".json"
+		in, err := exemplarInput(cfg.Generate.Exemplars, cfg.Task.Name)
+		if err != nil {
+			lock.Release()
+			return nil, &pipeline.ConfigError{Key: "generate.exemplars", Message: err.Error()}
 		}
 		m.Inputs = append(m.Inputs, in)
 	}
@@ -442,4 +444,27 @@ func corpusSources(path string) ([]string, error) {
 		return nil, fmt.Errorf("no file matches %q", path)
 	}
 	return matches, nil
+}
+
+// exemplarInput pins the exemplar file by the sha256 of its bytes: the embedded default
+// for the task, or the file a FILE or FILE#key reference names.
+func exemplarInput(ref, task string) (pipeline.Input, error) {
+	if ref == "" {
+		name := "prompts/" + task + ".json"
+		b, err := fs.ReadFile(data.FS, name)
+		if err != nil {
+			return pipeline.Input{}, err
+		}
+		sum := sha256.Sum256(b)
+		return pipeline.Input{Role: "exemplars", Path: "embedded:" + name, Bytes: int64(len(b)), SHA256: hex.EncodeToString(sum[:])}, nil
+	}
+	file, key, _ := strings.Cut(ref, "#")
+	in, err := pipeline.DescribeInput("exemplars", file)
+	if err != nil {
+		return pipeline.Input{}, err
+	}
+	if key != "" {
+		in.Path += "#" + key
+	}
+	return in, nil
 }
