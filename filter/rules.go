@@ -2,6 +2,7 @@ package filter
 
 import (
 	"fmt"
+	"hash"
 	"hash/fnv"
 	"strings"
 	"unicode"
@@ -251,8 +252,40 @@ func trajectoryHash(ep *pipeline.Episode) (uint64, []uint64) {
 		acts = append(acts, h.Sum64())
 		all.Write([]byte(a))
 		all.Write([]byte{0})
-		all.Write([]byte(NormalizeAnswer(s.Thought)))
+		writeFolded(all, s.Thought)
 		all.Write([]byte{1})
 	}
 	return all.Sum64(), acts
+}
+
+// writeFolded hashes s lower-cased with its whitespace collapsed, without allocating:
+// two thoughts that differ only in case or spacing count as the same.
+func writeFolded(h hash.Hash64, s string) {
+	var buf [64]byte
+	n := 0
+	space, started := false, false
+	flush := func() {
+		h.Write(buf[:n])
+		n = 0
+	}
+	for _, r := range s {
+		if unicode.IsSpace(r) {
+			space = started
+			continue
+		}
+		if space {
+			if n == len(buf) {
+				flush()
+			}
+			buf[n] = ' '
+			n++
+			space = false
+		}
+		if n+utf8.UTFMax > len(buf) {
+			flush()
+		}
+		n += utf8.EncodeRune(buf[n:], unicode.ToLower(r))
+		started = true
+	}
+	flush()
 }
