@@ -49,41 +49,16 @@ func (a *app) cardInfo(rs *runState) (export.CardInfo, error) {
 	if cfg.Generate.Policy == "expert" {
 		model = "expert"
 	}
+	s, err := summarize(rs.dir.Path)
+	if err != nil {
+		return export.CardInfo{}, err
+	}
 	info := export.CardInfo{RunID: rs.manifest.RunID, Model: model, PromptHash: rs.promptID,
 		CorpusHash: rs.manifest.Results["corpus"], Task: cfg.Task.Name, Method: cfg.Generate.Method,
-		RejectReasons: map[string]int{}, Accept: map[string]export.Accept{}}
-	class := func(ep *pipeline.Episode) string {
-		if ep.QuestionType != "" {
-			return ep.QuestionType
-		}
-		return "all"
-	}
-	for ep, err := range pipeline.ReadEpisodes(rs.dir.File(pipeline.EpisodesFile)) {
-		if err != nil {
-			return info, err
-		}
-		info.Generated++
-		info.Usage = info.Usage.Add(ep.Usage)
-		acc := info.Accept[class(&ep)]
-		acc.Generated++
-		info.Accept[class(&ep)] = acc
-	}
-	for ep, err := range pipeline.ReadKept(rs.dir.File(pipeline.KeptFile)) {
-		if err != nil {
-			return info, err
-		}
-		info.Kept++
-		acc := info.Accept[class(&ep)]
-		acc.Kept++
-		info.Accept[class(&ep)] = acc
-	}
-	for r, err := range pipeline.ReadRejected(rs.dir.File(pipeline.RejectedFile)) {
-		if err != nil {
-			return info, err
-		}
-		for _, x := range r.Rejects {
-			info.RejectReasons[x.Rule+"/"+x.Code]++
-		}
+		Generated: s.Episodes, Kept: s.Kept, RejectReasons: s.RejectReasons, Usage: s.Usage,
+		Accept: map[string]export.Accept{}}
+	for class, c := range s.Classes {
+		info.Accept[class] = export.Accept{Generated: c.Generated, Kept: c.Kept}
 	}
 	return info, nil
 }

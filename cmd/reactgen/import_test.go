@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -125,7 +126,7 @@ func TestPlayWritesAnExemplar(t *testing.T) {
 	save := filepath.Join(t.TempDir(), "mine.json")
 	in := "I should look the claim up.\nSearch[" + firstTitle(t) + "]\nThat settles it.\nFinish[" + claim.Label + "]\n"
 	res := invoke(t, in, nil, "play", "--task", "fever", "--questions", "../../data/demo/fever.jsonl",
-		"--question", itoa(claim.ID), "--index", filepath.Join(dir, "index"), "--save", save)
+		"--question", strconv.Itoa(claim.ID), "--index", filepath.Join(dir, "index"), "--save", save)
 	if res.code != 0 {
 		t.Fatalf("play: exit %d: %s", res.code, res.stderr)
 	}
@@ -152,7 +153,7 @@ func TestPlayWritesAnExemplar(t *testing.T) {
 	}
 	// A second play appends.
 	res = invoke(t, in, nil, "play", "--task", "fever", "--questions", "../../data/demo/fever.jsonl",
-		"--question", itoa(claim.ID), "--index", filepath.Join(dir, "index"), "--save", save)
+		"--question", strconv.Itoa(claim.ID), "--index", filepath.Join(dir, "index"), "--save", save)
 	if res.code != 0 {
 		t.Fatalf("second play: %s", res.stderr)
 	}
@@ -172,10 +173,3 @@ func TestPlayWritesAnExemplar(t *testing.T) {
 }
 
 var paperSpelling = regexp.MustCompile(`\b(search|lookup|finish)\[`)
-
-func itoa(n int) string { return strings.TrimSpace(strings.ReplaceAll(jsonString(n), `"`, "")) }
-
-func jsonString(v any) string {
-	b, _ := json.Marshal(v)
-	return string(b)
-}

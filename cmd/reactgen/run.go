@@ -137,14 +137,20 @@ func (a *app) printOutputs(rs *runState) {
 	m := rs.manifest
 	fmt.Fprintf(a.stdout, "run %s in %s\n", m.RunID, rs.dir.Path)
 	if st, ok := m.Stages["generate"]; ok {
-		fmt.Fprintf(a.stdout, "  episodes: %s (%d in the log, %d correct this run)\n", rs.dir.File(pipeline.EpisodesFile), st.Counts["log_records"], st.Counts["correct"])
+		fmt.Fprintf(a.stdout, "  episodes: %s (%d in the log; this run added %d, %d correct)\n", rs.dir.File(pipeline.EpisodesFile),
+			st.Counts["log_records"], st.Counts["episodes"], st.Counts["correct"])
 	}
 	if st, ok := m.Stages["filter"]; ok {
 		fmt.Fprintf(a.stdout, "  kept: %s (%d), rejected: %s (%d)\n", rs.dir.File(pipeline.KeptFile), st.Counts["kept"], rs.dir.File(pipeline.RejectedFile), st.Counts["rejected"])
 	}
 	for _, o := range m.Outputs {
-		if o.Stage == "export" {
-			fmt.Fprintf(a.stdout, "  %s: %s (%d rows, %d bytes)\n", o.Format, filepath.Join(rs.dir.Path, o.Path), o.Rows, o.Bytes)
+		if o.Stage != "export" || o.Format == "arrow-meta" {
+			continue // the HF folder's metadata files go with its .arrow files
 		}
+		if o.Rows == 0 && o.Format == "card" {
+			fmt.Fprintf(a.stdout, "  card: %s\n", filepath.Join(rs.dir.Path, o.Path))
+			continue
+		}
+		fmt.Fprintf(a.stdout, "  %s: %s (%d rows, %d bytes)\n", o.Format, filepath.Join(rs.dir.Path, o.Path), o.Rows, o.Bytes)
 	}
 }

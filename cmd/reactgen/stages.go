@@ -51,22 +51,26 @@ func (rs *runState) indexDir() string {
 	return rs.dir.File(pipeline.IndexDir)
 }
 
-// checkInputs fails fast, before the run directory is touched, on inputs that are missing.
+// checkInputs fails fast, before the run directory is touched, on a task file or corpus
+// that is missing. (Evaluation files are checked where they are hashed, in openRun.)
 func checkInputs(cfg *pipeline.Config) error {
 	if _, err := os.Stat(cfg.Task.Path); err != nil {
 		return &pipeline.ConfigError{Key: "task.path", Message: fmt.Sprintf("cannot read task file: %v", err)}
 	}
-	if cfg.Env.Backend == "local" {
-		if cfg.Corpus.Index != "" && index.Exists(cfg.Corpus.Index) {
-			return nil
-		}
-		if cfg.Corpus.Path == "" {
-			return &pipeline.ConfigError{Key: "corpus.index", Message: fmt.Sprintf("no index at %s and no corpus.path to build one from", cfg.Corpus.Index)}
-		}
-		if _, err := corpusSources(cfg.Corpus.Path); err != nil {
-			return &pipeline.ConfigError{Key: "corpus.path", Message: fmt.Sprintf("cannot read corpus: %v", err)}
-		}
+	if cfg.Env.Backend != "local" || (cfg.Corpus.Index != "" && index.Exists(cfg.Corpus.Index)) {
+		return nil
 	}
+	if cfg.Corpus.Path == "" {
+		return &pipeline.ConfigError{Key: "corpus.index", Message: fmt.Sprintf("no index at %s and no corpus.path to build one from", cfg.Corpus.Index)}
+	}
+	if _, err := corpusSources(cfg.Corpus.Path); err != nil {
+		return &pipeline.ConfigError{Key: "corpus.path", Message: fmt.Sprintf("cannot read corpus: %v", err)}
+	}
+	return nil
+}
+
+// checkEvalFiles fails on an evaluation file that cannot be read.
+func checkEvalFiles(cfg *pipeline.Config) error {
 	for _, f := range cfg.Filter.EvalFiles {
 		if _, err := os.Stat(f); err != nil {
 			return &pipeline.ConfigError{Key: "filter.eval_files", Message: fmt.Sprintf("cannot read evaluation file: %v", err)}
@@ -157,29 +161,52 @@ func (a *app) openRun(ctx context.Context, ld *loaded, forceNew bool, command st
 		return nil, err
 	}
 	keys := resultKeys(&cfg, taskIn.SHA256, corpusID, promptID)
+	inputs := []pipeline.Input{taskIn}
+	if corpusIn != nil {
+		inputs = append(inputs, *corpusIn...)
+	}
+	if cfg.Generate.Policy == "llm" {
+		in, err := exemplarInput(cfg.Generate.Exemplars, cfg.Task.Name)
+		if err != nil {
+			return nil, &pipeline.ConfigError{Key: "generate.exemplars", Message: err.Error()}
+		}
+		inputs = append(inputs, in)
+	}
+	for _, f := range cfg.Filter.EvalFiles {
+		in, err := pipeline.DescribeInput("eval", f)
+		if err != nil {
+			return nil, &pipeline.ConfigError{Key: "filter.eval_files", Message: err.Error()}
+		}
+		inputs = append(inputs, in)
+	}
 
+	// Every check that can fail on the inputs has passed: only now is the run directory
+	// touched.
 	lock, err := pipeline.AcquireLock(rs.dir.Path, command)
 	if err != nil {
 		return nil, err
 	}
+	opened := false
+	defer func() {
+		if !opened {
+			lock.Release()
+		}
+	}()
 	rs.lock = lock
 	m, err := pipeline.ReadManifest(rs.dir.Path)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
 		m = nil
 	case err != nil:
-		lock.Release()
 		return nil, err
 	}
 	if m != nil {
 		if diff := pipeline.CompareResults(m.Results, keys); len(diff) > 0 {
 			if !forceNew {
-				lock.Release()
 				return nil, &pipeline.ResumeError{Dir: rs.dir.Path, Mismatches: diff}
 			}
 			aside, err := pipeline.MoveAside(rs.dir.Path)
 			if err != nil {
-				lock.Release()
 				return nil, fmt.Errorf("--force-new: move old run aside: %w", err)
 			}
 			a.log.Info("started afresh; the previous run's files were moved aside", "to", aside)
@@ -198,31 +225,12 @@ func (a *app) openRun(ctx context.Context, ld *loaded, forceNew bool, command st
 	m.Version = version
 	m.Config = redactedConfig(cfg)
 	m.Results = keys
-	m.Inputs = []pipeline.Input{taskIn}
-	if corpusIn != nil {
-		m.Inputs = append(m.Inputs, *corpusIn...)
-	}
-	if cfg.Generate.Policy == "llm" {
-		in, err := exemplarInput(cfg.Generate.Exemplars, cfg.Task.Name)
-		if err != nil {
-			lock.Release()
-			return nil, &pipeline.ConfigError{Key: "generate.exemplars", Message: err.Error()}
-		}
-		m.Inputs = append(m.Inputs, in)
-	}
-	for _, f := range cfg.Filter.EvalFiles {
-		in, err := pipeline.DescribeInput("eval", f)
-		if err != nil {
-			lock.Release()
-			return nil, err
-		}
-		m.Inputs = append(m.Inputs, in)
-	}
+	m.Inputs = inputs
 	rs.manifest = m
 	if err := m.Write(rs.dir.Path); err != nil {
-		lock.Release()
 		return nil, err
 	}
+	opened = true
 	return rs, nil
 }
 
@@ -407,10 +415,8 @@ func relOrAbs(base, p string) string {
 // the episodes.
 func (a *app) openExisting(ld *loaded, command string) (*runState, error) {
 	cfg := ld.Config
-	for _, f := range cfg.Filter.EvalFiles {
-		if _, err := os.Stat(f); err != nil {
-			return nil, &pipeline.ConfigError{Key: "filter.eval_files", Message: fmt.Sprintf("cannot read evaluation file: %v", err)}
-		}
+	if err := checkEvalFiles(&cfg); err != nil {
+		return nil, err
 	}
 	rs := &runState{dir: pipeline.RunDir{Path: cfg.Run.Out}, cfg: cfg, ld: ld}
 	lock, err := pipeline.AcquireLock(rs.dir.Path, command)

@@ -64,7 +64,22 @@ type runSummary struct {
 	Kept          int                              `json:"kept"`
 	Rejected      int                              `json:"rejected"`
 	RejectReasons map[string]int                   `json:"reject_reasons"`
+	Classes       map[string]classCount            `json:"by_class"` // per question type (FEVER: label)
 	Outputs       []pipeline.Output                `json:"outputs"`
+}
+
+// classCount counts the episodes of one question type or label, generated and kept.
+type classCount struct {
+	Generated int `json:"generated"`
+	Kept      int `json:"kept"`
+}
+
+// episodeClass is the group an episode's accept rate is counted in.
+func episodeClass(ep *pipeline.Episode) string {
+	if ep.QuestionType != "" {
+		return ep.QuestionType
+	}
+	return "all"
 }
 
 func runStats(dir string) (*runSummary, error) {
@@ -75,8 +90,19 @@ func runStats(dir string) (*runSummary, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &runSummary{RunID: m.RunID, Stages: m.Stages, StopReasons: map[string]int{}, StepHistogram: map[int]int{},
-		RejectReasons: map[string]int{}, Outputs: m.Outputs}
+	s, err := summarize(dir)
+	if err != nil {
+		return nil, err
+	}
+	s.RunID, s.Stages, s.Outputs = m.RunID, m.Stages, m.Outputs
+	return s, nil
+}
+
+// summarize counts a run directory's episodes and verdicts: what stats prints and what
+// the dataset card reports.
+func summarize(dir string) (*runSummary, error) {
+	s := &runSummary{StopReasons: map[string]int{}, StepHistogram: map[int]int{},
+		RejectReasons: map[string]int{}, Classes: map[string]classCount{}}
 	steps := 0
 	for ep, err := range pipeline.ReadEpisodes(filepath.Join(dir, pipeline.EpisodesFile)) {
 		if err != nil {
@@ -92,16 +118,22 @@ func runStats(dir string) (*runSummary, error) {
 		s.LLMCalls += ep.LLMCalls
 		s.BadCalls += ep.BadCalls
 		s.Usage = s.Usage.Add(ep.Usage)
+		c := s.Classes[episodeClass(&ep)]
+		c.Generated++
+		s.Classes[episodeClass(&ep)] = c
 	}
 	if s.Episodes > 0 {
 		s.SuccessRate = float64(s.Correct) / float64(s.Episodes)
 		s.MeanSteps = float64(steps) / float64(s.Episodes)
 	}
-	for _, err := range pipeline.ReadKept(filepath.Join(dir, pipeline.KeptFile)) {
+	for ep, err := range pipeline.ReadKept(filepath.Join(dir, pipeline.KeptFile)) {
 		if err != nil {
 			return nil, err
 		}
 		s.Kept++
+		c := s.Classes[episodeClass(&ep)]
+		c.Kept++
+		s.Classes[episodeClass(&ep)] = c
 	}
 	for r, err := range pipeline.ReadRejected(filepath.Join(dir, pipeline.RejectedFile)) {
 		if err != nil {

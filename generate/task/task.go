@@ -106,25 +106,10 @@ func Load(path string, opts Options) ([]pipeline.Question, Report, error) {
 		if err != nil {
 			return nil, rep, err
 		}
-		if rec.bad != nil {
-			if rec.index < opts.Offset {
-				continue
-			}
-			rep.Read++
-			err := fmt.Errorf("%s %s: %w", path, rec.pos, rec.bad)
-			if !opts.SkipBad {
-				return nil, rep, err
-			}
-			rep.Skipped++
-			if len(rep.Problems) < maxProblems {
-				rep.Problems = append(rep.Problems, err.Error())
-			}
-			continue
-		}
-		if format == FormatAuto {
+		if rec.bad == nil && format == FormatAuto {
 			format = detect(rec.raw, src.array())
 		}
-		if parse == nil {
+		if rec.bad == nil && parse == nil {
 			if parse, task, err = parserFor(format, task); err != nil {
 				return nil, rep, fmt.Errorf("%s: %w", path, err)
 			}
@@ -134,7 +119,11 @@ func Load(path string, opts Options) ([]pipeline.Question, Report, error) {
 			continue
 		}
 		rep.Read++
-		q, err := parse(rec.raw, rec.index, task)
+		var q pipeline.Question
+		err = rec.bad // a JSON line that is not a record is a bad record like any other
+		if err == nil {
+			q, err = parse(rec.raw, rec.index, task)
+		}
 		if err == nil {
 			if first, dup := seen[q.ID]; dup {
 				err = fmt.Errorf("duplicate id %q (first at %s)", q.ID, first)
