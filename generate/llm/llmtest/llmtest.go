@@ -13,6 +13,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -132,6 +133,9 @@ func (s *Server) Requests() int64 { return s.n.Load() }
 func (s *Server) Log() []Recorded {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	for i := range s.log {
+		s.decodeBody(i)
+	}
 	return append([]Recorded(nil), s.log...)
 }
 
@@ -142,7 +146,17 @@ func (s *Server) Last() (Recorded, bool) {
 	if len(s.log) == 0 {
 		return Recorded{}, false
 	}
+	s.decodeBody(len(s.log) - 1)
 	return s.log[len(s.log)-1], true
+}
+
+// decodeBody fills the generic Body of log entry i. It is decoded when the log is read,
+// not when the request arrives, so that a busy server does not decode every body twice.
+// s.mu is held.
+func (s *Server) decodeBody(i int) {
+	if r := &s.log[i]; r.Body == nil {
+		_ = json.Unmarshal(r.Raw, &r.Body)
+	}
 }
 
 // wireRequest is the union of both endpoints' request bodies.
@@ -186,18 +200,16 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.n.Add(1)
-	raw, err := io.ReadAll(r.Body)
+	raw, err := readBody(r)
 	if err != nil {
 		writeError(w, http.StatusBadRequest, "could not read body", "invalid_request_error", "")
 		return
 	}
 	var wr wireRequest
-	var generic map[string]any
 	if err := json.Unmarshal(raw, &wr); err != nil {
 		writeError(w, http.StatusBadRequest, "We could not parse the JSON body of your request.", "invalid_request_error", "")
 		return
 	}
-	_ = json.Unmarshal(raw, &generic)
 	req := Req{
 		Endpoint: endpoint, Model: wr.Model, Messages: wr.Messages, Stop: stringOrList(wr.Stop),
 		Temperature: wr.Temperature, TopP: wr.TopP, N: wr.N, Seed: wr.Seed, MaxTokens: wr.MaxTokens,
@@ -207,7 +219,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		req.Prompt = p[0]
 	}
 	s.mu.Lock()
-	s.log = append(s.log, Recorded{Endpoint: endpoint, Req: req, Body: generic, Raw: raw, Header: req.Header})
+	s.log = append(s.log, Recorded{Endpoint: endpoint, Req: req, Raw: raw, Header: req.Header})
 	s.mu.Unlock()
 
 	ctx := r.Context()
@@ -218,6 +230,18 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	s.reply(ctx, w, req, rep)
+}
+
+// readBody reads the request body in one allocation when its length is known.
+func readBody(r *http.Request) ([]byte, error) {
+	if n := r.ContentLength; n > 0 && n <= 64<<20 {
+		b := make([]byte, n)
+		if _, err := io.ReadFull(r.Body, b); err != nil {
+			return nil, err
+		}
+		return b, nil
+	}
+	return io.ReadAll(r.Body)
 }
 
 func sleep(ctx context.Context, d time.Duration) bool {
@@ -365,29 +389,56 @@ func Cut(text string, stop []string) (string, bool) {
 	return text[:best], true
 }
 
-func estimate(s string) int {
-	if s == "" {
-		return 0
-	}
-	return (len(s) + 3) / 4
-}
+func estimate(s string) int { return estimateLen(len(s)) }
 
-func (s *Server) completion(req Req, rep Reply) map[string]any {
+func estimateLen(n int) int { return (n + 3) / 4 }
+
+// The reply's wire types, in the field order OpenAI writes them. Structs, not maps:
+// encoding/json writes a struct without sorting keys or boxing values, which keeps the
+// fake cheap when hundreds of requests are in flight.
+type (
+	wireCompletion struct {
+		ID      string       `json:"id"`
+		Object  string       `json:"object"`
+		Created int64        `json:"created"`
+		Model   string       `json:"model"`
+		Choices []wireChoice `json:"choices"`
+		Usage   wireUsage    `json:"usage"`
+	}
+	wireChoice struct {
+		Index        int          `json:"index"`
+		Message      *wireMessage `json:"message,omitempty"` // chat
+		Text         *string      `json:"text,omitempty"`    // completions
+		Logprobs     *struct{}    `json:"logprobs"`
+		FinishReason string       `json:"finish_reason"`
+	}
+	wireMessage struct {
+		Role    string `json:"role"`
+		Content string `json:"content"`
+	}
+	wireUsage struct {
+		PromptTokens     int `json:"prompt_tokens"`
+		CompletionTokens int `json:"completion_tokens"`
+		TotalTokens      int `json:"total_tokens"`
+	}
+)
+
+func (s *Server) completion(req Req, rep Reply) wireCompletion {
 	texts := rep.Texts
 	if len(texts) == 0 {
 		texts = []string{""}
 	}
 	n := max(req.N, 1, len(texts))
-	promptChars := req.Prompt
-	for _, m := range req.Messages {
-		promptChars += m.Content
-	}
 	promptTokens := rep.PromptTokens
 	if promptTokens == 0 {
-		promptTokens = estimate(promptChars)
+		chars := len(req.Prompt)
+		for _, m := range req.Messages {
+			chars += len(m.Content)
+		}
+		promptTokens = estimateLen(chars)
 	}
 	completionTokens := 0
-	choices := make([]map[string]any, n)
+	choices := make([]wireChoice, n)
 	for i := range n {
 		text, stopped := Cut(texts[i%len(texts)], req.Stop)
 		completionTokens += estimate(text)
@@ -395,11 +446,11 @@ func (s *Server) completion(req Req, rep Reply) map[string]any {
 		if finish == "" || stopped {
 			finish = "stop"
 		}
-		c := map[string]any{"index": i, "finish_reason": finish, "logprobs": nil}
+		c := wireChoice{Index: i, FinishReason: finish}
 		if req.Endpoint == "chat" {
-			c["message"] = map[string]any{"role": "assistant", "content": text}
+			c.Message = &wireMessage{Role: "assistant", Content: text}
 		} else {
-			c["text"] = text
+			c.Text = &text
 		}
 		choices[i] = c
 	}
@@ -407,21 +458,14 @@ func (s *Server) completion(req Req, rep Reply) map[string]any {
 		completionTokens = rep.CompletionTokens
 	}
 	id := s.next.Add(1)
-	object, prefix := "text_completion", "cmpl-fake"
+	object, prefix := "text_completion", "cmpl-fake-"
 	if req.Endpoint == "chat" {
-		object, prefix = "chat.completion", "chatcmpl-fake"
+		object, prefix = "chat.completion", "chatcmpl-fake-"
 	}
-	return map[string]any{
-		"id":      fmt.Sprintf("%s-%d", prefix, id),
-		"object":  object,
-		"created": time.Now().Unix(),
-		"model":   req.Model,
-		"choices": choices,
-		"usage": map[string]any{
-			"prompt_tokens":     promptTokens,
-			"completion_tokens": completionTokens,
-			"total_tokens":      promptTokens + completionTokens,
-		},
+	return wireCompletion{
+		ID: prefix + strconv.FormatInt(id, 10), Object: object, Created: time.Now().Unix(), Model: req.Model,
+		Choices: choices,
+		Usage:   wireUsage{PromptTokens: promptTokens, CompletionTokens: completionTokens, TotalTokens: promptTokens + completionTokens},
 	}
 }
 
