@@ -386,7 +386,7 @@ func (w *wire) RoundTrip(req *http.Request) (*http.Response, error) {
 		req.Header[k] = v
 	}
 	if req.Body != nil && req.Method == http.MethodPost && (seen == nil || !seen.keepTemperatureOut) {
-		b, err := io.ReadAll(req.Body)
+		b, err := readAll(req.Body, req.ContentLength)
 		_ = req.Body.Close()
 		if err != nil {
 			return nil, fmt.Errorf("read request body: %w", err)
@@ -407,8 +407,38 @@ func (w *wire) RoundTrip(req *http.Request) (*http.Response, error) {
 	return resp, nil
 }
 
+// readAll reads a body of n bytes (-1 or 0: unknown) in one allocation when n is known.
+func readAll(r io.Reader, n int64) ([]byte, error) {
+	if n <= 0 || n > 64<<20 {
+		return io.ReadAll(r)
+	}
+	b := make([]byte, n)
+	if _, err := io.ReadFull(r, b); err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
 // withTemperature adds "temperature":0 to a JSON object that has no temperature key.
+//
+// When the bytes hold no "temperature" string at all, no key can be named so (inside a
+// JSON string a quote is escaped), and the key is written after the opening brace
+// without decoding the body, which is what happens to every greedy request. Otherwise
+// the object is decoded to find out.
 func withTemperature(b []byte) []byte {
+	t := bytes.TrimLeft(b, " \t\r\n")
+	if len(t) == 0 || t[0] != '{' {
+		return b
+	}
+	if !bytes.Contains(t, []byte(`"temperature"`)) {
+		rest := bytes.TrimLeft(t[1:], " \t\r\n")
+		out := make([]byte, 0, len(rest)+len(`{"temperature":0,`))
+		out = append(out, `{"temperature":0`...)
+		if len(rest) > 0 && rest[0] != '}' {
+			out = append(out, ',')
+		}
+		return append(out, rest...)
+	}
 	var m map[string]json.RawMessage
 	if json.Unmarshal(b, &m) != nil {
 		return b
