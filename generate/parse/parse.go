@@ -10,6 +10,7 @@ package parse
 import (
 	"regexp"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/reactgen/reactgen/generate/env"
 	"github.com/reactgen/reactgen/pipeline"
@@ -43,6 +44,57 @@ var (
 	answerIsRe   = regexp.MustCompile(`(?i)\banswer[ \t]+is[ \t]*:?[ \t]*`)
 )
 
+// mayHold reports whether s may hold word (lower-case ASCII) in any case. It is a cheap
+// test that lets Step skip a regexp that cannot match: those regexps scan the whole
+// completion at every position. Any non-ASCII text may hold it, since (?i) folds some
+// non-ASCII letters onto ASCII ones (ſ onto s, the Kelvin sign onto k).
+func mayHold(s, word string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return true
+		}
+	}
+	for i := 0; i+len(word) <= len(s); i++ {
+		if lower(s[i]) == word[0] && asciiEqualFold(s[i:i+len(word)], word) {
+			return true
+		}
+	}
+	return false
+}
+
+// asciiEqualFold compares ASCII s with lower-case word, ignoring s's case.
+func asciiEqualFold(s, word string) bool {
+	for i := range len(word) {
+		if lower(s[i]) != word[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func lower(c byte) byte {
+	if 'A' <= c && c <= 'Z' {
+		return c + 'a' - 'A'
+	}
+	return c
+}
+
+// findIndex is re.FindStringIndex(s), skipped when s cannot hold word.
+func findIndex(re *regexp.Regexp, s, word string) []int {
+	if !mayHold(s, word) {
+		return nil
+	}
+	return re.FindStringIndex(s)
+}
+
+// findAll is re.FindAllStringIndex(s, n), skipped when s cannot hold word.
+func findAll(re *regexp.Regexp, s string, n int, word string) [][]int {
+	if !mayHold(s, word) {
+		return nil
+	}
+	return re.FindAllStringIndex(s, n)
+}
+
 // normalizeNewlines turns Windows and old Mac line ends into \n.
 func normalizeNewlines(s string) string {
 	if !strings.Contains(s, "\r") {
@@ -59,7 +111,7 @@ func Step(completion string, step int) Parsed {
 	_ = step
 	s := normalizeNewlines(completion)
 	var p Parsed
-	if loc := obsRe.FindStringIndex(s); loc != nil {
+	if loc := findIndex(obsRe, s, "observation"); loc != nil {
 		end := loc[0]
 		if s[loc[0]] == ']' {
 			end++
@@ -67,11 +119,11 @@ func Step(completion string, step int) Parsed {
 		s, p.Cut = s[:end], true
 	}
 	start, body := -1, -1 // where the action (label) starts, where its text starts
-	if locs := actLineRe.FindAllStringIndex(s, -1); len(locs) > 0 {
+	if locs := findAll(actLineRe, s, -1, "action"); len(locs) > 0 {
 		start, body, p.Extra = locs[0][0], locs[0][1], len(locs) > 1
-	} else if locs := actInlineRe.FindAllStringIndex(s, -1); len(locs) > 0 {
+	} else if locs := findAll(actInlineRe, s, -1, "action"); len(locs) > 0 {
 		start, body, p.Extra = locs[0][0], locs[0][1], len(locs) > 1
-	} else if locs := bareActRe.FindAllStringIndex(s, -1); len(locs) > 0 {
+	} else if locs := findAll(bareActRe, s, -1, "["); len(locs) > 0 {
 		start, body, p.Extra = locs[0][0], locs[0][0], len(locs) > 1
 	}
 	if start < 0 {
@@ -84,7 +136,8 @@ func Step(completion string, step int) Parsed {
 		return p
 	}
 	p.HasAction = true
-	if len(actNameRe.FindAllStringIndex(line, 3)) > 1 {
+	// Each match holds its own bracket, so a line with one bracket has one action at most.
+	if strings.Count(line, "[") > 1 && len(actNameRe.FindAllStringIndex(line, 3)) > 1 {
 		p.Extra = true // "search[a], search[b]" on one line
 	}
 	a := env.ParseAction(line)

@@ -1,6 +1,9 @@
 package parse
 
 import (
+	"regexp"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/reactgen/reactgen/pipeline"
@@ -36,6 +39,7 @@ func TestStep(t *testing.T) {
 		{"unknown action name", "Thought: x\nAction: Answer[Y]", "x", "Answer[Y]", pipeline.ActionInvalid, true, false, false},
 		{"no action", "Thought: I am not sure what to do.", "I am not sure what to do.", "", "", false, false, false},
 		{"empty", "", "", "", "", false, false, false},
+		{"long s folds onto s as in the regexps", "Thought: x\nAction: Search[A]\nObſervation: y", "x", "Search[A]", pipeline.ActionSearch, true, true, false},
 		{"reflexion inner thought kept", "Thought: reflect. Thought: try again\nAction: search[B]", "reflect. Thought: try again", "Search[B]", pipeline.ActionSearch, true, false, false},
 	}
 	for _, tt := range tests {
@@ -99,5 +103,31 @@ func TestAnswer(t *testing.T) {
 				t.Errorf("Answer(%q): got (%q, %v), want (%q, %v)", tt.in, got, ok, tt.want, tt.ok)
 			}
 		})
+	}
+}
+
+// The word filters in front of the regexps must never hide a match.
+func TestFiltersKeepMatches(t *testing.T) {
+	inputs := []string{
+		"", "Thought: x", "Thought: x\nAction: Search[A]", "ACTION 2: LOOKUP[b]", "aCtIoN:x", "act ion: x",
+		"x OBSERVATION 1: y", "x]observation: y", "obſervation: y", "Obſervation: y", "search[a] lookup[b]",
+		"\tSeArCh [a]", "Finish[x]", "loo\u212aup[x]", "ſearch[x]", "Action\u00a0: x", "actio", "observatio",
+	}
+	filtered := []struct {
+		name string
+		re   *regexp.Regexp
+		word string
+	}{
+		{"obs", obsRe, "observation"}, {"actLine", actLineRe, "action"}, {"actInline", actInlineRe, "action"}, {"bare", bareActRe, "["},
+	}
+	for _, in := range inputs {
+		for _, f := range filtered {
+			if got, want := findAll(f.re, in, -1, f.word), f.re.FindAllStringIndex(in, -1); !slices.EqualFunc(got, want, slices.Equal) {
+				t.Errorf("%s on %q: got %v, want %v", f.name, in, got, want)
+			}
+		}
+		if n := len(actNameRe.FindAllStringIndex(in, 3)); n > 1 && strings.Count(in, "[") < 2 {
+			t.Errorf("actName on %q: %d matches with fewer brackets", in, n)
+		}
 	}
 }
