@@ -2,9 +2,6 @@ package generate
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"strings"
 	"sync"
@@ -19,9 +16,9 @@ import (
 
 // complete sends one request and records it as a Call. text is the first choice.
 func complete(ctx context.Context, c llm.Client, req llm.Request, pr prompt.Request, keep bool) (pipeline.Call, string, error) {
-	call := pipeline.Call{Model: req.Model, PromptHash: promptHash(pr)}
+	call := pipeline.Call{Model: req.Model, PromptHash: pr.Hash()}
 	if keep {
-		call.Prompt = promptText(pr)
+		call.Prompt = pr.Text()
 	}
 	start := time.Now()
 	resp, err := c.Complete(ctx, req)
@@ -47,20 +44,6 @@ func complete(ctx context.Context, c llm.Client, req llm.Request, pr prompt.Requ
 		TotalTokens: resp.Usage.TotalTokens, CostUSD: resp.CostUSD,
 	}
 	return call, text, nil
-}
-
-// promptText is the full prompt: the completion prompt, or the chat messages as JSON.
-func promptText(pr prompt.Request) string {
-	if pr.Messages == nil {
-		return pr.Prompt
-	}
-	b, _ := json.Marshal(pr.Messages)
-	return string(b)
-}
-
-func promptHash(pr prompt.Request) string {
-	sum := sha256.Sum256([]byte(promptText(pr)))
-	return hex.EncodeToString(sum[:])
 }
 
 // LLMActor is the model's policy for ReAct and Act: it renders the step's prompt, asks

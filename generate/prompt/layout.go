@@ -27,6 +27,8 @@ type Request struct {
 	Prompt   string
 	Messages []llm.Message
 	Stop     []string
+
+	layout *Layout // the layout that rendered it, for Hash; nil for a request built by hand
 }
 
 // Layout renders the requests of one method in one format. Its prefix (the instruction
@@ -37,6 +39,7 @@ type Layout struct {
 	kind   string
 	label  string // Question or Claim
 	prefix string
+	hash   prefixHash
 }
 
 // NewLayout builds the layout for a derived set (see Set.For) in format.
@@ -66,6 +69,7 @@ func NewLayout(s Set, format string) (*Layout, error) {
 	if format == FormatChat {
 		l.prefix = strings.TrimRight(l.prefix, "\n")
 	}
+	l.hash = newPrefixHash(format, l.prefix)
 	return l, nil
 }
 
@@ -119,7 +123,7 @@ func (l *Layout) writeExemplar(b *strings.Builder, ex Exemplar) {
 func (l *Layout) Step(question string, history []Turn) Request {
 	i := len(history) + 1
 	if l.format == FormatChat {
-		return Request{Messages: l.chatHistory(question, history), Stop: []string{"\nObservation"}}
+		return Request{Messages: l.chatHistory(question, history), Stop: []string{"\nObservation"}, layout: l}
 	}
 	var b strings.Builder
 	l.completionHistory(&b, question, history)
@@ -128,7 +132,7 @@ func (l *Layout) Step(question string, history []Turn) Request {
 	} else {
 		fmt.Fprintf(&b, "Thought %d:", i)
 	}
-	return Request{Prompt: b.String(), Stop: []string{fmt.Sprintf("\nObservation %d:", i)}}
+	return Request{Prompt: b.String(), Stop: []string{fmt.Sprintf("\nObservation %d:", i)}, layout: l}
 }
 
 // Reask renders the second request of a step whose completion held a thought but no
@@ -141,7 +145,7 @@ func (l *Layout) Reask(question string, history []Turn, thought string) Request 
 			msgs = append(msgs, llm.Message{Role: "assistant", Content: "Thought: " + thought})
 		}
 		msgs = append(msgs, llm.Message{Role: "user", Content: "Write only the Action of this step: Search[entity], Lookup[keyword] or Finish[answer]."})
-		return Request{Messages: msgs, Stop: []string{"\nObservation"}}
+		return Request{Messages: msgs, Stop: []string{"\nObservation"}, layout: l}
 	}
 	var b strings.Builder
 	l.completionHistory(&b, question, history)
@@ -149,7 +153,7 @@ func (l *Layout) Reask(question string, history []Turn, thought string) Request 
 		fmt.Fprintf(&b, "Thought %d: %s\n", i, thought)
 	}
 	fmt.Fprintf(&b, "Action %d:", i)
-	return Request{Prompt: b.String(), Stop: []string{"\n"}}
+	return Request{Prompt: b.String(), Stop: []string{"\n"}, layout: l}
 }
 
 // Answer renders the single request of a CoT or Standard episode.
@@ -158,13 +162,14 @@ func (l *Layout) Answer(question string) Request {
 		return Request{
 			Messages: []llm.Message{{Role: "system", Content: l.prefix}, {Role: "user", Content: l.label + ": " + question}},
 			Stop:     []string{"\n" + l.label + ":"},
+			layout:   l,
 		}
 	}
 	p := l.prefix + l.label + ": " + question + "\n"
 	if l.kind == KindStandard {
-		return Request{Prompt: p + "Answer:", Stop: []string{"\n"}}
+		return Request{Prompt: p + "Answer:", Stop: []string{"\n"}, layout: l}
 	}
-	return Request{Prompt: p + "Thought:", Stop: []string{"\n" + l.label + ":"}}
+	return Request{Prompt: p + "Thought:", Stop: []string{"\n" + l.label + ":"}, layout: l}
 }
 
 func (l *Layout) completionHistory(b *strings.Builder, question string, history []Turn) {

@@ -1,8 +1,12 @@
 package prompt
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"strings"
 	"testing"
+
+	"github.com/reactgen/reactgen/generate/llm"
 )
 
 func TestLayoutCompletion(t *testing.T) {
@@ -94,5 +98,50 @@ func TestLayoutChat(t *testing.T) {
 	}
 	if _, err := NewLayout(react, "xml"); err == nil {
 		t.Errorf("NewLayout(xml): got no error")
+	}
+}
+
+// Hash resumes from the layout's prefix state; it must equal the sha256 of Text for every
+// request a layout renders, and for requests built by hand.
+func TestRequestHash(t *testing.T) {
+	s, err := Load("testdata/tiny.json", "hotpotqa", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hist := []Turn{{Thought: "Find <Zembla> & co.", Action: "Search[Zembla]", Observation: "Zembla is a \"kingdom\".\u2028"}}
+	for _, format := range []string{FormatChat, FormatCompletion} {
+		for _, method := range []string{MethodReAct, MethodAct, MethodCoT, MethodStandard} {
+			set, err := s.For(method)
+			if err != nil {
+				t.Fatal(err)
+			}
+			l, err := NewLayout(set, format)
+			if err != nil {
+				t.Fatal(err)
+			}
+			reqs := map[string]Request{
+				"step 1": l.Step("Where is Onhava?", nil), "step 2": l.Step("Where is Onhava?", hist),
+				"reask": l.Reask("Where is Onhava?", hist, "I need <it>."), "reask without thought": l.Reask("Q", nil, ""),
+				"answer": l.Answer("Where is Onhava?"),
+			}
+			for name, r := range reqs {
+				sum := sha256.Sum256([]byte(r.Text()))
+				if got, want := r.Hash(), hex.EncodeToString(sum[:]); got != want {
+					t.Errorf("%s %s %s: got %s, want %s", format, method, name, got, want)
+				}
+				if l.resume(r) == nil {
+					t.Errorf("%s %s %s: hashed from the start, not from the prefix", format, method, name)
+				}
+			}
+		}
+	}
+	byHand := []Request{
+		{Prompt: "Question: x"}, {Messages: []llm.Message{{Role: "user", Content: "q"}}}, {Messages: []llm.Message{}},
+	}
+	for _, r := range byHand {
+		sum := sha256.Sum256([]byte(r.Text()))
+		if got, want := r.Hash(), hex.EncodeToString(sum[:]); got != want {
+			t.Errorf("%+v: got %s, want %s", r, got, want)
+		}
 	}
 }
