@@ -381,9 +381,15 @@ type wire struct {
 
 func (w *wire) RoundTrip(req *http.Request) (*http.Response, error) {
 	seen, _ := req.Context().Value(captureKey{}).(*capture)
-	req = req.Clone(req.Context())
-	for k, v := range w.headers {
-		req.Header[k] = v
+	// A shallow copy leaves the caller's request as it was; its header map is copied only
+	// when there are headers to add.
+	cp := *req
+	req = &cp
+	if len(w.headers) > 0 {
+		req.Header = req.Header.Clone()
+		for k, v := range w.headers {
+			req.Header[k] = v
+		}
 	}
 	if req.Body != nil && req.Method == http.MethodPost && (seen == nil || !seen.keepTemperatureOut) {
 		b, err := readAll(req.Body, req.ContentLength)
@@ -401,7 +407,7 @@ func (w *wire) RoundTrip(req *http.Request) (*http.Response, error) {
 		return resp, err
 	}
 	seen.mu.Lock()
-	seen.status, seen.header = resp.StatusCode, resp.Header.Clone()
+	seen.status, seen.header = resp.StatusCode, resp.Header // read only, as go-openai does
 	seen.mu.Unlock()
 	resp.Body = &teeBody{rc: resp.Body, seen: seen}
 	return resp, nil

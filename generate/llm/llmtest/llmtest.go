@@ -213,7 +213,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	req := Req{
 		Endpoint: endpoint, Model: wr.Model, Messages: wr.Messages, Stop: stringOrList(wr.Stop),
 		Temperature: wr.Temperature, TopP: wr.TopP, N: wr.N, Seed: wr.Seed, MaxTokens: wr.MaxTokens,
-		Header: r.Header.Clone(),
+		Header: r.Header, // the server makes a new map for every request
 	}
 	if p := stringOrList(wr.Prompt); len(p) > 0 {
 		req.Prompt = p[0]
