@@ -11,7 +11,8 @@ import (
 	"iter"
 	"os"
 	"runtime"
-	"sort"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 )
@@ -148,17 +149,7 @@ func scanLog(path string) (LogState, Recovery, int64, error) {
 }
 
 // readLine reads one line of any length, newline included.
-func readLine(r *bufio.Reader) ([]byte, error) {
-	var buf []byte
-	for {
-		chunk, err := r.ReadSlice('\n')
-		buf = append(buf, chunk...)
-		if err == bufio.ErrBufferFull {
-			continue
-		}
-		return buf, err
-	}
-}
+func readLine(r *bufio.Reader) ([]byte, error) { return readLineInto(r, nil) }
 
 // Write appends one episode as one line. The line is written whole or, after a crash,
 // detected as torn on the next open.
@@ -230,12 +221,34 @@ func (l *EpisodeLog) Close() error {
 // id, not the records.
 func ReadEpisodes(path string) iter.Seq2[Episode, error] {
 	return func(yield func(Episode, error) bool) {
+		for rec, err := range ReadEpisodeLines(path, true) {
+			if !yield(rec.Episode, err) || err != nil {
+				return
+			}
+		}
+	}
+}
+
+// EpisodeLine is one record of a JSONL file as read: the decoded episode and the bytes of
+// its line, without the newline. Line belongs to the reader: it is valid until the
+// iteration goes on to the next record.
+type EpisodeLine struct {
+	Episode Episode
+	Line    []byte
+}
+
+// ReadEpisodeLines streams the records ReadEpisodes does, in the same order, each with
+// its line, for a stage that copies records rather than encoding them again. With decode
+// false only the ids are read (Episode holds the ID and nothing else): a second pass over
+// a log that was decoded once. A torn last line is skipped either way.
+func ReadEpisodeLines(path string, decode bool) iter.Seq2[EpisodeLine, error] {
+	return func(yield func(EpisodeLine, error) bool) {
 		f, err := os.Open(path)
 		if errors.Is(err, os.ErrNotExist) {
 			return
 		}
 		if err != nil {
-			yield(Episode{}, fmt.Errorf("open %s: %w", path, err))
+			yield(EpisodeLine{}, fmt.Errorf("open %s: %w", path, err))
 			return
 		}
 		defer f.Close()
@@ -243,18 +256,21 @@ func ReadEpisodes(path string) iter.Seq2[Episode, error] {
 			off  int64
 			n    int
 			line int
+			id   string
 		}
 		last := map[string]span{}
 		r := bufio.NewReaderSize(f, 1<<20)
 		var off int64
+		var buf []byte
 		lastLine := 0
 		for line := 1; ; line++ {
-			b, err := readLine(r)
+			b, err := readLineInto(r, buf[:0])
+			buf = b
 			if err == io.EOF {
 				break // a last line without a newline is torn: never a record
 			}
 			if err != nil {
-				yield(Episode{}, fmt.Errorf("read %s: %w", path, err))
+				yield(EpisodeLine{}, fmt.Errorf("read %s: %w", path, err))
 				return
 			}
 			id, ok := recordID(b)
@@ -266,53 +282,62 @@ func ReadEpisodes(path string) iter.Seq2[Episode, error] {
 				if _, perr := r.Peek(1); perr == io.EOF {
 					break // an unparseable last line is torn too
 				}
-				yield(Episode{}, fmt.Errorf("%s line %d is not an episode record", path, line))
+				yield(EpisodeLine{}, fmt.Errorf("%s line %d is not an episode record", path, line))
 				return
 			}
-			last[id] = span{off: off, n: len(b), line: line}
+			last[id] = span{off: off, n: len(b), line: line, id: id}
 			off += int64(len(b))
 			lastLine = line
 		}
-		ids := make([]string, 0, len(last))
-		for id := range last {
-			ids = append(ids, id)
-		}
-		sort.Strings(ids)
-		spans := make([]span, len(ids))
-		for i, id := range ids {
-			spans[i] = last[id]
+		spans := make([]span, 0, len(last))
+		for _, sp := range last {
+			spans = append(spans, sp)
 		}
 		clear(last)
+		slices.SortFunc(spans, func(a, b span) int { return strings.Compare(a.id, b.id) })
 		// Decoding is most of the cost: chunks are decoded on every core and yielded in
 		// order. Each chunk's result waits in its own channel, so at most `workers`
 		// chunks are in memory at once.
 		workers := max(runtime.GOMAXPROCS(0), 1)
 		const chunk = 256
 		type result struct {
-			eps []Episode
-			err error
+			recs []EpisodeLine
+			err  error
 		}
-		decode := func(sps []span) result {
-			var out []Episode
-			var buf []byte
+		read := func(sps []span) result {
+			total := 0
 			for _, sp := range sps {
-				if cap(buf) < sp.n {
-					buf = make([]byte, sp.n)
-				}
-				buf = buf[:sp.n]
-				if _, err := f.ReadAt(buf, sp.off); err != nil {
+				total += sp.n
+			}
+			// One buffer holds the chunk's lines; the records' lines are slices of it.
+			buf := make([]byte, total)
+			out := make([]EpisodeLine, 0, len(sps))
+			for _, sp := range sps {
+				b := buf[:sp.n:sp.n]
+				buf = buf[sp.n:]
+				if _, err := f.ReadAt(b, sp.off); err != nil {
 					return result{out, fmt.Errorf("read %s line %d: %w", path, sp.line, err)}
 				}
+				b = bytes.TrimSpace(b)
 				var ep Episode
-				if err := json.Unmarshal(buf, &ep); err != nil {
-					if sp.line == lastLine {
-						continue // a complete but unparseable last line is a torn write
+				// A line that is not the last was checked by its id; the last one may be
+				// a complete but unparseable torn write, so it is always decoded.
+				if decode || sp.line == lastLine {
+					if err := decodeEpisode(b, &ep); err != nil {
+						if sp.line == lastLine {
+							continue // a complete but unparseable last line is a torn write
+						}
+						return result{out, fmt.Errorf("%s line %d: %w", path, sp.line, err)}
 					}
-					return result{out, fmt.Errorf("%s line %d: %w", path, sp.line, err)}
+					if !decode {
+						ep = Episode{ID: sp.id}
+					}
+				} else {
+					ep.ID = sp.id
 				}
-				out = append(out, ep)
+				out = append(out, EpisodeLine{Episode: ep, Line: b})
 			}
-			return result{eps: out}
+			return result{recs: out}
 		}
 		done := make(chan struct{})
 		defer close(done)
@@ -326,18 +351,18 @@ func ReadEpisodes(path string) iter.Seq2[Episode, error] {
 				case <-done:
 					return
 				}
-				go func(sps []span) { ch <- decode(sps) }(spans[i:min(i+chunk, len(spans))])
+				go func(sps []span) { ch <- read(sps) }(spans[i:min(i+chunk, len(spans))])
 			}
 		}()
 		for ch := range pending {
 			res := <-ch
-			for _, ep := range res.eps {
-				if !yield(ep, nil) {
+			for _, rec := range res.recs {
+				if !yield(rec, nil) {
 					return
 				}
 			}
 			if res.err != nil {
-				yield(Episode{}, res.err)
+				yield(EpisodeLine{}, res.err)
 				return
 			}
 		}
@@ -366,14 +391,17 @@ func recordID(b []byte) (string, bool) {
 }
 
 // ReadRejected streams rejected.jsonl.
-func ReadRejected(path string) iter.Seq2[Rejected, error] { return readRecords[Rejected](path) }
+func ReadRejected(path string) iter.Seq2[Rejected, error] {
+	return readRecords(path, func(b []byte, r *Rejected) error { return json.Unmarshal(b, r) })
+}
 
 // ReadKept streams kept.jsonl.
-func ReadKept(path string) iter.Seq2[Episode, error] { return readRecords[Episode](path) }
+func ReadKept(path string) iter.Seq2[Episode, error] { return readRecords(path, decodeEpisode) }
 
 // readRecords streams the complete JSON lines of a file; a missing file yields nothing,
 // a torn last line is skipped, and a malformed line elsewhere is an error naming it.
-func readRecords[T any](path string) iter.Seq2[T, error] {
+// Lines are decoded on every core, in chunks, and yielded in order.
+func readRecords[T any](path string, decode func([]byte, *T) error) iter.Seq2[T, error] {
 	return func(yield func(T, error) bool) {
 		var zero T
 		f, err := os.Open(path)
@@ -385,32 +413,127 @@ func readRecords[T any](path string) iter.Seq2[T, error] {
 			return
 		}
 		defer f.Close()
-		r := bufio.NewReaderSize(f, 1<<20)
-		for line := 1; ; line++ {
-			b, err := readLine(r)
-			if err == io.EOF {
-				return // a last line without a newline is torn: never a record
+		type result struct {
+			vals []T
+			err  error
+			torn bool // the chunk ends with the file's torn last line
+		}
+		// chunk is the lines of one decoding job; first is the number of its first line.
+		type chunk struct {
+			data  []byte
+			ends  []int
+			first int
+			last  bool // holds the file's last line
+		}
+		decodeChunk := func(c chunk) result {
+			out := make([]T, 0, len(c.ends))
+			start := 0
+			for k, end := range c.ends {
+				b := bytes.TrimSpace(c.data[start:end])
+				start = end
+				if len(b) == 0 {
+					continue
+				}
+				var v T
+				if err := decode(b, &v); err != nil {
+					if c.last && k == len(c.ends)-1 {
+						return result{vals: out, torn: true}
+					}
+					return result{vals: out, err: fmt.Errorf("%s line %d: %w", path, c.first+k, err)}
+				}
+				out = append(out, v)
 			}
-			if err != nil {
-				yield(zero, fmt.Errorf("read %s: %w", path, err))
-				return
+			return result{vals: out}
+		}
+		workers := max(runtime.GOMAXPROCS(0), 1)
+		const linesPerChunk = 256
+		done := make(chan struct{})
+		defer close(done)
+		pending := make(chan chan result, workers)
+		readErr := make(chan error, 1)
+		go func() {
+			defer close(pending)
+			r := bufio.NewReaderSize(f, 1<<20)
+			line := 1
+			c := chunk{first: line}
+			tornTail := false
+			send := func() bool {
+				ch := make(chan result, 1)
+				select {
+				case pending <- ch:
+				case <-done:
+					return false
+				}
+				go func(c chunk) { ch <- decodeChunk(c) }(c)
+				c = chunk{first: line}
+				return true
 			}
-			b = bytes.TrimSpace(b)
-			if len(b) == 0 {
-				continue
-			}
-			var v T
-			if err := json.Unmarshal(b, &v); err != nil {
-				if _, perr := r.Peek(1); perr == io.EOF {
+			for {
+				b, err := r.ReadSlice('\n')
+				if err == bufio.ErrBufferFull {
+					var rerr error
+					b, rerr = readLineInto(r, append([]byte(nil), b...))
+					err = rerr
+				}
+				if err == io.EOF {
+					// A last line without a newline is torn: never a record, and the line
+					// before it is not the file's last.
+					tornTail = len(b) > 0
+					break
+				}
+				if err != nil {
+					readErr <- fmt.Errorf("read %s: %w", path, err)
 					return
 				}
-				yield(zero, fmt.Errorf("%s line %d: %w", path, line, err))
+				c.data = append(c.data, b...)
+				c.ends = append(c.ends, len(c.data))
+				line++
+				if len(c.ends) == linesPerChunk {
+					if _, perr := r.Peek(1); perr == io.EOF {
+						c.last = true
+					}
+					if !send() {
+						return
+					}
+				}
+			}
+			if len(c.ends) > 0 {
+				c.last = !tornTail
+				send()
+			}
+		}()
+		for ch := range pending {
+			res := <-ch
+			for _, v := range res.vals {
+				if !yield(v, nil) {
+					return
+				}
+			}
+			if res.err != nil {
+				yield(zero, res.err)
 				return
 			}
-			if !yield(v, nil) {
+			if res.torn {
 				return
 			}
 		}
+		select {
+		case err := <-readErr:
+			yield(zero, err)
+		default:
+		}
+	}
+}
+
+// readLineInto appends one line of any length, newline included, to buf.
+func readLineInto(r *bufio.Reader, buf []byte) ([]byte, error) {
+	for {
+		chunk, err := r.ReadSlice('\n')
+		buf = append(buf, chunk...)
+		if err == bufio.ErrBufferFull {
+			continue
+		}
+		return buf, err
 	}
 }
 
@@ -444,6 +567,47 @@ func (j *JSONLWriter) Write(v any) error {
 	}
 	b = append(b, '\n')
 	if _, err := j.w.Write(b); err != nil {
+		return fmt.Errorf("write %s: %w", j.path, err)
+	}
+	j.Rows++
+	return nil
+}
+
+// WriteLine appends one record that is already a JSON line, as read from another JSONL
+// file (without its newline): the filter copies kept episodes this way instead of
+// encoding them again.
+func (j *JSONLWriter) WriteLine(line []byte) error {
+	if _, err := j.w.Write(line); err != nil {
+		return fmt.Errorf("write %s: %w", j.path, err)
+	}
+	if err := j.w.WriteByte('\n'); err != nil {
+		return fmt.Errorf("write %s: %w", j.path, err)
+	}
+	j.Rows++
+	return nil
+}
+
+// WriteRejected appends the Rejected record of the episode that line holds (a JSON
+// object, as read from an episode file, without its newline): the line with "rejects"
+// added as its last member. For a line json.Marshal wrote, these are the bytes that
+// Write(Rejected{Episode: ep, Rejects: rejects}) writes.
+func (j *JSONLWriter) WriteRejected(line []byte, rejects []Reject) error {
+	line = bytes.TrimSpace(line)
+	if len(line) < 2 || line[0] != '{' || line[len(line)-1] != '}' {
+		return fmt.Errorf("encode record for %s: not a JSON object", j.path)
+	}
+	rb, err := json.Marshal(rejects)
+	if err != nil {
+		return fmt.Errorf("encode record for %s: %w", j.path, err)
+	}
+	body := bytes.TrimSpace(line[1 : len(line)-1])
+	j.w.Write(line[:len(line)-1])
+	if len(body) > 0 {
+		j.w.WriteByte(',')
+	}
+	j.w.WriteString(`"rejects":`)
+	j.w.Write(rb)
+	if _, err := j.w.WriteString("}\n"); err != nil {
 		return fmt.Errorf("write %s: %w", j.path, err)
 	}
 	j.Rows++
