@@ -159,9 +159,7 @@ func BenchmarkExport(b *testing.B) {
 		}
 		t0, c0 := time.Now(), cpuSeconds()
 
-		chain, err := filter.New(fcfg, pipeline.TaskHotpotQA, filter.Options{
-			Reopen: func() iter.Seq2[pipeline.Episode, error] { return pipeline.ReadEpisodes(episodes) },
-		})
+		chain, err := filter.New(fcfg, pipeline.TaskHotpotQA, filter.Options{})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -173,9 +171,9 @@ func BenchmarkExport(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		st, err := chain.Run(b.Context(), pipeline.ReadEpisodes(episodes),
-			func(ep pipeline.Episode) error { return kw.Write(ep) },
-			func(r pipeline.Rejected) error { return rw.Write(r) })
+		st, err := chain.RunLines(b.Context(), pipeline.ReadEpisodeLines(episodes, true),
+			func() iter.Seq2[pipeline.EpisodeLine, error] { return pipeline.ReadEpisodeLines(episodes, false) },
+			kw.WriteLine, rw.WriteRejected)
 		if err != nil {
 			b.Fatal(err)
 		}

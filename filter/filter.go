@@ -13,6 +13,7 @@
 package filter
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -205,15 +206,109 @@ func (c *Chain) Rules() []string {
 // survivors. An error from in, keep or reject stops the run and is returned.
 func (c *Chain) Run(ctx context.Context, in iter.Seq2[pipeline.Episode, error],
 	keep func(pipeline.Episode) error, reject func(pipeline.Rejected) error) (Stats, error) {
+	var reopen func() iter.Seq2[record, error]
+	if c.opts.Reopen != nil {
+		reopen = func() iter.Seq2[record, error] { return episodeRecords(c.opts.Reopen()) }
+	}
+	var k func(record) error
+	if keep != nil {
+		k = func(r record) error { return keep(*r.ep) }
+	}
+	var rj func(record, []pipeline.Reject) error
+	if reject != nil {
+		rj = func(r record, rejects []pipeline.Reject) error {
+			return reject(pipeline.Rejected{Episode: *r.ep, Rejects: rejects})
+		}
+	}
+	return c.run(ctx, episodeRecords(in), reopen, k, rj)
+}
+
+// RunLines is Run over an episode file read with its lines (pipeline.ReadEpisodeLines):
+// each kept record reaches keep as its line, unchanged, and each rejected one reaches
+// reject as its line with its rejects, so that the caller copies records instead of
+// encoding them again. With group rules, reopen re-reads the same records from the start
+// in the same order; that second pass needs only their ids and lines (ReadEpisodeLines
+// with decode false), and Options.Reopen is not used. Without reopen the survivors are
+// buffered. A line handed to keep or reject is only valid during the call.
+func (c *Chain) RunLines(ctx context.Context, in iter.Seq2[pipeline.EpisodeLine, error],
+	reopen func() iter.Seq2[pipeline.EpisodeLine, error],
+	keep func(line []byte) error, reject func(line []byte, rejects []pipeline.Reject) error) (Stats, error) {
+	var again func() iter.Seq2[record, error]
+	if reopen != nil {
+		again = func() iter.Seq2[record, error] { return lineRecords(reopen(), false) }
+	}
+	var k func(record) error
+	if keep != nil {
+		k = func(r record) error { return keep(r.line) }
+	}
+	var rj func(record, []pipeline.Reject) error
+	if reject != nil {
+		rj = func(r record, rejects []pipeline.Reject) error { return reject(r.line, rejects) }
+	}
+	return c.run(ctx, lineRecords(in, true), again, k, rj)
+}
+
+// record is one input record as the chain sees it: the episode (nil in a second pass
+// over lines), its id, and its line when the input is a file read by lines.
+type record struct {
+	ep   *pipeline.Episode
+	id   string
+	line []byte
+}
+
+func episodeRecords(in iter.Seq2[pipeline.Episode, error]) iter.Seq2[record, error] {
+	return func(yield func(record, error) bool) {
+		for ep, err := range in {
+			if !yield(record{ep: &ep, id: ep.ID}, err) {
+				return
+			}
+		}
+	}
+}
+
+func lineRecords(in iter.Seq2[pipeline.EpisodeLine, error], decoded bool) iter.Seq2[record, error] {
+	return func(yield func(record, error) bool) {
+		for rec, err := range in {
+			r := record{id: rec.Episode.ID, line: rec.Line}
+			if decoded {
+				r.ep = &rec.Episode
+			}
+			if !yield(r, err) {
+				return
+			}
+		}
+	}
+}
+
+// class is what Stats counts an episode under: its question type, and for FEVER its
+// normalised gold label (labeled: it has one).
+type class struct {
+	qtype, label string
+	labeled      bool
+}
+
+func (c *Chain) classOf(ep *pipeline.Episode) class {
+	cl := class{qtype: ep.QuestionType}
+	if c.task == pipeline.TaskFEVER && ep.Answer != "" {
+		cl.label, cl.labeled = NormalizeLabel(ep.Answer), true
+	}
+	return cl
+}
+
+// run is Run and RunLines: the first pass judges each record, the second (reopen, or
+// the buffered survivors) emits the group rules' verdicts.
+func (c *Chain) run(ctx context.Context, in iter.Seq2[record, error], reopen func() iter.Seq2[record, error],
+	keep func(record) error, reject func(record, []pipeline.Reject) error) (Stats, error) {
 	st := Stats{ByRule: map[string]map[string]int{}, ByType: map[string]ClassStats{}, ByLabel: map[string]ClassStats{}}
 	if c.decon != nil {
 		c.decon.reported = map[string]bool{}
 		c.decon.found = nil
 	}
 	var cands []Candidate
-	var buffered []pipeline.Episode
+	var classes []class // per candidate
+	var buffered []record
 	idx := -1
-	for ep, err := range in {
+	for rec, err := range in {
 		if err != nil {
 			return st, fmt.Errorf("filter: read episode %d: %w", idx+2, err)
 		}
@@ -222,22 +317,25 @@ func (c *Chain) Run(ctx context.Context, in iter.Seq2[pipeline.Episode, error],
 		}
 		idx++
 		st.In++
-		c.countIn(&st, &ep)
-		if rejects := c.judge(&ep); len(rejects) > 0 {
-			if err := c.emitReject(&st, ep, rejects, reject); err != nil {
+		cl := c.classOf(rec.ep)
+		c.countIn(&st, cl)
+		if rejects := c.judge(rec.ep); len(rejects) > 0 {
+			if err := c.emitReject(&st, rec, rejects, reject); err != nil {
 				return st, err
 			}
 			continue
 		}
 		if len(c.groups) == 0 {
-			if err := c.emitKeep(&st, ep, keep); err != nil {
+			if err := c.emitKeep(&st, rec, cl, keep); err != nil {
 				return st, err
 			}
 			continue
 		}
-		cands = append(cands, c.candidate(idx, &ep))
-		if c.opts.Reopen == nil {
-			buffered = append(buffered, ep)
+		cands = append(cands, c.candidate(idx, rec.ep))
+		classes = append(classes, cl)
+		if reopen == nil {
+			ep := *rec.ep
+			buffered = append(buffered, record{ep: &ep, id: rec.id, line: bytes.Clone(rec.line)})
 		}
 	}
 	if c.decon != nil {
@@ -251,22 +349,22 @@ func (c *Chain) Run(ctx context.Context, in iter.Seq2[pipeline.Episode, error],
 	for i, cd := range cands {
 		byIndex[cd.Index] = i
 	}
-	emit := func(pos int, ep pipeline.Episode) error {
+	emit := func(pos int, rec record) error {
 		if r, ok := verdict[pos]; ok {
-			return c.emitReject(&st, ep, []pipeline.Reject{r}, reject)
+			return c.emitReject(&st, rec, []pipeline.Reject{r}, reject)
 		}
-		return c.emitKeep(&st, ep, keep)
+		return c.emitKeep(&st, rec, classes[pos], keep)
 	}
-	if c.opts.Reopen == nil {
-		for i, ep := range buffered {
-			if err := emit(i, ep); err != nil {
+	if reopen == nil {
+		for i, rec := range buffered {
+			if err := emit(i, rec); err != nil {
 				return st, err
 			}
 		}
 		return st, nil
 	}
 	idx = -1
-	for ep, err := range c.opts.Reopen() {
+	for rec, err := range reopen() {
 		if err != nil {
 			return st, fmt.Errorf("filter: second pass: read episode %d: %w", idx+2, err)
 		}
@@ -278,10 +376,10 @@ func (c *Chain) Run(ctx context.Context, in iter.Seq2[pipeline.Episode, error],
 		if !ok {
 			continue
 		}
-		if ep.ID != cands[pos].ID {
-			return st, fmt.Errorf("filter: second pass: episode %d is %s, first pass saw %s: the input changed", idx+1, ep.ID, cands[pos].ID)
+		if rec.id != cands[pos].ID {
+			return st, fmt.Errorf("filter: second pass: episode %d is %s, first pass saw %s: the input changed", idx+1, rec.id, cands[pos].ID)
 		}
-		if err := emit(pos, ep); err != nil {
+		if err := emit(pos, rec); err != nil {
 			return st, err
 		}
 		delete(byIndex, idx)
@@ -350,43 +448,41 @@ func (c *Chain) candidate(idx int, ep *pipeline.Episode) Candidate {
 	return cd
 }
 
-func (c *Chain) countIn(st *Stats, ep *pipeline.Episode) {
-	if ep.QuestionType != "" {
-		s := st.ByType[ep.QuestionType]
+func (c *Chain) countIn(st *Stats, cl class) {
+	if cl.qtype != "" {
+		s := st.ByType[cl.qtype]
 		s.In++
-		st.ByType[ep.QuestionType] = s
+		st.ByType[cl.qtype] = s
 	}
-	if c.task == pipeline.TaskFEVER && ep.Answer != "" {
-		l := NormalizeLabel(ep.Answer)
-		s := st.ByLabel[l]
+	if cl.labeled {
+		s := st.ByLabel[cl.label]
 		s.In++
-		st.ByLabel[l] = s
+		st.ByLabel[cl.label] = s
 	}
 }
 
-func (c *Chain) emitKeep(st *Stats, ep pipeline.Episode, keep func(pipeline.Episode) error) error {
+func (c *Chain) emitKeep(st *Stats, rec record, cl class, keep func(record) error) error {
 	st.Kept++
-	if ep.QuestionType != "" {
-		s := st.ByType[ep.QuestionType]
+	if cl.qtype != "" {
+		s := st.ByType[cl.qtype]
 		s.Kept++
-		st.ByType[ep.QuestionType] = s
+		st.ByType[cl.qtype] = s
 	}
-	if c.task == pipeline.TaskFEVER && ep.Answer != "" {
-		l := NormalizeLabel(ep.Answer)
-		s := st.ByLabel[l]
+	if cl.labeled {
+		s := st.ByLabel[cl.label]
 		s.Kept++
-		st.ByLabel[l] = s
+		st.ByLabel[cl.label] = s
 	}
 	if keep == nil {
 		return nil
 	}
-	if err := keep(ep); err != nil {
-		return fmt.Errorf("filter: keep episode %s: %w", ep.ID, err)
+	if err := keep(rec); err != nil {
+		return fmt.Errorf("filter: keep episode %s: %w", rec.id, err)
 	}
 	return nil
 }
 
-func (c *Chain) emitReject(st *Stats, ep pipeline.Episode, rejects []pipeline.Reject, reject func(pipeline.Rejected) error) error {
+func (c *Chain) emitReject(st *Stats, rec record, rejects []pipeline.Reject, reject func(record, []pipeline.Reject) error) error {
 	st.Rejected++
 	for _, r := range rejects {
 		m := st.ByRule[r.Rule]
@@ -399,8 +495,8 @@ func (c *Chain) emitReject(st *Stats, ep pipeline.Episode, rejects []pipeline.Re
 	if reject == nil {
 		return nil
 	}
-	if err := reject(pipeline.Rejected{Episode: ep, Rejects: rejects}); err != nil {
-		return fmt.Errorf("filter: reject episode %s: %w", ep.ID, err)
+	if err := reject(rec, rejects); err != nil {
+		return fmt.Errorf("filter: reject episode %s: %w", rec.id, err)
 	}
 	return nil
 }

@@ -352,9 +352,7 @@ func (a *app) stageFilter(ctx context.Context, rs *runState) (filter.Stats, erro
 	var stats filter.Stats
 	err := rs.stage(ctx, "filter", func(ctx context.Context) (map[string]int, error) {
 		episodes := rs.dir.File(pipeline.EpisodesFile)
-		chain, err := filter.New(rs.cfg.Filter, rs.cfg.Task.Name, filter.Options{
-			Reopen: func() iter.Seq2[pipeline.Episode, error] { return pipeline.ReadEpisodes(episodes) },
-		})
+		chain, err := filter.New(rs.cfg.Filter, rs.cfg.Task.Name, filter.Options{})
 		if err != nil {
 			return nil, &pipeline.ConfigError{Key: "filter.rules", Message: err.Error()}
 		}
@@ -368,9 +366,11 @@ func (a *app) stageFilter(ctx context.Context, rs *runState) (filter.Stats, erro
 			return nil, err
 		}
 		defer rejected.Abort()
-		stats, err = chain.Run(ctx, pipeline.ReadEpisodes(episodes),
-			func(ep pipeline.Episode) error { return kept.Write(ep) },
-			func(r pipeline.Rejected) error { return rejected.Write(r) })
+		// Verdicts copy the log's lines: nothing is encoded again, and the second pass
+		// (for dedupe and balance) reads only ids and lines.
+		stats, err = chain.RunLines(ctx, pipeline.ReadEpisodeLines(episodes, true),
+			func() iter.Seq2[pipeline.EpisodeLine, error] { return pipeline.ReadEpisodeLines(episodes, false) },
+			kept.WriteLine, rejected.WriteRejected)
 		if err != nil {
 			return nil, err
 		}
