@@ -67,7 +67,11 @@ func ExactMatch(pred, gold string) bool {
 // normalised side is yes, no or noanswer and the two differ, all three are 0; tokens are
 // counted with multiplicity (Python's Counter intersection). Two empty answers score 0.
 func F1(pred, gold string) (f1, precision, recall float64) {
-	np, ng := NormalizeAnswer(pred), NormalizeAnswer(gold)
+	return f1Normalized(NormalizeAnswer(pred), NormalizeAnswer(gold))
+}
+
+// f1Normalized is F1 of two answers already normalised.
+func f1Normalized(np, ng string) (f1, precision, recall float64) {
 	special := func(s string) bool { return s == "yes" || s == "no" || s == "noanswer" }
 	if (special(np) || special(ng)) && np != ng {
 		return 0, 0, 0
@@ -105,8 +109,9 @@ func Score(task, pred, gold string) (correct bool, em, f1 float64) {
 		}
 		return false, 0, 0
 	}
-	f1, _, _ = F1(pred, gold)
-	if ExactMatch(pred, gold) {
+	np, ng := NormalizeAnswer(pred), NormalizeAnswer(gold)
+	f1, _, _ = f1Normalized(np, ng)
+	if np == ng {
 		return true, 1, f1
 	}
 	return false, 0, f1

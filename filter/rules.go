@@ -107,14 +107,16 @@ func (noLoopsRule) Keep(ep *pipeline.Episode) (bool, pipeline.Reject) {
 	if ep.StopReason == pipeline.StopLoop {
 		return reject("no_loops", CodeLoop, "stop reason loop")
 	}
-	run, last := 0, ""
+	var bufs [2][64]byte
+	run, last := 0, []byte(nil)
 	for i, s := range ep.Steps {
-		a := normAction(s.Action)
-		if a == last {
+		a := appendFolded(bufs[i%2][:0], s.Action) // normAction(s.Action); last is in the other buffer
+		if last != nil && string(a) == string(last) {
 			run++
 		} else {
-			run, last = 1, a
+			run = 1
 		}
+		last = a
 		if run >= 3 {
 			return reject("no_loops", CodeLoop, fmt.Sprintf("steps %d-%d repeat %q", i-1, i+1, s.Action))
 		}
@@ -245,12 +247,13 @@ func counterFor(name string, extra map[string]TokenCounter) (TokenCounter, error
 func trajectoryHash(ep *pipeline.Episode) (uint64, []uint64) {
 	all := fnv.New64a()
 	acts := make([]uint64, 0, len(ep.Steps))
+	var buf [256]byte
 	for _, s := range ep.Steps {
-		a := normAction(s.Action)
+		a := appendFolded(buf[:0], s.Action) // normAction(s.Action), without allocating
 		h := fnv.New64a()
-		h.Write([]byte(a))
+		h.Write(a)
 		acts = append(acts, h.Sum64())
-		all.Write([]byte(a))
+		all.Write(a)
 		all.Write([]byte{0})
 		writeFolded(all, s.Thought)
 		all.Write([]byte{1})
@@ -261,31 +264,45 @@ func trajectoryHash(ep *pipeline.Episode) (uint64, []uint64) {
 // writeFolded hashes s lower-cased with its whitespace collapsed, without allocating:
 // two thoughts that differ only in case or spacing count as the same.
 func writeFolded(h hash.Hash64, s string) {
-	var buf [64]byte
-	n := 0
+	var buf [256]byte
+	h.Write(appendFolded(buf[:0], s))
+}
+
+// appendFolded appends normAction(s) to dst: s lower-cased, its runs of white space one
+// space, none at either end.
+func appendFolded(dst []byte, s string) []byte {
 	space, started := false, false
-	flush := func() {
-		h.Write(buf[:n])
-		n = 0
-	}
-	for _, r := range s {
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			i++
+			if c == ' ' || c-'\t' <= '\r'-'\t' {
+				space = started
+				continue
+			}
+			if space {
+				dst = append(dst, ' ')
+				space = false
+			}
+			if 'A' <= c && c <= 'Z' {
+				c += 'a' - 'A'
+			}
+			dst = append(dst, c)
+			started = true
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		i += size
 		if unicode.IsSpace(r) {
 			space = started
 			continue
 		}
 		if space {
-			if n == len(buf) {
-				flush()
-			}
-			buf[n] = ' '
-			n++
+			dst = append(dst, ' ')
 			space = false
 		}
-		if n+utf8.UTFMax > len(buf) {
-			flush()
-		}
-		n += utf8.EncodeRune(buf[n:], unicode.ToLower(r))
+		dst = utf8.AppendRune(dst, unicode.ToLower(r))
 		started = true
 	}
-	flush()
+	return dst
 }
