@@ -3,6 +3,7 @@ package pipeline
 import (
 	"encoding/json"
 	"strconv"
+	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
 )
@@ -10,7 +11,8 @@ import (
 // decodeEpisode decodes one episode record, as json.Unmarshal would. Decoding the episode
 // log and kept.jsonl was most of the filter's and the export's time, so the lines
 // json.Marshal writes take a direct path over the known fields: one string holds the
-// line and the fields that need no unescaping are slices of it. Anything that path does
+// line and the text fields that need no unescaping are slices of it (identifiers and
+// names get strings of their own, see owned). Anything that path does
 // not decode exactly as encoding/json does (an unknown, repeated or differently cased
 // key, null, a lone surrogate, invalid UTF-8, an integer field written as 1.0, a syntax
 // error) goes to json.Unmarshal instead, so the result and the errors are encoding/json's
@@ -287,33 +289,59 @@ func (d *episodeDecoder) string(v *string) bool {
 	return ok
 }
 
+// owned reads a string that holds no reference to the line: an identifier or a name that
+// a stage may keep after the record (a filter candidate's id, a map key) must not keep
+// the whole line alive. Names that recur are shared.
+func (d *episodeDecoder) owned(v *string) bool {
+	s, ok := d.str()
+	if name, known := names[s]; known {
+		*v = name
+	} else {
+		*v = strings.Clone(s)
+	}
+	return ok
+}
+
+// names are the values of the enumerated fields.
+var names = func() map[string]string {
+	m := map[string]string{}
+	for _, s := range []string{"", TaskHotpotQA, TaskFEVER, LabelSupports, LabelRefutes, LabelNEI,
+		StopFinished, StopMaxSteps, StopLoop, StopError, StopBudget, StopInterrupted,
+		ActionSearch, ActionLookup, ActionFinish, ActionInvalid,
+		"react", "act", "cot", "cot-sc", "standard", "react-cot-sc", "cot-sc-react", "expert", "chat", "completion",
+		"bridge", "comparison", "stop", "length"} {
+		m[s] = s
+	}
+	return m
+}()
+
 func (d *episodeDecoder) episode(ep *Episode) bool {
 	return d.object(func(key string) (int, bool) {
 		switch key {
 		case "schema":
 			return 0, d.int(&ep.Schema)
 		case "id":
-			return 1, d.string(&ep.ID)
+			return 1, d.owned(&ep.ID)
 		case "run_id":
-			return 2, d.string(&ep.RunID)
+			return 2, d.owned(&ep.RunID)
 		case "task":
-			return 3, d.string(&ep.Task)
+			return 3, d.owned(&ep.Task)
 		case "question_id":
-			return 4, d.string(&ep.QuestionID)
+			return 4, d.owned(&ep.QuestionID)
 		case "question":
 			return 5, d.string(&ep.Question)
 		case "answer":
-			return 6, d.string(&ep.Answer)
+			return 6, d.owned(&ep.Answer)
 		case "question_type":
-			return 7, d.string(&ep.QuestionType)
+			return 7, d.owned(&ep.QuestionType)
 		case "method":
-			return 8, d.string(&ep.Method)
+			return 8, d.owned(&ep.Method)
 		case "branch":
-			return 9, d.string(&ep.Branch)
+			return 9, d.owned(&ep.Branch)
 		case "policy":
-			return 10, d.string(&ep.Policy)
+			return 10, d.owned(&ep.Policy)
 		case "format":
-			return 11, d.string(&ep.Format)
+			return 11, d.owned(&ep.Format)
 		case "attempt":
 			return 12, d.int(&ep.Attempt)
 		case "seed":
@@ -341,7 +369,7 @@ func (d *episodeDecoder) episode(ep *Episode) bool {
 		case "f1":
 			return 20, d.float(&ep.F1)
 		case "stop_reason":
-			return 21, d.string(&ep.StopReason)
+			return 21, d.owned(&ep.StopReason)
 		case "llm_calls":
 			return 22, d.int(&ep.LLMCalls)
 		case "bad_calls":
@@ -367,7 +395,7 @@ func (d *episodeDecoder) step(s *Step) bool {
 		case "action":
 			return 1, d.string(&s.Action)
 		case "action_type":
-			return 2, d.string(&s.ActionType)
+			return 2, d.owned(&s.ActionType)
 		case "argument":
 			return 3, d.string(&s.Argument)
 		case "observation":
@@ -405,15 +433,15 @@ func (d *episodeDecoder) call(c *Call) bool {
 	return d.object(func(key string) (int, bool) {
 		switch key {
 		case "model":
-			return 0, d.string(&c.Model)
+			return 0, d.owned(&c.Model)
 		case "prompt_hash":
-			return 1, d.string(&c.PromptHash)
+			return 1, d.owned(&c.PromptHash)
 		case "prompt":
 			return 2, d.string(&c.Prompt)
 		case "completion":
 			return 3, d.string(&c.Completion)
 		case "finish_reason":
-			return 4, d.string(&c.FinishReason)
+			return 4, d.owned(&c.FinishReason)
 		case "usage":
 			return 5, d.usage(&c.Usage)
 		case "latency_ms":
