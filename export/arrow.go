@@ -136,7 +136,9 @@ func (e *batchEncoder) finish() error {
 // sharedBatches feeds the arrow and parquet exporters of one view from one set of record
 // batches: both write the same rows per split, in batches of batchRows that end where a
 // shard ends (they shard alike), so building each batch once halves the building.
-// Write and Close are called from one goroutine, which writes each batch to both.
+// Write and Close are called from one goroutine, which builds each batch and writes it
+// to the arrow shards; the Parquet shards, the costliest output (encoding and zstd), are
+// written by a goroutine of their own that receives the same batches in the same order.
 type sharedBatches struct {
 	sets     []*shardSet    // the exporters' shard sets, in the order batches go to them
 	exps     []fileExporter // the exporters, for Close and Files
@@ -145,6 +147,17 @@ type sharedBatches struct {
 	maxBytes int64
 	splits   map[string]*splitBatch
 	order    []string
+	// The last set's writer: batches to write, and its error once it stops.
+	queue chan sharedRecord
+	done  chan error
+}
+
+// sharedRecord is a batch handed to the last set's writer, which releases it.
+type sharedRecord struct {
+	rec   arrow.Record
+	split string
+	rows  int
+	n     int64
 }
 
 // splitBatch is the batch being built for one split, its bytes, and the rows and bytes
@@ -157,10 +170,23 @@ type splitBatch struct {
 }
 
 func newSharedBatches(cfg pipeline.ExportConfig, arrowDS *ArrowDataset, pq *Parquet) *sharedBatches {
-	return &sharedBatches{
+	s := &sharedBatches{
 		sets: []*shardSet{&arrowDS.set, &pq.set}, exps: []fileExporter{arrowDS, pq}, schema: Schema(),
 		maxRows: cfg.ShardRows, maxBytes: cfg.ShardBytes, splits: map[string]*splitBatch{},
+		queue: make(chan sharedRecord, 2), done: make(chan error, 1),
 	}
+	last := s.sets[len(s.sets)-1]
+	go func() {
+		var err error
+		for r := range s.queue {
+			if err == nil {
+				err = last.writeRecord(r.rec, r.split, r.rows, r.n)
+			}
+			r.rec.Release()
+		}
+		s.done <- err
+	}()
+	return s
 }
 
 // Write adds ex to its split's batch, handing the batch to every exporter once it is
@@ -196,7 +222,9 @@ func (s *sharedBatches) flush(split string, sb *splitBatch) error {
 	rec := sb.bb.record()
 	defer rec.Release()
 	sb.bytes = 0
-	for _, set := range s.sets {
+	rec.Retain()
+	s.queue <- sharedRecord{rec: rec, split: split, rows: rows, n: n}
+	for _, set := range s.sets[:len(s.sets)-1] {
 		if err := set.writeRecord(rec, split, rows, n); err != nil {
 			return err
 		}
@@ -204,7 +232,8 @@ func (s *sharedBatches) flush(split string, sb *splitBatch) error {
 	return nil
 }
 
-// Close flushes the partial batches and closes both exporters.
+// Close flushes the partial batches, waits for the Parquet writer and closes both
+// exporters.
 func (s *sharedBatches) Close() error {
 	var errs []error
 	for _, split := range s.order {
@@ -216,21 +245,16 @@ func (s *sharedBatches) Close() error {
 		}
 		sb.bb.release()
 	}
+	close(s.queue)
+	if err := <-s.done; err != nil {
+		errs = append(errs, err)
+	}
 	for _, e := range s.exps {
 		if err := e.Close(); err != nil {
 			errs = append(errs, err)
 		}
 	}
 	return errors.Join(errs...)
-}
-
-// Files lists both exporters' files.
-func (s *sharedBatches) Files() []File {
-	var out []File
-	for _, e := range s.exps {
-		out = append(out, e.Files()...)
-	}
-	return out
 }
 
 // ArrowDataset writes the directory Hugging Face datasets' save_to_disk writes for a
