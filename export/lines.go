@@ -175,12 +175,29 @@ func appendBool(b []byte, v bool) []byte {
 
 const hexDigits = "0123456789abcdef"
 
+// plainByte marks the bytes a JSON string holds as they are: ASCII, no control
+// character, quote or backslash.
+var plainByte = func() (t [256]bool) {
+	for c := 0x20; c < utf8.RuneSelf; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
+
 // appendString appends s as a JSON string. Invalid UTF-8 becomes U+FFFD, as encoding/json
 // does, so every line is valid JSON whatever the model wrote.
 func appendString(b []byte, s string) []byte {
 	b = append(b, '"')
 	start := 0
 	for i := 0; i < len(s); {
+		// Most text needs no escaping: one table look-up per byte skips it (twice as
+		// fast as the tests below).
+		for i < len(s) && plainByte[s[i]] {
+			i++
+		}
+		if i == len(s) {
+			break
+		}
 		c := s[i]
 		if c < utf8.RuneSelf {
 			if c >= 0x20 && c != '"' && c != '\\' {

@@ -4,7 +4,9 @@ import (
 	"encoding/json"
 	"slices"
 	"sort"
+	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 func TestAppendString(t *testing.T) {
@@ -153,5 +155,85 @@ func TestAgentGymFoldsSystem(t *testing.T) {
 	}
 	if got, want := row.ItemID, "hotpotqa_ep1"; got != want {
 		t.Errorf("item_id: got %q, want %q", got, want)
+	}
+}
+
+// appendStringByBytes is appendString without the table skip, as it was.
+func appendStringByBytes(b []byte, s string) []byte {
+	b = append(b, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' {
+				i++
+				continue
+			}
+			b = append(b, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				b = append(b, '\\', c)
+			case '\n':
+				b = append(b, '\\', 'n')
+			case '\r':
+				b = append(b, '\\', 'r')
+			case '\t':
+				b = append(b, '\\', 't')
+			default:
+				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			b = append(b, s[start:i]...)
+			b = append(b, `\ufffd`...)
+			i += size
+			start = i
+			continue
+		}
+		if r == '\u2028' || r == '\u2029' {
+			b = append(b, s[start:i]...)
+			b = append(b, '\\', 'u', '2', '0', '2', hexDigits[r&0xf])
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	b = append(b, s[start:]...)
+	return append(b, '"')
+}
+
+// TestAppendStringSkipsPlainText: the table skip writes what the byte loop writes, for
+// every byte value at several offsets.
+func TestAppendStringSkipsPlainText(t *testing.T) {
+	specials := []string{"\x00", "\x1f", " ", "!", "\"", "#", "[", "\\", "]", "~", "\x7f", "\x80", "\xff", "é", "\u2028", "🚀", "\xc3"}
+	for _, sp := range specials {
+		for pre := range 17 {
+			for post := range 10 {
+				s := strings.Repeat("abcdefgh"[:1], pre) + sp + strings.Repeat("xyz", post)
+				if got, want := appendString(nil, s), appendStringByBytes(nil, s); string(got) != string(want) {
+					t.Fatalf("%q: %s, want %s", s, got, want)
+				}
+			}
+		}
+	}
+	for c := range 256 {
+		s := strings.Repeat(string(rune('a'+c%26)), 7) + string([]byte{byte(c)}) + "tail of text"
+		if got, want := appendString(nil, s), appendStringByBytes(nil, s); string(got) != string(want) {
+			t.Fatalf("byte %#x: %s, want %s", c, got, want)
+		}
+	}
+}
+
+func BenchmarkAppendString(b *testing.B) {
+	s := strings.Repeat("Thought: I need to search the river and find where it flows. ", 20) + "\"Quoted\"\n"
+	buf := make([]byte, 0, 4096)
+	b.SetBytes(int64(len(s)))
+	for b.Loop() {
+		buf = appendString(buf[:0], s)
 	}
 }
