@@ -205,19 +205,13 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "could not read body", "invalid_request_error", "")
 		return
 	}
-	var wr wireRequest
-	if err := json.Unmarshal(raw, &wr); err != nil {
+	req, err := decodeRequest(raw)
+	if err != nil {
 		writeError(w, http.StatusBadRequest, "We could not parse the JSON body of your request.", "invalid_request_error", "")
 		return
 	}
-	req := Req{
-		Endpoint: endpoint, Model: wr.Model, Messages: wr.Messages, Stop: stringOrList(wr.Stop),
-		Temperature: wr.Temperature, TopP: wr.TopP, N: wr.N, Seed: wr.Seed, MaxTokens: wr.MaxTokens,
-		Header: r.Header, // the server makes a new map for every request
-	}
-	if p := stringOrList(wr.Prompt); len(p) > 0 {
-		req.Prompt = p[0]
-	}
+	req.Endpoint = endpoint
+	req.Header = r.Header // the server makes a new map for every request
 	s.mu.Lock()
 	s.log = append(s.log, Recorded{Endpoint: endpoint, Req: req, Raw: raw, Header: req.Header})
 	s.mu.Unlock()
