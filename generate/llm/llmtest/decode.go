@@ -75,6 +75,8 @@ func decodeSimple(raw []byte) (Req, bool) {
 			if s, ok = d.int(); ok {
 				r.Seed = &s
 			}
+		case "stream": // go-openai sends "stream":false; wireRequest has no such field
+			ok = d.boolean()
 		default:
 			return r, false // encoding/json matches keys case-insensitively and skips unknown ones
 		}
@@ -234,6 +236,18 @@ func (d *simpleDecoder) hex4(i int) rune {
 		r = r*16 + rune(c)
 	}
 	return r
+}
+
+// boolean reads true or false.
+func (d *simpleDecoder) boolean() bool {
+	d.space()
+	for _, lit := range []string{"true", "false"} {
+		if len(d.b)-d.i >= len(lit) && string(d.b[d.i:d.i+len(lit)]) == lit {
+			d.i += len(lit)
+			return true
+		}
+	}
+	return false
 }
 
 // strings reads a string or a list of strings, as stringOrList does.

@@ -39,7 +39,7 @@ func TestDecodeSimpleMatchesEncodingJSON(t *testing.T) {
 		checkDecode(t, body)
 	}
 	// The bodies the OpenAI adapter sends take the direct path.
-	for _, body := range bodies[:3] {
+	for _, body := range bodies[:4] {
 		if _, ok := decodeSimple([]byte(body)); !ok {
 			t.Errorf("%s: took the encoding/json path", body)
 		}
@@ -74,6 +74,7 @@ func checkDecode(t *testing.T, body string) {
 }
 
 var decodeBodies = []string{
+	`{"temperature":0,"model":"m","messages":[{"role":"user","content":"q"}],"max_tokens":256,"top_p":1,"stream":false,"stop":["\nObservation"],"seed":3}`,
 	`{"model":"m","messages":[{"role":"user","content":"q"}]}`,
 	`{"model":"m","messages":[]}`,
 	`{"model":"m","messages":[{}]}`,
