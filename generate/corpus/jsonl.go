@@ -95,9 +95,11 @@ func (r *jsonlReader) parse(line []byte) (Doc, error) {
 		line = bytes.ToValidUTF8(line, []byte("\uFFFD"))
 		r.stats.Repaired++
 	}
-	var rec jsonlRecord
-	if err := json.Unmarshal(line, &rec); err != nil {
-		return Doc{}, fmt.Errorf("invalid JSON: %w", err)
+	rec, ok := decodeFlatRecord(line)
+	if !ok {
+		if err := json.Unmarshal(line, &rec); err != nil {
+			return Doc{}, fmt.Errorf("invalid JSON: %w", err)
+		}
 	}
 	if rec.Title == nil && rec.Lines != nil {
 		return feverPage(rec)
