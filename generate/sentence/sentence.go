@@ -105,6 +105,12 @@ func splitLine(line string, out []string) []string {
 	start := 0
 	i := 0
 	for i < len(line) {
+		// Terminators are '.', '?', '!' or '…' (which starts with 0xE2, a byte no other
+		// rune's continuation can hold), so the scan decodes only at those bytes.
+		if c := line[i]; c != '.' && c != '?' && c != '!' && c != 0xE2 {
+			i++
+			continue
+		}
 		r, size := utf8.DecodeRuneInString(line[i:])
 		if !isTerminator(r) {
 			i += size
