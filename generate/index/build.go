@@ -65,7 +65,9 @@ type BuildOptions struct {
 	// boundary (the intro is what Search shows, and tokenising is most of the build's
 	// cost); 0 means 500, negative means all.
 	FTSChars int
-	// BatchPages is how many pages go in one transaction of each database; 0 means 50,000.
+	// BatchPages is how many pages go in one transaction of each database; 0 means
+	// 200,000. FTS5 flushes its in-memory index at every commit, and each flush sorts
+	// every term it holds, so fewer and larger flushes cost less in all.
 	BatchPages int
 	// FTSShards is how many full-text databases are written in parallel (each holds
 	// alternate batches of pages, and Similar merges them by rank); 0 means one per
@@ -297,11 +299,12 @@ CREATE UNIQUE INDEX pages_norm ON pages(norm);
 
 // The FTS table merges nothing during the load (automerge 0, crisismerge high) and is
 // optimized into one segment at the end: incremental merging rewrote the posting lists
-// several times over.
+// several times over. The 128 MB hash holds a whole transaction of a shard (BatchPages
+// of about 500 characters), so it flushes at the commit only.
 const ftsSchema = `
 CREATE VIRTUAL TABLE fts USING fts5(title, body, content='', detail=full, tokenize='unicode61 remove_diacritics 2');
 INSERT INTO fts(fts, rank) VALUES('rank', 'bm25(10.0, 1.0)');
-INSERT INTO fts(fts, rank) VALUES('hashsize', 33554432);
+INSERT INTO fts(fts, rank) VALUES('hashsize', 134217728);
 INSERT INTO fts(fts, rank) VALUES('automerge', 0);
 INSERT INTO fts(fts, rank) VALUES('crisismerge', 1024);
 -- The titles alone, for Similar's title pass: on fts a column filter reads the whole
@@ -665,10 +668,10 @@ var (
 )
 
 // write inserts the batches from in into db's tables, committing every per pages
-// (0 means 50,000), and calls progress, when set, with the rows written so far.
+// (0 means 200,000), and calls progress, when set, with the rows written so far.
 func write(ctx context.Context, db *sql.DB, per int, in <-chan []row, tables []table, progress func(int), log *slog.Logger) error {
 	if per <= 0 {
-		per = 50_000
+		per = 200_000
 	}
 	// Cancellation is checked between batches; a context-bound transaction would be
 	// rolled back by database/sql from another goroutine while a statement runs.
