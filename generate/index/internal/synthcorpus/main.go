@@ -19,6 +19,7 @@ import (
 	"runtime/pprof"
 	"slices"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/reactgen/reactgen/generate/index"
@@ -34,6 +35,7 @@ func main() {
 	ftsChars := flag.Int("fts-chars", 0, "BuildOptions.FTSChars (0 = default)")
 	batch := flag.Int("batch", 0, "BuildOptions.BatchPages (0 = default)")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the build here")
+	similar := flag.String("similar-out", "", "write each miss query and its Similar(5) titles here, one JSON line each (to compare the ranking of two builds)")
 	flag.Parse()
 	if *cpuprofile != "" {
 		f, err := os.Create(*cpuprofile)
@@ -44,13 +46,13 @@ func main() {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	if err := run(ctx, *pages, *out, *reuse, *dir, *queries, *ftsChars, *batch); err != nil {
+	if err := run(ctx, *pages, *out, *reuse, *dir, *queries, *ftsChars, *batch, *similar); err != nil {
 		fmt.Fprintln(os.Stderr, "synthcorpus:", err)
 		os.Exit(1)
 	}
 }
 
-func run(ctx context.Context, pages int, out string, reuse bool, dir string, queries, ftsChars, batch int) error {
+func run(ctx context.Context, pages int, out string, reuse bool, dir string, queries, ftsChars, batch int, similarOut string) error {
 	if _, err := os.Stat(out); !reuse || err != nil {
 		f, err := os.Create(out)
 		if err != nil {
@@ -71,13 +73,15 @@ func run(ctx context.Context, pages int, out string, reuse bool, dir string, que
 	}
 	os.RemoveAll(dir)
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	start := time.Now()
+	start, cpu0 := time.Now(), cpuTime()
 	info, err := index.Build(ctx, dir, []string{out}, index.BuildOptions{Logger: log, Progress: progress(), FTSChars: ftsChars, BatchPages: batch})
 	if err != nil {
 		return err
 	}
 	secs := time.Since(start).Seconds()
+	cpu := cpuTime() - cpu0
 	fmt.Printf("build: %d pages in %.1fs = %.0f pages/s; peak RSS (VmHWM) %s\n", info.Pages, secs, float64(info.Pages)/secs, vmHWM())
+	fmt.Printf("build CPU: %.1fs user+sys = %.1f µs/page, %.2f cores busy\n", cpu.Seconds(), float64(cpu.Microseconds())/float64(info.Pages), cpu.Seconds()/secs)
 	st, _ := os.Stat(out)
 	fmt.Printf("size: index %d bytes, stored text %d bytes (index/text %.2f), source file %d bytes (index/source %.2f)\n",
 		info.IndexBytes, info.TextBytes, float64(info.IndexBytes)/float64(info.TextBytes), st.Size(), float64(info.IndexBytes)/float64(st.Size()))
@@ -102,17 +106,28 @@ func run(ctx context.Context, pages int, out string, reuse bool, dir string, que
 	fmt.Printf("exact Page: %s\n", quantiles(exact))
 	g := synth.New(2, 200_000)
 	var miss []time.Duration
+	var similar []byte
 	for range queries {
 		q := g.Query()
 		s := time.Now()
+		var got []string
 		_, ok, err := ix.Page(ctx, q)
 		if err == nil && !ok {
-			_, err = ix.Similar(ctx, q, 5)
+			got, err = ix.Similar(ctx, q, 5)
 		}
 		if err != nil {
 			return err
 		}
 		miss = append(miss, time.Since(s))
+		if similarOut != "" {
+			b, _ := json.Marshal(map[string]any{"query": q, "similar": got})
+			similar = append(append(similar, b...), '\n')
+		}
+	}
+	if similarOut != "" {
+		if err := os.WriteFile(similarOut, similar, 0o644); err != nil {
+			return err
+		}
 	}
 	fmt.Printf("miss Page+Similar(5): %s\n", quantiles(miss))
 	return nil
@@ -165,6 +180,15 @@ func progress() func(int) {
 			fmt.Fprintf(os.Stderr, "  %d pages\n", n)
 		}
 	}
+}
+
+// cpuTime is this process's user plus system CPU time so far.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // vmHWM reads this process's peak resident set from /proc.
