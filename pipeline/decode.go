@@ -112,6 +112,15 @@ func (d *episodeDecoder) array(elem func() bool) bool {
 	}
 }
 
+// plainByte marks the bytes that stand for themselves in a JSON string: ASCII, no control
+// character, quote or backslash.
+var plainByte = func() (t [256]bool) {
+	for c := 0x20; c < utf8.RuneSelf; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
+
 // str reads a string. Without escapes it is a slice of the line; invalid UTF-8 (which
 // encoding/json replaces), a control character or a bad escape leaves the path.
 func (d *episodeDecoder) str() (string, bool) {
@@ -121,6 +130,12 @@ func (d *episodeDecoder) str() (string, bool) {
 	start := d.i
 	ascii, escaped := true, false
 	for d.i < len(d.s) {
+		for d.i < len(d.s) && plainByte[d.s[d.i]] {
+			d.i++
+		}
+		if d.i == len(d.s) {
+			break
+		}
 		c := d.s[d.i]
 		switch {
 		case c == '"':

@@ -116,3 +116,24 @@ func FuzzDecodeEpisode(f *testing.F) {
 		checkDecode(t, in)
 	})
 }
+
+func BenchmarkDecodeEpisode(b *testing.B) {
+	line, _ := json.Marshal(fullEpisode())
+	for _, bc := range []struct {
+		name   string
+		decode func([]byte, *Episode) error
+	}{
+		{"direct", decodeEpisode},
+		{"encoding-json", func(b []byte, ep *Episode) error { return json.Unmarshal(b, ep) }},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			b.SetBytes(int64(len(line)))
+			for b.Loop() {
+				var ep Episode
+				if err := bc.decode(line, &ep); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

@@ -465,7 +465,8 @@ func readRecords[T any](path string, decode func([]byte, *T) error) iter.Seq2[T,
 					return false
 				}
 				go func(c chunk) { ch <- decodeChunk(c) }(c)
-				c = chunk{first: line}
+				// The next chunk's buffer starts at this one's size, not grown by doubling.
+				c = chunk{first: line, data: make([]byte, 0, cap(c.data)), ends: make([]int, 0, linesPerChunk)}
 				return true
 			}
 			for {
