@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"reflect"
 	"testing"
+	"unicode/utf8"
 )
 
 // flatRecordCases are lines for decodeFlatRecord: each must either decode exactly as
@@ -54,7 +55,12 @@ func FuzzDecodeFlatRecord(f *testing.F) {
 	for _, line := range flatRecordCases {
 		f.Add([]byte(line))
 	}
-	f.Fuzz(func(t *testing.T, line []byte) { checkFlatRecord(t, line) })
+	f.Fuzz(func(t *testing.T, line []byte) {
+		if !utf8.Valid(line) {
+			return // parse repairs or refuses such lines before decoding
+		}
+		checkFlatRecord(t, line)
+	})
 }
 
 func checkFlatRecord(t *testing.T, line []byte) {
@@ -77,6 +83,26 @@ func TestDecodeFlatRecordTakesCommonLines(t *testing.T) {
 	for _, line := range flatRecordCases[:10] {
 		if _, ok := decodeFlatRecord([]byte(line)); !ok {
 			t.Errorf("decodeFlatRecord(%q) fell back to json.Unmarshal", line)
+		}
+	}
+}
+
+func TestHasControl(t *testing.T) {
+	for _, tc := range []struct {
+		s    string
+		want bool
+	}{
+		{"", false},
+		{"plain text of more than eight bytes", false},
+		{"ünïcödé ÿ\u00a0 and more than eight bytes", false},
+		{"\x1f", true},
+		{"12345678\x00", true},
+		{"1234567\n89abcdef", true},
+		{"abcdefgh ijklmno\tp", true},
+		{"\x7f\x20\x80\xff\x20\x21\x7e\x40", false},
+	} {
+		if got := hasControl([]byte(tc.s)); got != tc.want {
+			t.Errorf("hasControl(%q) = %v, want %v", tc.s, got, tc.want)
 		}
 	}
 }
