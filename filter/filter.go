@@ -18,8 +18,10 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/reactgen/reactgen/pipeline"
 )
@@ -304,7 +306,7 @@ func (c *Chain) run(ctx context.Context, in iter.Seq2[record, error], reopen fun
 		c.decon.reported = map[string]bool{}
 		c.decon.found = nil
 	}
-	var cands []Candidate
+	jobs := newCandidateJobs(c)
 	var classes []class // per candidate
 	var buffered []record
 	idx := -1
@@ -331,7 +333,7 @@ func (c *Chain) run(ctx context.Context, in iter.Seq2[record, error], reopen fun
 			}
 			continue
 		}
-		cands = append(cands, c.candidate(idx, rec.ep))
+		jobs.add(idx, rec.ep)
 		classes = append(classes, cl)
 		if reopen == nil {
 			ep := *rec.ep
@@ -344,6 +346,7 @@ func (c *Chain) run(ctx context.Context, in iter.Seq2[record, error], reopen fun
 	if len(c.groups) == 0 {
 		return st, nil
 	}
+	cands := jobs.wait()
 	verdict := c.decide(cands) // candidate position -> reject (absent: keep)
 	byIndex := make(map[int]int, len(cands))
 	for i, cd := range cands {
@@ -432,6 +435,66 @@ func (c *Chain) decide(cands []Candidate) map[int]pipeline.Reject {
 		alive = next
 	}
 	return out
+}
+
+// candidateJobs computes the candidates of a pass's survivors off the reading
+// goroutine: they are scored and hashed in batches by up to GOMAXPROCS goroutines, and
+// wait returns them in input order. A Chain's candidate is safe for concurrent use.
+type candidateJobs struct {
+	c       *Chain
+	batch   []candidateJob
+	results []*[]Candidate // per batch, in order
+	sem     chan struct{}
+	wg      sync.WaitGroup
+}
+
+type candidateJob struct {
+	idx int
+	ep  *pipeline.Episode
+}
+
+const candidateBatch = 256
+
+func newCandidateJobs(c *Chain) *candidateJobs {
+	return &candidateJobs{c: c, sem: make(chan struct{}, max(runtime.GOMAXPROCS(0), 1))}
+}
+
+// add queues the survivor at input position idx; ep must not change afterwards.
+func (j *candidateJobs) add(idx int, ep *pipeline.Episode) {
+	j.batch = append(j.batch, candidateJob{idx: idx, ep: ep})
+	if len(j.batch) == candidateBatch {
+		j.flush()
+	}
+}
+
+func (j *candidateJobs) flush() {
+	if len(j.batch) == 0 {
+		return
+	}
+	out, batch := new([]Candidate), j.batch
+	j.results = append(j.results, out)
+	j.batch = make([]candidateJob, 0, candidateBatch)
+	j.sem <- struct{}{} // at most GOMAXPROCS batches in flight: the reader waits
+	j.wg.Add(1)
+	go func() {
+		defer func() { <-j.sem; j.wg.Done() }()
+		cands := make([]Candidate, len(batch))
+		for i, b := range batch {
+			cands[i] = j.c.candidate(b.idx, b.ep)
+		}
+		*out = cands
+	}()
+}
+
+// wait returns every queued candidate, in the order they were added.
+func (j *candidateJobs) wait() []Candidate {
+	j.flush()
+	j.wg.Wait()
+	var all []Candidate
+	for _, r := range j.results {
+		all = append(all, *r...)
+	}
+	return all
 }
 
 func (c *Chain) candidate(idx int, ep *pipeline.Episode) Candidate {
