@@ -371,11 +371,14 @@ func buildDB(ctx context.Context, dir string, sources []string, opts BuildOption
 	workers := max(1, runtime.GOMAXPROCS(0))
 	info := Info{FTSShards: len(shards)}
 	jobs := make(chan job, workers)
-	order := make(chan chan []row, 2*workers+2)
-	toPages := make(chan []row, 4)
+	// Deep queues (a few MB of rows): the writers' pace is uneven (a commit flushes
+	// the FTS hash), and dispatch hands batches out in order, so a shallow queue to one
+	// writer stalled every other stage.
+	order := make(chan chan []row, 16)
+	toPages := make(chan []row, 16)
 	toFTS := make([]chan []row, len(shards))
 	for i := range toFTS {
-		toFTS[i] = make(chan []row, 2)
+		toFTS[i] = make(chan []row, 8)
 	}
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error {
