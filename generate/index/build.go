@@ -372,8 +372,8 @@ func buildDB(ctx context.Context, dir string, sources []string, opts BuildOption
 	info := Info{FTSShards: len(shards)}
 	jobs := make(chan job, workers)
 	// Deep queues (a few MB of rows): the writers' pace is uneven (a commit flushes
-	// the FTS hash), and dispatch hands batches out in order, so a shallow queue to one
-	// writer stalled every other stage.
+	// the FTS hash) and dispatch hands batches out in order, so a writer's pause should
+	// not stop the other stages at once.
 	order := make(chan chan []row, 16)
 	toPages := make(chan []row, 16)
 	toFTS := make([]chan []row, len(shards))
