@@ -406,48 +406,52 @@ func TestKillAndResumeMatchesUninterruptedRun(t *testing.T) {
 	rng := rand.New(rand.NewPCG(seed, 0x6b696c6c))
 
 	model := newFakeModel(t)
-	model.setDelay(2*time.Millisecond, 20*time.Millisecond)
+	// Replies slow enough that the whole run spans many kill windows: about 600
+	// calls at 30 ms on average, two at a time.
+	model.setDelay(10*time.Millisecond, 50*time.Millisecond)
 	srv := llmtest.NewServer(t, model.handle)
 	tmp := t.TempDir()
 	cfg := testConfig(t, filepath.Join(tmp, "cfg"), srv.URL, map[string]any{
-		"task.limit": 100, "generate.attempts": 2, "generate.concurrency": 4,
+		"task.limit": 100, "generate.attempts": 2, "generate.concurrency": 2,
 	})
 	killed, uninterrupted := filepath.Join(tmp, "killed"), filepath.Join(tmp, "whole")
 	env := childEnv{vars: map[string]string{"OPENAI_API_KEY": "sk-test"}}
 
-	landed := 0 // kills that found the process still running
-	prev := -1
-	for i := 0; ; i++ {
+	// Kill until the kills have landed on a running process or a run completes
+	// on its own, then resume once more to finish. A kill that finds the process
+	// already exited does not count.
+	landed, completed, prev := 0, false, -1
+	for i := 0; landed < kills && !completed && i < 3*kills; i++ {
 		c := startChild(t, env, "generate", "--config", cfg, "--out", killed)
-		if i < kills {
-			select {
-			case <-c.done:
-			case <-time.After(time.Duration(50+rng.IntN(351)) * time.Millisecond):
-				c.signal(t, syscall.SIGKILL)
-				landed++
-			}
-			code := c.wait(t)
-			if code != -1 && code != 0 {
-				t.Fatalf("run %d: exit %d; stderr:\n%s", i, code, c.stderr.String())
-			}
-			n := 0
-			if b, err := os.ReadFile(filepath.Join(killed, pipeline.EpisodesFile)); err == nil {
-				n = bytes.Count(b, []byte("\n"))
-			}
-			if n != prev {
-				t.Logf("run %d: %d records in the log after the kill", i, n)
-				prev = n
-			}
-			continue
+		select {
+		case <-c.done:
+		case <-time.After(time.Duration(50+rng.IntN(351)) * time.Millisecond):
+			c.signal(t, syscall.SIGKILL)
 		}
-		if code := c.wait(t); code != 0 {
-			t.Fatalf("final resume: exit %d; stderr:\n%s", code, c.stderr.String())
+		code := c.wait(t)
+		switch code {
+		case -1:
+			landed++
+		case 0:
+			completed = true
+		default:
+			t.Fatalf("run %d: exit %d; stderr:\n%s", i, code, c.stderr.String())
 		}
-		break
+		n := 0
+		if b, err := os.ReadFile(filepath.Join(killed, pipeline.EpisodesFile)); err == nil {
+			n = bytes.Count(b, []byte("\n"))
+		}
+		if n != prev {
+			t.Logf("run %d: %d records in the log after the kill", i, n)
+			prev = n
+		}
 	}
-	t.Logf("%d of %d kills landed on a running process; %d requests served", landed, kills, srv.Requests())
+	if code, _, stderr := runChild(t, env, "generate", "--config", cfg, "--out", killed); code != 0 {
+		t.Fatalf("final resume: exit %d; stderr:\n%s", code, stderr)
+	}
+	t.Logf("%d kills landed on a running process; %d requests served", landed, srv.Requests())
 	if landed < kills/2 {
-		t.Errorf("only %d of %d kills found the process running: the run is too short to test resume", landed, kills)
+		t.Errorf("only %d kills found the process running before the run completed: the run is too short to test resume", landed)
 	}
 
 	if code, _, stderr := runChild(t, env, "generate", "--config", cfg, "--out", uninterrupted); code != 0 {
