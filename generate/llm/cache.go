@@ -3,48 +3,46 @@ package llm
 import (
 	"context"
 	"encoding/json"
-	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
 	"time"
 )
 
-// cacheVersion changes when the cache file layout changes; older files then miss.
-const cacheVersion = 1
+// legacyVersion is the version of the one-file-per-entry layout, which is still read.
+const legacyVersion = 1
 
-// cacheEntry is one cache file.
-type cacheEntry struct {
-	Version  int       `json:"version"`
-	Key      string    `json:"key"`
-	Request  Request   `json:"request"`
-	Choices  []Choice  `json:"choices"`
-	Usage    Usage     `json:"usage"`
-	Model    string    `json:"model"`
-	Written  time.Time `json:"written"`
-	Original int64     `json:"latency_ms"` // the latency of the request that filled it
+// legacyEntry is one file of the one-file-per-entry layout.
+type legacyEntry struct {
+	Version int      `json:"version"`
+	Key     string   `json:"key"`
+	Choices []Choice `json:"choices"`
+	Usage   Usage    `json:"usage"`
+	Model   string   `json:"model"`
 }
 
 // WithCache keeps successful responses on disk under dir, keyed by the sha256 of the
 // canonical JSON of the whole Request (model, prompt or messages, temperature, top_p,
 // max_tokens, stop, seed, n and Attempt), so that a re-run or a resume replays the same
 // completions without calling the server, while a sampled request with another Attempt
-// misses. Files live at dir/ab/abcdef....json and are written atomically (a temp file
-// renamed into place). A hit returns Cached=true, zero cost, zero retries and the time
-// the lookup took as Latency. An unreadable or corrupt file counts as a miss and is
-// rewritten. Errors are not cached. A failure to write the cache is not an error of the
+// misses. A hit returns Cached=true, zero cost, zero retries and the time the lookup took
+// as Latency. Errors are not cached. A failure to write the cache is not an error of the
 // request: the response is returned all the same.
+//
+// Entries are JSON lines appended to dir/log-<unix-nanos>-<pid>.jsonl, one file per
+// WithCache call, created on its first store, each line written with one write(2) (see
+// docs/cache.md). WithCache reads every such file in dir once, before it returns; lines
+// that other processes append afterwards are misses here. A corrupt line, or a last line
+// cut short by a crash, counts as a miss, and the fresh response is appended. A key not
+// in the log is looked up in the older layout, dir/ab/abcdef....json, which is read but
+// no longer written.
 func WithCache(c Client, dir string) Client {
-	return &cached{next: c, dir: dir}
+	return &cached{next: c, dir: dir, log: openLogStore(dir)}
 }
 
 type cached struct {
 	next Client
 	dir  string
-}
-
-func (cc *cached) path(key string) string {
-	return filepath.Join(cc.dir, key[:2], key+".json")
+	log  *logStore
 }
 
 func (cc *cached) Complete(ctx context.Context, req Request) (Response, error) {
@@ -63,42 +61,29 @@ func (cc *cached) Complete(ctx context.Context, req Request) (Response, error) {
 }
 
 func (cc *cached) load(key string) (Response, bool) {
-	b, err := os.ReadFile(cc.path(key))
+	if e, ok := cc.log.get(key); ok {
+		return Response{Choices: e.Choices, Usage: e.Usage, Model: e.Model, Cached: true}, true
+	}
+	if !cc.log.legacy {
+		return Response{}, false
+	}
+	b, err := os.ReadFile(filepath.Join(cc.dir, key[:2], key+".json"))
 	if err != nil {
 		return Response{}, false
 	}
-	var e cacheEntry
-	if err := json.Unmarshal(b, &e); err != nil || e.Version != cacheVersion || e.Key != key || len(e.Choices) == 0 {
+	var e legacyEntry
+	if err := json.Unmarshal(b, &e); err != nil || e.Version != legacyVersion || e.Key != key || len(e.Choices) == 0 {
 		return Response{}, false
 	}
 	return Response{Choices: e.Choices, Usage: e.Usage, Model: e.Model, Cached: true}, true
 }
 
 func (cc *cached) store(key string, req Request, resp Response) error {
-	p := cc.path(key)
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		return fmt.Errorf("llm cache: %w", err)
-	}
-	b, err := json.Marshal(cacheEntry{
-		Version: cacheVersion, Key: key, Request: req, Choices: resp.Choices, Usage: resp.Usage,
-		Model: resp.Model, Written: time.Now().UTC(), Original: resp.Latency.Milliseconds(),
+	params := req
+	params.Prompt, params.Messages = "", nil
+	return cc.log.put(logEntry{
+		V: logVersion, Key: key, PromptHash: PromptHash(req), Request: params,
+		Choices: resp.Choices, Usage: resp.Usage, Model: resp.Model,
+		Written: time.Now().UTC(), Original: resp.Latency.Milliseconds(),
 	})
-	if err != nil {
-		return fmt.Errorf("llm cache encode %s: %w", p, err)
-	}
-	f, err := os.CreateTemp(filepath.Dir(p), ".tmp-*")
-	if err != nil {
-		return fmt.Errorf("llm cache: %w", err)
-	}
-	_, werr := f.Write(b)
-	cerr := f.Close()
-	if err := errors.Join(werr, cerr); err != nil {
-		_ = os.Remove(f.Name())
-		return fmt.Errorf("llm cache write %s: %w", f.Name(), err)
-	}
-	if err := os.Rename(f.Name(), p); err != nil {
-		_ = os.Remove(f.Name())
-		return fmt.Errorf("llm cache rename to %s: %w", p, err)
-	}
-	return nil
 }
