@@ -111,7 +111,14 @@ type Server struct {
 	mu   sync.Mutex
 	log  []Recorded
 	next atomic.Int64
+	// noLog, set by DropLog, keeps the log empty.
+	noLog atomic.Bool
 }
+
+// DropLog stops recording requests: Log returns only those that arrived before. A
+// long benchmark or a memory measurement calls it so that the fake does not hold every
+// request body.
+func (s *Server) DropLog() { s.noLog.Store(true) }
 
 // NewServer starts a fake on 127.0.0.1, closed by t.Cleanup.
 func NewServer(t testing.TB, h Handler) *Server {
@@ -212,9 +219,11 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	req.Endpoint = endpoint
 	req.Header = r.Header // the server makes a new map for every request
-	s.mu.Lock()
-	s.log = append(s.log, Recorded{Endpoint: endpoint, Req: req, Raw: raw, Header: req.Header})
-	s.mu.Unlock()
+	if !s.noLog.Load() {
+		s.mu.Lock()
+		s.log = append(s.log, Recorded{Endpoint: endpoint, Req: req, Raw: raw, Header: req.Header})
+		s.mu.Unlock()
+	}
 
 	ctx := r.Context()
 	rep := s.h(ctx, req)

@@ -203,3 +203,25 @@ func TestFaultyThenScript(t *testing.T) {
 		t.Errorf("log: got %d entries, want 5", len(s.Log()))
 	}
 }
+
+func TestDropLog(t *testing.T) {
+	s := llmtest.NewServer(t, llmtest.Text("ok"))
+	for i := range 4 {
+		if i == 2 {
+			s.DropLog()
+		}
+		resp, _, err := post(t, s.URL+"/completions", `{"model":"m","prompt":"p"}`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("request %d: status %d", i, resp.StatusCode)
+		}
+	}
+	if got := len(s.Log()); got != 2 {
+		t.Errorf("log: got %d entries, want the 2 sent before DropLog", got)
+	}
+	if got := s.Requests(); got != 4 {
+		t.Errorf("requests: got %d, want 4 (DropLog stops the log, not the count)", got)
+	}
+}
