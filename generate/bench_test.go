@@ -23,6 +23,7 @@ func benchServer(b *testing.B) llm.Client {
 	b.Helper()
 	fm := &fakeModel{delay: func() time.Duration { return benchLatency - 20*time.Millisecond + rand.N(40*time.Millisecond+1) }}
 	srv := llmtest.NewServer(b, fm.handle)
+	srv.DropLog() // a remote server's memory is not the client's
 	// 256 requests in flight need as many idle connections, or the transport closes and
 	// redials most of them after each reply.
 	c, err := llm.NewOpenAI(llm.OpenAIOptions{BaseURL: srv.URL, HTTPClient: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 1024, MaxIdleConns: 1024}}})

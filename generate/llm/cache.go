@@ -2,7 +2,10 @@ package llm
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
 	"time"
@@ -82,8 +85,23 @@ func (cc *cached) store(key string, req Request, resp Response) error {
 	params := req
 	params.Prompt, params.Messages = "", nil
 	return cc.log.put(logEntry{
-		V: logVersion, Key: key, PromptHash: PromptHash(req), Request: params,
+		V: logVersion, Key: key, PromptHash: textHash(req), Request: params,
 		Choices: resp.Choices, Usage: resp.Usage, Model: resp.Model,
 		Written: time.Now().UTC(), Original: resp.Latency.Milliseconds(),
 	})
+}
+
+// textHash is the sha256 (hex) of req's prompt in the form that episode records hash it
+// (pipeline.Call.PromptHash, prompt.Request.Hash): the completion prompt itself, or the
+// chat messages as a JSON array. It lets a log line be matched to the calls it answered.
+func textHash(req Request) string {
+	h := sha256.New()
+	if req.Messages == nil {
+		_, _ = io.WriteString(h, req.Prompt)
+	} else {
+		b, _ := json.Marshal(req.Messages) // a slice of string pairs always marshals
+		_, _ = h.Write(b)
+	}
+	var sum [sha256.Size]byte
+	return hex.EncodeToString(h.Sum(sum[:0]))
 }

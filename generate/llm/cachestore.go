@@ -19,12 +19,13 @@ import (
 const logVersion = 1
 
 // logEntry is one line of a cache segment. It holds the prompt's hash rather than the
-// prompt: the exemplars that open every prompt would otherwise be most of each line, and
-// episode records carry the same hash (PromptHash) to match a line to its calls.
+// prompt: the exemplars that open every prompt would otherwise be most of each line. The
+// hash is the one episode records carry as prompt_hash, so a line can be matched to the
+// calls it answered, and the prompt read there when generate.keep_prompts is on.
 type logEntry struct {
 	V          int       `json:"v"`
 	Key        string    `json:"key"`
-	PromptHash string    `json:"prompt_sha256"`
+	PromptHash string    `json:"prompt_hash"`
 	Request    Request   `json:"request"` // without its prompt or messages
 	Choices    []Choice  `json:"choices"`
 	Usage      Usage     `json:"usage"`
