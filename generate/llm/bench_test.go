@@ -3,6 +3,7 @@ package llm_test
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -99,4 +100,32 @@ func BenchmarkCacheHit(b *testing.B) {
 		}
 		i++
 	}
+}
+
+// BenchmarkCacheOpen measures opening a cache of 100,000 entries: the time to read and
+// index them, and the heap the open cache holds per entry.
+func BenchmarkCacheOpen(b *testing.B) {
+	const n = 100_000
+	dir := b.TempDir()
+	fill := llm.WithCache(instant{}, dir)
+	for i := range n {
+		if _, err := fill.Complete(b.Context(), benchReq(i)); err != nil {
+			b.Fatal(err)
+		}
+	}
+	var c llm.Client
+	var before, after runtime.MemStats
+	for b.Loop() {
+		c = nil
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		c = llm.WithCache(instant{}, dir)
+		runtime.GC()
+		runtime.ReadMemStats(&after)
+	}
+	if resp, err := c.Complete(b.Context(), benchReq(n-1)); err != nil || !resp.Cached {
+		b.Fatalf("last entry: cached=%v err=%v", resp.Cached, err)
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/n, "ns/entry")
+	b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/n, "heap-B/entry")
 }

@@ -3,6 +3,7 @@ package llm_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/reactgen/reactgen/generate/llm"
 	"github.com/reactgen/reactgen/generate/llm/llmtest"
+	"github.com/reactgen/reactgen/generate/prompt"
 )
 
 // echoServer answers each chat request with "answer to " and its last message.
@@ -113,6 +115,43 @@ func TestCacheReplaysWithoutServer(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(segs[0]); bytes.Contains(b, []byte(`"one"`)) || bytes.Contains(b, []byte("three")) {
 		t.Errorf("segment holds a prompt:\n%s", b)
+	}
+}
+
+// TestCacheLinePromptHash checks that a log line carries the prompt hash that episode
+// records carry for the same call, and not the prompt.
+func TestCacheLinePromptHash(t *testing.T) {
+	msgs := []llm.Message{{Role: "system", Content: "exemplars <&>"}, {Role: "user", Content: "Question: \"q\""}}
+	tests := []struct {
+		name string
+		req  llm.Request
+		pr   prompt.Request
+	}{
+		{"chat", llm.Request{Model: "fake-chat", Messages: msgs}, prompt.Request{Messages: msgs}},
+		{"completion", llm.Request{Model: "fake-base", Prompt: "exemplars\nQuestion: q"}, prompt.Request{Prompt: "exemplars\nQuestion: q"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			c := llm.WithCache(newClient(t, llmtest.NewServer(t, llmtest.Text("x")).URL, 0), dir)
+			if _, err := c.Complete(t.Context(), tt.req); err != nil {
+				t.Fatal(err)
+			}
+			line := lines(t, segments(t, dir)[0])[0]
+			var got struct {
+				PromptHash string         `json:"prompt_hash"`
+				Request    map[string]any `json:"request"`
+			}
+			if err := json.Unmarshal(line, &got); err != nil {
+				t.Fatal(err)
+			}
+			if got.PromptHash != tt.pr.Hash() {
+				t.Errorf("prompt_hash: got %s, want %s", got.PromptHash, tt.pr.Hash())
+			}
+			if got.Request["model"] != tt.req.Model || got.Request["prompt"] != nil || got.Request["messages"] != nil {
+				t.Errorf("request: got %v, want the model and no prompt", got.Request)
+			}
+		})
 	}
 }
 
