@@ -307,6 +307,31 @@ func TestCacheSharedDir(t *testing.T) {
 	}
 }
 
+// TestCacheManySegments replays from a directory with more segments than a cache keeps
+// open, as one shared by many runs would be.
+func TestCacheManySegments(t *testing.T) {
+	dir := t.TempDir()
+	s := echoServer(t)
+	const n = 100
+	for i := range n {
+		complete(t, llm.WithCache(newClient(t, s.URL, 0), dir), chatReq(fmt.Sprint(i)))
+	}
+	if got := len(segments(t, dir)); got != n {
+		t.Fatalf("segments: got %d, want %d", got, n)
+	}
+	c := llm.WithCache(newClient(t, s.URL, 0), dir)
+	before := s.Requests()
+	for i := range n {
+		q := fmt.Sprint(i)
+		if text, hit := complete(t, c, chatReq(q)); !hit || text != "answer to "+q {
+			t.Errorf("%s: got %q, cached=%v, want a hit", q, text, hit)
+		}
+	}
+	if s.Requests() != before {
+		t.Errorf("replay: server got %d requests, want 0", s.Requests()-before)
+	}
+}
+
 // TestCacheConcurrentComplete sends the same few requests from many goroutines at once
 // through one cache, then replays them from a new one.
 func TestCacheConcurrentComplete(t *testing.T) {

@@ -42,6 +42,17 @@ type logHead struct {
 	Choices []struct{} `json:"choices"`
 }
 
+// maxOpenSegments is how many segments besides its own a store keeps open for reading;
+// older ones are opened for each read. A directory shared by many runs gathers one
+// segment per process, and a handle for each would take descriptors the requests need.
+const maxOpenSegments = 64
+
+// segment is one log file as a store reads it.
+type segment struct {
+	path string
+	f    *os.File // nil for all but the newest maxOpenSegments: opened for each read
+}
+
 // logLoc is where one line sits: segment number, byte offset and length with its newline.
 type logLoc struct {
 	seg int32
@@ -61,7 +72,7 @@ type logStore struct {
 
 	mu    sync.RWMutex // guards index and segs
 	index map[[32]byte]logLoc
-	segs  []*os.File // read handles by segment number; nil for a segment with no entries
+	segs  []segment // by segment number: only those that hold an indexed line, and its own
 
 	wmu    sync.Mutex // serializes writes; guards w, wseg, off and broken
 	w      *os.File
@@ -87,16 +98,20 @@ func openLogStore(dir string) *logStore {
 	}
 	slices.Sort(names) // oldest first, so that a later line for the same key wins
 	for _, name := range names {
-		f, err := os.Open(filepath.Join(dir, name))
+		path := filepath.Join(dir, name)
+		f, err := os.Open(path)
 		if err != nil {
 			continue
 		}
-		seg := int32(len(s.segs))
-		if s.scan(f, seg) == 0 {
+		if s.scan(f, int32(len(s.segs))) == 0 {
 			_ = f.Close()
 			continue
 		}
-		s.segs = append(s.segs, f)
+		s.segs = append(s.segs, segment{path: path, f: f})
+	}
+	for i := range len(s.segs) - maxOpenSegments {
+		_ = s.segs[i].f.Close()
+		s.segs[i].f = nil
 	}
 	return s
 }
@@ -146,16 +161,24 @@ func (s *logStore) get(key string) (logEntry, bool) {
 	}
 	s.mu.RLock()
 	loc, ok := s.index[k]
-	var f *os.File
+	var seg segment
 	if ok {
-		f = s.segs[loc.seg]
+		seg = s.segs[loc.seg]
 	}
 	s.mu.RUnlock()
 	if !ok {
 		return logEntry{}, false
 	}
+	if seg.f == nil {
+		f, err := os.Open(seg.path)
+		if err != nil {
+			return logEntry{}, false
+		}
+		defer f.Close()
+		seg.f = f
+	}
 	b := make([]byte, loc.n)
-	if _, err := f.ReadAt(b, loc.off); err != nil {
+	if _, err := seg.f.ReadAt(b, loc.off); err != nil {
 		return logEntry{}, false
 	}
 	var e logEntry
@@ -217,7 +240,7 @@ func (s *logStore) create() error {
 		if err == nil {
 			s.mu.Lock()
 			s.w, s.wseg = f, int32(len(s.segs))
-			s.segs = append(s.segs, f)
+			s.segs = append(s.segs, segment{path: name, f: f})
 			s.mu.Unlock()
 			return nil
 		}
