@@ -363,21 +363,6 @@ func TestNewComposes(t *testing.T) {
 	}
 }
 
-func TestPromptHash(t *testing.T) {
-	a := llm.PromptHash(chatReq("q"))
-	b := chatReq("q")
-	b.Temperature, b.Attempt, b.Model = 0.7, 3, "other"
-	if got := llm.PromptHash(b); got != a {
-		t.Errorf("hash changed with sampling parameters: %s vs %s", got, a)
-	}
-	if llm.PromptHash(chatReq("r")) == a || llm.PromptHash(promptReq("q")) == a {
-		t.Errorf("different prompts share a hash")
-	}
-	if len(a) != 64 {
-		t.Errorf("hash length: got %d, want 64", len(a))
-	}
-}
-
 // heavy reports far more tokens than any estimate.
 type heavy struct{ calls atomic.Int64 }
 
