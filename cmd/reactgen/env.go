@@ -24,7 +24,7 @@ func (a *app) newEnvCmd() *cobra.Command {
 		Long: `Reads actions from stdin, one per line (Search[...], Lookup[...], Finish[...]), and
 writes one JSON object per line to stdout: {"action": ..., "observation": ..., "done": ...}.
 For debugging environments and for scripts.`,
-		Example: `  printf 'Search[Ada Lovelace]\nLookup[born]\nFinish[1815]\n' | reactgen env --index runs/demo/index
+		Example: `  printf 'Search[Voumbreis Vrikqux]\nLookup[born]\nFinish[1899]\n' | reactgen env --index runs/demo/index
   echo 'Finish[supports]' | reactgen env --index runs/demo/index --task fever`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error { return a.runEnv(cmd.Context(), o) },
