@@ -41,12 +41,17 @@ func warmUp(b *testing.B, c llm.Client, conc int) {
 	if os.Getenv("REACTGEN_BENCH_COLD") == "1" {
 		return
 	}
-	o := RunOptions{Task: "hotpotqa", Questions: manyQuestions(conc), Prompts: worldSet("hotpotqa"), NewEnv: worldEnv("hotpotqa"), Client: c, Sink: &countSink{}}
-	o.Config, o.LLM = testConfig("react", "chat")
-	o.Config.Concurrency, o.Config.Shuffle = conc, false
-	if _, err := Run(b.Context(), o); err != nil {
+	if _, err := Run(b.Context(), benchOptions(c, conc, conc, &countSink{})); err != nil {
 		b.Fatalf("warm-up: %v", err)
 	}
+}
+
+// benchOptions runs n ReAct episodes in chat format, conc at a time, in question order.
+func benchOptions(c llm.Client, conc, n int, sink pipeline.Sink) RunOptions {
+	o := RunOptions{Task: "hotpotqa", Questions: manyQuestions(n), Prompts: worldSet("hotpotqa"), NewEnv: worldEnv("hotpotqa"), Client: c, Sink: sink}
+	o.Config, o.LLM = testConfig("react", "chat")
+	o.Config.Concurrency, o.Config.Shuffle = conc, false
+	return o
 }
 
 func benchEpisodes(conc int) int {
@@ -67,9 +72,7 @@ func BenchmarkScheduler(b *testing.B) {
 			warmUp(b, c, conc)
 			for b.Loop() {
 				sink := &countSink{}
-				o := RunOptions{Task: "hotpotqa", Questions: manyQuestions(n), Prompts: worldSet("hotpotqa"), NewEnv: worldEnv("hotpotqa"), Client: c, Sink: sink}
-				o.Config, o.LLM = testConfig("react", "chat")
-				o.Config.Concurrency, o.Config.Shuffle = conc, false
+				o := benchOptions(c, conc, n, sink)
 				start := time.Now()
 				sum, err := Run(b.Context(), o)
 				if err != nil || sum.Correct != n {

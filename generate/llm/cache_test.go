@@ -55,6 +55,31 @@ func complete(t *testing.T, c llm.Client, req llm.Request) (string, bool) {
 	return resp.Choices[0].Text, resp.Cached
 }
 
+// replays opens a new cache on dir and checks that every question is a hit with the
+// echo server's answer and that the server gets no request.
+func replays(t *testing.T, s *llmtest.Server, dir string, qs []string) {
+	t.Helper()
+	c := llm.WithCache(newClient(t, s.URL, 0), dir)
+	before := s.Requests()
+	for _, q := range qs {
+		if text, hit := complete(t, c, chatReq(q)); !hit || text != "answer to "+q {
+			t.Errorf("%s: got %q, cached=%v, want a hit", q, text, hit)
+		}
+	}
+	if n := s.Requests() - before; n != 0 {
+		t.Errorf("replay: server got %d requests, want 0", n)
+	}
+}
+
+// numbers is "0" to "n-1".
+func numbers(n int) []string {
+	qs := make([]string, n)
+	for i := range qs {
+		qs[i] = fmt.Sprint(i)
+	}
+	return qs
+}
+
 func TestCacheReplaysWithoutServer(t *testing.T) {
 	dir := t.TempDir()
 	var n atomic.Int64
@@ -292,19 +317,11 @@ func TestCacheSharedDir(t *testing.T) {
 	if got := len(segments(t, dir)); got != 2 {
 		t.Errorf("segments: got %d, want one per cache", got)
 	}
-	c := llm.WithCache(newClient(t, s.URL, 0), dir)
-	before := s.Requests()
+	var qs []string
 	for i := range n {
-		for _, p := range []string{"a", "b"} {
-			q := fmt.Sprint(p, i)
-			if text, hit := complete(t, c, chatReq(q)); !hit || text != "answer to "+q {
-				t.Errorf("%s: got %q, cached=%v, want a hit", q, text, hit)
-			}
-		}
+		qs = append(qs, fmt.Sprint("a", i), fmt.Sprint("b", i))
 	}
-	if s.Requests() != before {
-		t.Errorf("third cache: server got %d requests, want 0", s.Requests()-before)
-	}
+	replays(t, s, dir, qs)
 }
 
 // TestCacheManySegments replays from a directory with more segments than a cache keeps
@@ -319,17 +336,7 @@ func TestCacheManySegments(t *testing.T) {
 	if got := len(segments(t, dir)); got != n {
 		t.Fatalf("segments: got %d, want %d", got, n)
 	}
-	c := llm.WithCache(newClient(t, s.URL, 0), dir)
-	before := s.Requests()
-	for i := range n {
-		q := fmt.Sprint(i)
-		if text, hit := complete(t, c, chatReq(q)); !hit || text != "answer to "+q {
-			t.Errorf("%s: got %q, cached=%v, want a hit", q, text, hit)
-		}
-	}
-	if s.Requests() != before {
-		t.Errorf("replay: server got %d requests, want 0", s.Requests()-before)
-	}
+	replays(t, s, dir, numbers(n))
 }
 
 // TestCacheConcurrentComplete sends the same few requests from many goroutines at once
@@ -347,17 +354,7 @@ func TestCacheConcurrentComplete(t *testing.T) {
 			}
 		}
 	}
-	c = llm.WithCache(newClient(t, s.URL, 0), dir)
-	before := s.Requests()
-	for i := range distinct {
-		q := fmt.Sprint(i)
-		if text, hit := complete(t, c, chatReq(q)); !hit || text != "answer to "+q {
-			t.Errorf("%s: got %q, cached=%v, want a hit", q, text, hit)
-		}
-	}
-	if s.Requests() != before {
-		t.Errorf("replay: server got %d requests, want 0", s.Requests()-before)
-	}
+	replays(t, s, dir, numbers(distinct))
 }
 
 // TestCacheReadsOldLayout replays a file that the one-file-per-entry cache wrote
