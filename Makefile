@@ -32,16 +32,16 @@ demo-world: build
 
 # Benchmarks: figures are written down in BENCHMARKS.md with these commands.
 bench: bench-generate bench-export
-	$(GO) test -run '^$$' -bench . -benchtime 1x ./filter/... ./generate/sentence/...
+	$(GO) test -run '^$$' -bench . -benchtime 1x ./filter/... ./internal/sentence/...
 
 BENCH_PAGES ?= 1000000
 bench-index:
-	REACTGEN_BENCH_PAGES=$(BENCH_PAGES) $(GO) test -run '^$$' -bench . -benchtime 1x -timeout 60m ./generate/index/
+	REACTGEN_BENCH_PAGES=$(BENCH_PAGES) $(GO) test -run '^$$' -bench . -benchtime 1x -timeout 60m ./internal/index/
 
 # The full-scale index figures (build speed, peak RSS, size, latency percentiles) on a
 # synthetic corpus of BENCH_PAGES pages written to /tmp.
 bench-index-1m:
-	$(GO) build -o bin/synthcorpus ./generate/index/internal/synthcorpus
+	$(GO) build -o bin/synthcorpus ./internal/synthcorpus
 	/usr/bin/time -v bin/synthcorpus -pages $(BENCH_PAGES) -out /tmp/reactgen-synth.jsonl -index /tmp/reactgen-synth-index -queries 5000
 
 bench-generate:

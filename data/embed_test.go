@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/reactgen/reactgen/generate/env"
-	"github.com/reactgen/reactgen/generate/sentence"
+	"github.com/reactgen/reactgen/internal/env"
+	"github.com/reactgen/reactgen/internal/sentence"
 	"github.com/reactgen/reactgen/pipeline"
 )
 

@@ -7,10 +7,10 @@ import (
 	"sync"
 	"time"
 
-	"github.com/reactgen/reactgen/generate/env"
-	"github.com/reactgen/reactgen/generate/llm"
-	"github.com/reactgen/reactgen/generate/parse"
 	"github.com/reactgen/reactgen/generate/prompt"
+	"github.com/reactgen/reactgen/internal/env"
+	"github.com/reactgen/reactgen/internal/llm"
+	"github.com/reactgen/reactgen/internal/react"
 	"github.com/reactgen/reactgen/pipeline"
 )
 
@@ -78,7 +78,7 @@ func (a *LLMActor) Act(ctx context.Context, q pipeline.Question, history []pipel
 	if err != nil {
 		return mv, err
 	}
-	p := parse.Step(text, len(history)+1)
+	p := react.Step(text, len(history)+1)
 	mv.Thought = p.Thought
 	if p.HasAction {
 		mv.Action = p.Action
@@ -92,7 +92,7 @@ func (a *LLMActor) Act(ctx context.Context, q pipeline.Question, history []pipel
 	if err != nil {
 		return mv, err
 	}
-	if action, ok := parse.ActionOnly(text); ok {
+	if action, ok := react.ActionOnly(text); ok {
 		mv.Action = action
 	} else {
 		// The environment answers what is left with its invalid-action observation.

@@ -10,9 +10,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/reactgen/reactgen/generate/llm"
-	"github.com/reactgen/reactgen/generate/llm/llmtest"
 	"github.com/reactgen/reactgen/generate/prompt"
+	"github.com/reactgen/reactgen/internal/llm"
+	"github.com/reactgen/reactgen/internal/llm/llmtest"
 	"github.com/reactgen/reactgen/pipeline"
 )
 

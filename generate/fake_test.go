@@ -10,11 +10,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/reactgen/reactgen/generate/env"
-	"github.com/reactgen/reactgen/generate/env/envtest"
-	"github.com/reactgen/reactgen/generate/llm"
-	"github.com/reactgen/reactgen/generate/llm/llmtest"
 	"github.com/reactgen/reactgen/generate/prompt"
+	"github.com/reactgen/reactgen/internal/env"
+	"github.com/reactgen/reactgen/internal/env/envtest"
+	"github.com/reactgen/reactgen/internal/llm"
+	"github.com/reactgen/reactgen/internal/llm/llmtest"
 	"github.com/reactgen/reactgen/pipeline"
 )
 

@@ -6,7 +6,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/reactgen/reactgen/generate/llm/llmtest"
+	"github.com/reactgen/reactgen/internal/llm/llmtest"
 	"github.com/reactgen/reactgen/pipeline"
 )
 

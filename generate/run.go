@@ -11,8 +11,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/reactgen/reactgen/generate/llm"
 	"github.com/reactgen/reactgen/generate/prompt"
+	"github.com/reactgen/reactgen/internal/llm"
 	"github.com/reactgen/reactgen/pipeline"
 )
 

@@ -8,9 +8,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/reactgen/reactgen/generate/llm"
-	"github.com/reactgen/reactgen/generate/llm/llmtest"
 	"github.com/reactgen/reactgen/generate/prompt"
+	"github.com/reactgen/reactgen/internal/llm"
+	"github.com/reactgen/reactgen/internal/llm/llmtest"
 	"github.com/reactgen/reactgen/pipeline"
 )
 

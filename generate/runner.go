@@ -9,10 +9,10 @@ import (
 	"time"
 
 	"github.com/reactgen/reactgen/filter"
-	"github.com/reactgen/reactgen/generate/env"
-	"github.com/reactgen/reactgen/generate/llm"
-	"github.com/reactgen/reactgen/generate/parse"
 	"github.com/reactgen/reactgen/generate/prompt"
+	"github.com/reactgen/reactgen/internal/env"
+	"github.com/reactgen/reactgen/internal/llm"
+	"github.com/reactgen/reactgen/internal/react"
 	"github.com/reactgen/reactgen/pipeline"
 )
 
@@ -258,14 +258,14 @@ func (r *Runner) single(ctx context.Context, ep *pipeline.Episode, q pipeline.Qu
 func (r *Runner) readAnswer(l *prompt.Layout, text string) (thought, answer string, ok bool) {
 	t := strings.TrimSpace(text)
 	if l.Kind() == prompt.KindStandard {
-		if a, ok := parse.Answer(t); ok {
+		if a, ok := react.Answer(t); ok {
 			answer = a
 		} else {
 			answer, _, _ = strings.Cut(t, "\n")
 			answer = strings.TrimSpace(answer)
 		}
 	} else {
-		a, found := parse.Answer(t)
+		a, found := react.Answer(t)
 		if !found {
 			return t, "", false
 		}
@@ -273,7 +273,7 @@ func (r *Runner) readAnswer(l *prompt.Layout, text string) (thought, answer stri
 		if i := strings.LastIndex(strings.ToLower(t), "answer:"); i >= 0 {
 			t = t[:i]
 		}
-		thought = parse.Step(t, 1).Thought
+		thought = react.Step(t, 1).Thought
 	}
 	if r.o.Task == pipeline.TaskFEVER {
 		answer = canonicalLabel(answer)

@@ -17,7 +17,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/reactgen/reactgen/generate/llm/llmtest"
+	"github.com/reactgen/reactgen/internal/llm/llmtest"
 	"github.com/reactgen/reactgen/pipeline"
 )
 

@@ -29,8 +29,8 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	"github.com/reactgen/reactgen/generate/llm/llmtest"
-	"github.com/reactgen/reactgen/generate/task"
+	"github.com/reactgen/reactgen/internal/dataset"
+	"github.com/reactgen/reactgen/internal/llm/llmtest"
 	"github.com/reactgen/reactgen/pipeline"
 )
 
@@ -187,7 +187,7 @@ func (f *fakeModel) setDelay(lo, hi time.Duration) {
 // newFakeModel reads the demo questions' answers through the task loader.
 func newFakeModel(t *testing.T) *fakeModel {
 	t.Helper()
-	qs, _, err := task.Load(demoTasks, task.Options{Task: pipeline.TaskHotpotQA})
+	qs, _, err := dataset.Load(demoTasks, dataset.Options{Task: pipeline.TaskHotpotQA})
 	if err != nil {
 		t.Fatalf("load demo questions: %v", err)
 	}

@@ -5,8 +5,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/reactgen/reactgen/generate/env"
-	"github.com/reactgen/reactgen/generate/index"
+	"github.com/reactgen/reactgen/internal/env"
+	"github.com/reactgen/reactgen/internal/index"
 	"github.com/reactgen/reactgen/pipeline"
 )
 

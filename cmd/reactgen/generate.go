@@ -9,12 +9,12 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/reactgen/reactgen/generate"
-	"github.com/reactgen/reactgen/generate/env"
 	"github.com/reactgen/reactgen/generate/expert"
-	"github.com/reactgen/reactgen/generate/index"
-	"github.com/reactgen/reactgen/generate/llm"
-	"github.com/reactgen/reactgen/generate/mediawiki"
-	"github.com/reactgen/reactgen/generate/task"
+	"github.com/reactgen/reactgen/internal/dataset"
+	"github.com/reactgen/reactgen/internal/env"
+	"github.com/reactgen/reactgen/internal/env/mediawiki"
+	"github.com/reactgen/reactgen/internal/index"
+	"github.com/reactgen/reactgen/internal/llm"
 	"github.com/reactgen/reactgen/pipeline"
 )
 
@@ -68,7 +68,7 @@ func (a *app) stageGenerate(ctx context.Context, rs *runState) error {
 	questions, report := rs.questions, rs.taskReport
 	if questions == nil {
 		var err error
-		questions, report, err = task.Load(cfg.Task.Path, task.Options{Task: cfg.Task.Name, Format: cfg.Task.Format,
+		questions, report, err = dataset.Load(cfg.Task.Path, dataset.Options{Task: cfg.Task.Name, Format: cfg.Task.Format,
 			SkipBad: cfg.Task.SkipBad, Limit: cfg.Task.Limit, Offset: cfg.Task.Offset})
 		if err != nil {
 			return &usageError{err}

@@ -7,7 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/reactgen/reactgen/export/importer"
+	"github.com/reactgen/reactgen/internal/ingest"
 	"github.com/reactgen/reactgen/pipeline"
 )
 
@@ -101,7 +101,7 @@ func (a *app) runImport(ctx context.Context, o importOptions, files []string) er
 			return nil, err
 		}
 		defer log.Close()
-		rep, err := importer.Import(ctx, importer.Options{Format: o.format, Task: o.task, Gold: o.gold, SkipBad: o.skipBad}, files,
+		rep, err := ingest.Import(ctx, ingest.Options{Format: o.format, Task: o.task, Gold: o.gold, SkipBad: o.skipBad}, files,
 			func(ep pipeline.Episode) error {
 				ep.RunID = m.RunID
 				return log.Write(ctx, ep)

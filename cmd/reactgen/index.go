@@ -7,7 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/reactgen/reactgen/generate/index"
+	"github.com/reactgen/reactgen/internal/index"
 )
 
 type indexOptions struct {

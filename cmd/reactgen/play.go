@@ -11,10 +11,10 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/reactgen/reactgen/generate"
-	"github.com/reactgen/reactgen/generate/env"
-	"github.com/reactgen/reactgen/generate/index"
 	"github.com/reactgen/reactgen/generate/prompt"
-	"github.com/reactgen/reactgen/generate/task"
+	"github.com/reactgen/reactgen/internal/dataset"
+	"github.com/reactgen/reactgen/internal/env"
+	"github.com/reactgen/reactgen/internal/index"
 	"github.com/reactgen/reactgen/pipeline"
 )
 
@@ -55,7 +55,7 @@ func (a *app) runPlay(ctx context.Context, o playOptions) error {
 			o.questions = "data/demo/fever.jsonl"
 		}
 	}
-	qs, _, err := task.Load(o.questions, task.Options{Task: o.task, Format: "auto"})
+	qs, _, err := dataset.Load(o.questions, dataset.Options{Task: o.task, Format: "auto"})
 	if err != nil {
 		return &usageError{err}
 	}

@@ -17,7 +17,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/reactgen/reactgen/generate/llm/llmtest"
+	"github.com/reactgen/reactgen/internal/llm/llmtest"
 )
 
 // forms are the ways a key can leak: as is, base64 (raw and padded, alone and as a

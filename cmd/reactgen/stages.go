@@ -15,9 +15,9 @@ import (
 
 	"github.com/reactgen/reactgen/data"
 	"github.com/reactgen/reactgen/filter"
-	"github.com/reactgen/reactgen/generate/index"
 	"github.com/reactgen/reactgen/generate/prompt"
-	"github.com/reactgen/reactgen/generate/task"
+	"github.com/reactgen/reactgen/internal/dataset"
+	"github.com/reactgen/reactgen/internal/index"
 	"github.com/reactgen/reactgen/pipeline"
 )
 
@@ -33,7 +33,7 @@ type runState struct {
 	// questions are the task file's, loaded (and so validated) before the run directory
 	// is touched; nil for filter and export.
 	questions  []pipeline.Question
-	taskReport task.Report
+	taskReport dataset.Report
 }
 
 // stageOptions are the flags shared by the stage commands.
@@ -149,7 +149,7 @@ func (a *app) openRun(ctx context.Context, ld *loaded, forceNew bool, command st
 		return nil, &pipeline.ConfigError{Key: "task.path", Message: err.Error()}
 	}
 	// A malformed task file fails here, before the run directory is created or changed.
-	questions, report, err := task.Load(cfg.Task.Path, task.Options{Task: cfg.Task.Name, Format: cfg.Task.Format,
+	questions, report, err := dataset.Load(cfg.Task.Path, dataset.Options{Task: cfg.Task.Name, Format: cfg.Task.Format,
 		SkipBad: cfg.Task.SkipBad, Limit: cfg.Task.Limit, Offset: cfg.Task.Offset})
 	if err != nil {
 		return nil, &usageError{err}

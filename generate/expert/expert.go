@@ -15,7 +15,7 @@ import (
 	"unicode"
 
 	"github.com/reactgen/reactgen/generate"
-	"github.com/reactgen/reactgen/generate/env"
+	"github.com/reactgen/reactgen/internal/env"
 	"github.com/reactgen/reactgen/pipeline"
 )
 

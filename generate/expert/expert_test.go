@@ -11,9 +11,9 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/reactgen/reactgen/generate/env"
-	"github.com/reactgen/reactgen/generate/env/envtest"
-	"github.com/reactgen/reactgen/generate/sentence"
+	"github.com/reactgen/reactgen/internal/env"
+	"github.com/reactgen/reactgen/internal/env/envtest"
+	"github.com/reactgen/reactgen/internal/sentence"
 	"github.com/reactgen/reactgen/pipeline"
 )
 

@@ -7,7 +7,7 @@ import (
 	"hash"
 	"strings"
 
-	"github.com/reactgen/reactgen/generate/llm"
+	"github.com/reactgen/reactgen/internal/llm"
 )
 
 // Text is the request's full prompt as episode records keep it: the completion prompt,

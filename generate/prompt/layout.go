@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/reactgen/reactgen/generate/llm"
+	"github.com/reactgen/reactgen/internal/llm"
 	"github.com/reactgen/reactgen/pipeline"
 )
 

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/reactgen/reactgen/generate/llm"
+	"github.com/reactgen/reactgen/internal/llm"
 )
 
 func TestLayoutCompletion(t *testing.T) {

@@ -1,6 +1,0 @@
-package corpus
-
-import "github.com/reactgen/reactgen/generate/sentence"
-
-// defaultSplit is the project's sentence splitter, used for sources that give plain text.
-func defaultSplit(text string) []string { return sentence.Split(text) }

@@ -1,0 +1,35 @@
+package env_test
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/reactgen/reactgen/internal/env"
+	"github.com/reactgen/reactgen/internal/env/envtest"
+)
+
+// BenchmarkLookup measures one Lookup step on a long page (60 sentences of about 120
+// characters, a page larger than most Wikipedia intros), alternating two keywords so
+// that every other call scans the whole page afresh.
+func BenchmarkLookup(b *testing.B) {
+	sentences := make([]string, 60)
+	for i := range sentences {
+		sentences[i] = fmt.Sprintf("In %d the observatory of Varnhold recorded comet number %d, which the survey catalogued with its orbit and brightness.", 1800+i, i)
+	}
+	sentences[17] += " Its keeper was Dr. Ilsa Morrow."
+	sentences[42] += " Morrow retired in 1901."
+	c := envtest.NewMemory([]env.Page{{Title: "Varnhold Observatory", Sentences: sentences}})
+	w := env.New(c, env.Options{})
+	if _, err := w.Step(b.Context(), "Search[Varnhold Observatory]"); err != nil {
+		b.Fatal(err)
+	}
+	actions := []string{"Lookup[Morrow]", "Lookup[comet number 59]"}
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		res, err := w.Step(b.Context(), actions[i%2])
+		if err != nil || !strings.HasPrefix(res.Observation, "(Result") {
+			b.Fatalf("lookup: %q, %v", res.Observation, err)
+		}
+	}
+}

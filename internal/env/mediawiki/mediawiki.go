@@ -1,0 +1,382 @@
+// Package mediawiki is an env.Corpus over any MediaWiki Action API endpoint (Wikipedia's
+// https://en.wikipedia.org/w/api.php, or a mirror). It consumes page titles and search
+// queries and produces env.Pages: a page's plain-text intro (prop=extracts) split into
+// sentences with package sentence, flagged as a disambiguation page from its pageprops,
+// and search results (list=search) for Similar. Requests carry a descriptive User-Agent,
+// are rate limited, retried with exponential backoff on 429, 5xx and transport errors
+// (honouring Retry-After), and answered from an on-disk cache keyed by URL when one is
+// configured, so that a re-run is reproducible offline.
+package mediawiki
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"golang.org/x/time/rate"
+
+	"github.com/reactgen/reactgen/internal/env"
+	"github.com/reactgen/reactgen/internal/sentence"
+)
+
+// DefaultUserAgent is sent when Options.UserAgent is empty. Wikimedia asks every client
+// to identify itself with a contact.
+const DefaultUserAgent = "reactgen/0 (https://github.com/reactgen/reactgen)"
+
+// maxBody bounds a response body, so a broken server cannot exhaust memory.
+const maxBody = 64 << 20
+
+// Options configure a Client.
+type Options struct {
+	Endpoint          string        // the api.php URL
+	UserAgent         string        // empty means DefaultUserAgent
+	RequestsPerSecond float64       // request rate limit; 0 or less means unlimited
+	Timeout           time.Duration // per request attempt; 0 means 20s
+	MaxRetries        int           // further attempts after a retryable failure; negative means 0
+	CacheDir          string        // response cache; empty means no cache
+	HTTPClient        *http.Client  // nil means a fresh http.Client
+	Backoff           time.Duration // first retry delay without Retry-After, doubling each time (capped at 30s); 0 means 500ms
+}
+
+// Client is an env.Corpus over a MediaWiki API. It is safe for concurrent use.
+type Client struct {
+	endpoint string
+	opts     Options
+	http     *http.Client
+	limiter  *rate.Limiter
+}
+
+var _ env.Corpus = (*Client)(nil)
+
+// APIError is a failed request: an HTTP status other than 200 (Status set) or an error
+// object in the API's answer (Code and Info set).
+type APIError struct {
+	Status int
+	Code   string
+	Info   string
+	URL    string
+}
+
+func (e *APIError) Error() string {
+	if e.Code != "" {
+		return fmt.Sprintf("mediawiki %s: %s: %s", e.URL, e.Code, e.Info)
+	}
+	return fmt.Sprintf("mediawiki %s: HTTP %d", e.URL, e.Status)
+}
+
+// New returns a Client for opts.Endpoint.
+func New(opts Options) (*Client, error) {
+	u, err := url.Parse(opts.Endpoint)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("mediawiki endpoint %q: want an http(s) URL of api.php", opts.Endpoint)
+	}
+	if opts.UserAgent == "" {
+		opts.UserAgent = DefaultUserAgent
+	}
+	if opts.Timeout <= 0 {
+		opts.Timeout = 20 * time.Second
+	}
+	if opts.MaxRetries < 0 {
+		opts.MaxRetries = 0
+	}
+	if opts.Backoff <= 0 {
+		opts.Backoff = 500 * time.Millisecond
+	}
+	if opts.CacheDir != "" {
+		if err := os.MkdirAll(opts.CacheDir, 0o755); err != nil {
+			return nil, fmt.Errorf("mediawiki cache dir: %w", err)
+		}
+	}
+	limit := rate.Inf
+	if opts.RequestsPerSecond > 0 {
+		limit = rate.Limit(opts.RequestsPerSecond)
+	}
+	hc := opts.HTTPClient
+	if hc == nil {
+		hc = &http.Client{}
+	}
+	return &Client{endpoint: opts.Endpoint, opts: opts, http: hc, limiter: rate.NewLimiter(limit, 1)}, nil
+}
+
+// queryResponse is the part of an action=query answer (formatversion=2) the client reads.
+type queryResponse struct {
+	Error *struct {
+		Code string `json:"code"`
+		Info string `json:"info"`
+	} `json:"error"`
+	Query struct {
+		Pages []struct {
+			Title     string         `json:"title"`
+			Missing   bool           `json:"missing"`
+			Invalid   bool           `json:"invalid"`
+			Extract   string         `json:"extract"`
+			PageProps map[string]any `json:"pageprops"`
+		} `json:"pages"`
+		Search []struct {
+			Title string `json:"title"`
+		} `json:"search"`
+	} `json:"query"`
+}
+
+// Page fetches the intro of title, following redirects. MediaWiki folds only the first
+// letter's case, so when the exact title is missing the client looks for a search result
+// whose env.NormalizeTitle equals the title's and fetches that one.
+func (c *Client) Page(ctx context.Context, title string) (env.Page, bool, error) {
+	if err := ctx.Err(); err != nil {
+		return env.Page{}, false, err
+	}
+	t := cleanTitle(title)
+	if t == "" || strings.ContainsAny(t, "|[]{}<>#") {
+		return env.Page{}, false, nil
+	}
+	p, ok, err := c.fetchPage(ctx, t)
+	if ok || err != nil {
+		return p, ok, err
+	}
+	titles, err := c.Similar(ctx, t, env.SimilarCount)
+	if err != nil {
+		return env.Page{}, false, err
+	}
+	key := env.NormalizeTitle(t)
+	for _, s := range titles {
+		if env.NormalizeTitle(s) == key && s != t {
+			return c.fetchPage(ctx, s)
+		}
+	}
+	return env.Page{}, false, nil
+}
+
+func (c *Client) fetchPage(ctx context.Context, title string) (env.Page, bool, error) {
+	q := url.Values{
+		"action":        {"query"},
+		"prop":          {"extracts|pageprops"},
+		"ppprop":        {"disambiguation"},
+		"explaintext":   {"1"},
+		"exintro":       {"1"},
+		"redirects":     {"1"},
+		"titles":        {title},
+		"format":        {"json"},
+		"formatversion": {"2"},
+	}
+	var r queryResponse
+	if err := c.get(ctx, q, &r); err != nil {
+		return env.Page{}, false, fmt.Errorf("page %q: %w", title, err)
+	}
+	for _, p := range r.Query.Pages {
+		if p.Missing || p.Invalid || p.Title == "" {
+			continue
+		}
+		_, disambig := p.PageProps["disambiguation"]
+		return env.Page{Title: p.Title, Sentences: sentence.Split(p.Extract), Disambiguation: disambig}, true, nil
+	}
+	return env.Page{}, false, nil
+}
+
+// Similar returns the titles of up to k full-text search results for query, best first.
+func (c *Client) Similar(ctx context.Context, query string, k int) ([]string, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	query = strings.TrimSpace(query)
+	if k <= 0 || query == "" {
+		return nil, nil
+	}
+	q := url.Values{
+		"action":        {"query"},
+		"list":          {"search"},
+		"srsearch":      {query},
+		"srlimit":       {strconv.Itoa(k)},
+		"srnamespace":   {"0"},
+		"srprop":        {""},
+		"format":        {"json"},
+		"formatversion": {"2"},
+	}
+	var r queryResponse
+	if err := c.get(ctx, q, &r); err != nil {
+		return nil, fmt.Errorf("search %q: %w", query, err)
+	}
+	var out []string
+	for _, s := range r.Query.Search {
+		if len(out) < k {
+			out = append(out, s.Title)
+		}
+	}
+	return out, nil
+}
+
+// get fetches the API answer to q into v, from the cache when it is there. Only answers
+// that decode and carry no API error are cached.
+func (c *Client) get(ctx context.Context, q url.Values, v *queryResponse) error {
+	u := c.endpoint
+	if strings.Contains(u, "?") {
+		u += "&" + q.Encode()
+	} else {
+		u += "?" + q.Encode()
+	}
+	path := c.cachePath(u)
+	if path != "" {
+		if body, err := os.ReadFile(path); err == nil {
+			if err := json.Unmarshal(body, v); err == nil {
+				return nil
+			}
+		}
+	}
+	body, err := c.fetch(ctx, u)
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal(body, v); err != nil {
+		return fmt.Errorf("decode %s: %w", u, err)
+	}
+	if v.Error != nil {
+		return &APIError{Status: http.StatusOK, Code: v.Error.Code, Info: v.Error.Info, URL: u}
+	}
+	if path != "" {
+		if err := writeAtomic(path, body); err != nil {
+			return fmt.Errorf("cache %s: %w", u, err)
+		}
+	}
+	return nil
+}
+
+// cachePath is where the answer to u is cached: CacheDir/ab/abcdef....json, named by the
+// SHA-256 of the URL.
+func (c *Client) cachePath(u string) string {
+	if c.opts.CacheDir == "" {
+		return ""
+	}
+	sum := sha256.Sum256([]byte(u))
+	h := hex.EncodeToString(sum[:])
+	return filepath.Join(c.opts.CacheDir, h[:2], h+".json")
+}
+
+// fetch GETs u, retrying 429, 5xx and transport errors.
+func (c *Client) fetch(ctx context.Context, u string) ([]byte, error) {
+	var last error
+	for attempt := 0; ; attempt++ {
+		if err := c.limiter.Wait(ctx); err != nil {
+			return nil, err
+		}
+		body, wait, err := c.once(ctx, u)
+		if err == nil {
+			return body, nil
+		}
+		last = err
+		if wait < 0 || attempt >= c.opts.MaxRetries || ctx.Err() != nil {
+			break
+		}
+		if wait == 0 {
+			wait = c.backoff(attempt)
+		}
+		timer := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			timer.Stop()
+			return nil, ctx.Err()
+		case <-timer.C:
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return nil, last
+}
+
+// once makes one attempt. wait is negative when the failure is not worth retrying, the
+// server's Retry-After when it gave one, zero otherwise.
+func (c *Client) once(ctx context.Context, u string) (body []byte, wait time.Duration, err error) {
+	ctx, cancel := context.WithTimeout(ctx, c.opts.Timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		return nil, -1, err
+	}
+	req.Header.Set("User-Agent", c.opts.UserAgent)
+	req.Header.Set("Accept", "application/json")
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer resp.Body.Close()
+	body, err = io.ReadAll(io.LimitReader(resp.Body, maxBody))
+	if resp.StatusCode == http.StatusOK {
+		if err != nil {
+			return nil, 0, fmt.Errorf("read %s: %w", u, err)
+		}
+		return body, 0, nil
+	}
+	apiErr := &APIError{Status: resp.StatusCode, URL: u}
+	if resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode >= 500 {
+		return nil, retryAfter(resp.Header.Get("Retry-After"), time.Now()), apiErr
+	}
+	return nil, -1, apiErr
+}
+
+// backoff is the delay before retry attempt+1: Backoff doubled per attempt, capped at
+// 30s, with up to 25% jitter so that many episodes do not retry in step.
+func (c *Client) backoff(attempt int) time.Duration {
+	d := c.opts.Backoff << min(attempt, 16)
+	if d <= 0 || d > 30*time.Second {
+		d = 30 * time.Second
+	}
+	return d + time.Duration(rand.Int64N(int64(d)/4+1))
+}
+
+// retryAfter parses a Retry-After header (seconds or an HTTP date) into a positive delay;
+// zero means absent, unparseable or already past.
+func retryAfter(h string, now time.Time) time.Duration {
+	h = strings.TrimSpace(h)
+	if h == "" {
+		return 0
+	}
+	if s, err := strconv.Atoi(h); err == nil {
+		if s <= 0 {
+			return time.Millisecond // "retry now": still more than zero, so backoff is not used
+		}
+		return min(time.Duration(s)*time.Second, 5*time.Minute)
+	}
+	if t, err := http.ParseTime(h); err == nil && t.After(now) {
+		return min(t.Sub(now), 5*time.Minute)
+	}
+	return 0
+}
+
+// writeAtomic writes data to path through a temporary file and a rename, so a reader
+// never sees half a response.
+func writeAtomic(path string, data []byte) error {
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	f, err := os.CreateTemp(dir, ".tmp-*")
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(data)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(f.Name(), path)
+	}
+	if err != nil {
+		os.Remove(f.Name())
+		return err
+	}
+	return nil
+}
+
+// cleanTitle turns an entity into the title MediaWiki is asked for: the folding of
+// env.NormalizeTitle without the lower-casing, which is left to the server.
+func cleanTitle(s string) string { return env.CleanTitle(s) }

@@ -1,0 +1,819 @@
+package index
+
+import (
+	"context"
+	"crypto/sha256"
+	"database/sql"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"time"
+
+	"github.com/klauspost/compress/s2"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/reactgen/reactgen/internal/wikidump"
+)
+
+// FormatVersion is the version of the on-disk layout; Open refuses any other.
+//
+// Version 2 splits the index into pages.db and FTS shards fts-N.db, built in parallel,
+// and stores bodies S2-compressed.
+const FormatVersion = 2
+
+// ErrExists is returned by Build when dir already holds something and Force is off.
+var ErrExists = errors.New("index already exists (use force to rebuild)")
+
+// Info is what an index records about itself in info.json. Sources and Fingerprint pin
+// the corpus in a run manifest.
+type Info struct {
+	FormatVersion  int             `json:"format_version"`
+	Pages          int64           `json:"pages"`
+	Duplicates     int64           `json:"duplicates"`     // pages dropped: an earlier page had the same normalised title
+	Skipped        int64           `json:"skipped"`        // malformed records skipped (SkipBad)
+	Repaired       int64           `json:"repaired"`       // records with invalid UTF-8 replaced (SkipBad)
+	Disambiguation int64           `json:"disambiguation"` // disambiguation pages
+	Sentences      int64           `json:"sentences"`
+	TextBytes      int64           `json:"text_bytes"` // bytes of sentence text stored
+	IndexBytes     int64           `json:"index_bytes"`
+	FTSShards      int             `json:"fts_shards"` // fts-0.db, fts-1.db, ...
+	BuiltAt        time.Time       `json:"built_at"`
+	BuildSeconds   float64         `json:"build_seconds"`
+	Sources        []wikidump.File `json:"sources"`
+	// Fingerprint is the SHA-256 over the sources' hashes in order.
+	Fingerprint string `json:"fingerprint"`
+}
+
+// BuildOptions tune Build.
+type BuildOptions struct {
+	Format  string // corpus format of every source: auto (default), jsonl, hotpotqa-wiki, hotpotqa-questions
+	SkipBad bool   // skip malformed records and repair invalid UTF-8 instead of failing
+	Force   bool   // replace an existing index
+	// Progress, when set, is called from the build goroutine with the pages stored so far.
+	Progress func(pages int)
+	Logger   *slog.Logger
+	// Split splits plain-text paragraphs into sentences; nil uses the project's splitter.
+	Split func(text string) []string
+	// FTSChars caps the text indexed for full-text search per page, at a sentence
+	// boundary (the intro is what Search shows, and tokenising is most of the build's
+	// cost); 0 means 500, negative means all.
+	FTSChars int
+	// BatchPages is how many pages go in one transaction of each database; 0 means
+	// 200,000. FTS5 flushes its in-memory index at every commit, and each flush sorts
+	// every term it holds, so fewer and larger flushes cost less in all.
+	BatchPages int
+	// FTSShards is how many full-text databases are written in parallel (each holds
+	// alternate batches of pages, and Similar merges them by rank); 0 means one per
+	// CPU, at most 4.
+	FTSShards int
+}
+
+// Exists reports whether dir holds a built index.
+func Exists(dir string) bool {
+	_, err := os.Stat(filepath.Join(dir, infoFile))
+	return err == nil
+}
+
+// ReadInfo reads the info.json of the index in dir.
+func ReadInfo(dir string) (Info, error) {
+	b, err := os.ReadFile(filepath.Join(dir, infoFile))
+	if err != nil {
+		return Info{}, fmt.Errorf("read index info: %w", err)
+	}
+	var info Info
+	if err := json.Unmarshal(b, &info); err != nil {
+		return Info{}, fmt.Errorf("read index info %s: %w", filepath.Join(dir, infoFile), err)
+	}
+	return info, nil
+}
+
+// Build reads every source and writes an index to dir. It builds in a temporary
+// directory beside dir and renames it into place, so a failed or killed build never
+// leaves a partial index under dir. It refuses to replace an existing index unless
+// opts.Force. Pages whose normalised title repeats an earlier one are dropped and
+// counted.
+func Build(ctx context.Context, dir string, sources []string, opts BuildOptions) (Info, error) {
+	start := time.Now()
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	if len(sources) == 0 {
+		return Info{}, errors.New("build index: no sources")
+	}
+	if err := checkTarget(dir, opts.Force); err != nil {
+		return Info{}, err
+	}
+	parent := filepath.Dir(filepath.Clean(dir))
+	if err := os.MkdirAll(parent, 0o755); err != nil {
+		return Info{}, fmt.Errorf("build index: %w", err)
+	}
+	removeStale(parent, filepath.Base(dir), log)
+	tmp, err := os.MkdirTemp(parent, "."+filepath.Base(dir)+".building-")
+	if err != nil {
+		return Info{}, fmt.Errorf("build index: %w", err)
+	}
+	done := false
+	defer func() {
+		if !done {
+			os.RemoveAll(tmp)
+		}
+	}()
+
+	info, err := buildDB(ctx, tmp, sources, opts, log)
+	if err != nil {
+		return Info{}, err
+	}
+	files := []string{pagesFile}
+	for i := range info.FTSShards {
+		files = append(files, ftsFile(i))
+	}
+	for _, f := range files {
+		st, err := os.Stat(filepath.Join(tmp, f))
+		if err != nil {
+			return Info{}, fmt.Errorf("build index: %w", err)
+		}
+		info.IndexBytes += st.Size()
+	}
+	info.FormatVersion = FormatVersion
+	info.BuiltAt = start.UTC()
+	info.Fingerprint = fingerprint(info.Sources)
+	info.BuildSeconds = time.Since(start).Seconds()
+	if err := writeInfo(filepath.Join(tmp, infoFile), info); err != nil {
+		return Info{}, err
+	}
+	if err := ctx.Err(); err != nil {
+		return Info{}, err
+	}
+	if err := replaceDir(tmp, dir, opts.Force); err != nil {
+		return Info{}, err
+	}
+	done = true
+	log.Info("index built", "dir", dir, "pages", info.Pages, "duplicates", info.Duplicates,
+		"skipped", info.Skipped, "seconds", info.BuildSeconds, "bytes", info.IndexBytes)
+	return info, nil
+}
+
+// removeStale removes what a killed earlier build of the same target left beside it
+// (".<base>.building-*", and its ".old" twin). The caller holds the run directory, so
+// no other build of this target can be running.
+func removeStale(parent, base string, log *slog.Logger) {
+	entries, err := os.ReadDir(parent)
+	if err != nil {
+		return // MkdirTemp reports an unusable parent
+	}
+	prefix := "." + base + ".building-"
+	for _, e := range entries {
+		if !strings.HasPrefix(e.Name(), prefix) {
+			continue
+		}
+		p := filepath.Join(parent, e.Name())
+		if err := os.RemoveAll(p); err != nil {
+			log.Warn("index build: remove stale build directory", "path", p, "err", err)
+			continue
+		}
+		log.Info("index build: removed stale build directory", "path", p)
+	}
+}
+
+// checkTarget refuses a dir that holds anything unless force, and even with force
+// refuses one that holds something other than an index.
+func checkTarget(dir string, force bool) error {
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("build index %s: %w", dir, err)
+	}
+	if len(entries) == 0 {
+		return nil
+	}
+	if !Exists(dir) {
+		return fmt.Errorf("build index %s: directory is not empty and holds no index", dir)
+	}
+	if !force {
+		return fmt.Errorf("build index %s: %w", dir, ErrExists)
+	}
+	return nil
+}
+
+// replaceDir moves the finished tmp into dir, moving an old index aside first.
+func replaceDir(tmp, dir string, force bool) error {
+	var old string
+	if _, err := os.Stat(dir); err == nil {
+		if err := checkTarget(dir, force); err != nil {
+			return err
+		}
+		old = tmp + ".old"
+		if err := os.Rename(dir, old); err != nil {
+			return fmt.Errorf("build index: move old index aside: %w", err)
+		}
+	}
+	if err := os.Rename(tmp, dir); err != nil {
+		if old != "" {
+			os.Rename(old, dir)
+		}
+		return fmt.Errorf("build index: %w", err)
+	}
+	if old != "" {
+		if err := os.RemoveAll(old); err != nil {
+			return fmt.Errorf("build index: remove old index: %w", err)
+		}
+	}
+	return nil
+}
+
+func writeInfo(path string, info Info) error {
+	b, err := json.MarshalIndent(info, "", "  ")
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("write index info: %w", err)
+	}
+	if _, err := f.Write(append(b, '\n')); err != nil {
+		f.Close()
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return f.Close()
+}
+
+func fingerprint(files []wikidump.File) string {
+	h := sha256.New()
+	for _, f := range files {
+		io.WriteString(h, f.SHA256)
+		h.Write([]byte{'\n'})
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// row is one page ready to insert.
+type row struct {
+	id          int64
+	norm, title string
+	disamb      bool
+	body        []byte
+	fts         string
+	sentences   int
+	textBytes   int
+}
+
+// pending is a page that survived deduplication and waits to become a row.
+type pending struct {
+	id   int64
+	norm string
+	doc  wikidump.Doc
+}
+
+// job is one batch of pages for a row worker; the worker sends the rows on out.
+type job struct {
+	pages []pending
+	out   chan []row
+}
+
+const pagesSchema = `
+CREATE TABLE pages (
+	id     INTEGER PRIMARY KEY,
+	norm   TEXT NOT NULL,
+	title  TEXT NOT NULL,
+	disamb INTEGER NOT NULL,
+	body   BLOB NOT NULL
+);
+-- Kept during the load, by the pages writer, which has time to spare: created after
+-- it, the index cost a serial scan of every body (12 s at a million pages).
+CREATE UNIQUE INDEX pages_norm ON pages(norm);
+`
+
+// The FTS table merges nothing during the load (automerge 0, crisismerge high) and is
+// optimized into one segment at the end: incremental merging rewrote the posting lists
+// several times over. FTS5 flushes its hash at a commit or when it outgrows hashsize;
+// each flush sorts every term the hash holds, so a large hash (128 MB, against 32 MB
+// before) and long transactions make fewer and cheaper flushes in all.
+const ftsSchema = `
+CREATE VIRTUAL TABLE fts USING fts5(title, body, content='', detail=full, tokenize='unicode61 remove_diacritics 2');
+INSERT INTO fts(fts, rank) VALUES('rank', 'bm25(10.0, 1.0)');
+INSERT INTO fts(fts, rank) VALUES('hashsize', 134217728);
+INSERT INTO fts(fts, rank) VALUES('automerge', 0);
+INSERT INTO fts(fts, rank) VALUES('crisismerge', 1024);
+-- The titles alone, for Similar's title pass: on fts a column filter reads the whole
+-- doclist of the term, body occurrences too.
+CREATE VIRTUAL TABLE titles USING fts5(title, content='', detail=full, tokenize='unicode61 remove_diacritics 2');
+INSERT INTO titles(titles, rank) VALUES('automerge', 0);
+INSERT INTO titles(titles, rank) VALUES('crisismerge', 1024);
+`
+
+// openWrite opens a database file for the build: no journal, no syncs, one connection,
+// a page cache of cacheMB.
+func openWrite(ctx context.Context, path, schema string, cacheMB int) (*sql.DB, error) {
+	db, err := sql.Open("sqlite", fmt.Sprintf("file:%s?_pragma=journal_mode(OFF)&_pragma=synchronous(OFF)&_pragma=cache_size(-%d)&_pragma=temp_store(MEMORY)&_pragma=locking_mode(EXCLUSIVE)", path, cacheMB<<10))
+	if err != nil {
+		return nil, fmt.Errorf("build index %s: %w", filepath.Base(path), err)
+	}
+	db.SetMaxOpenConns(1)
+	// page_size takes effect only before the first table is created.
+	if _, err := db.ExecContext(ctx, `PRAGMA page_size=8192`); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("build index %s: %w", filepath.Base(path), err)
+	}
+	if _, err := db.ExecContext(ctx, schema); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("build index %s schema: %w", filepath.Base(path), err)
+	}
+	return db, nil
+}
+
+// ftsShards is how many FTS databases Build writes in parallel: FTS5 tokenising and
+// hashing is most of the build's work, and one database has one writer.
+func ftsShards(opts BuildOptions) int {
+	if opts.FTSShards > 0 {
+		return opts.FTSShards
+	}
+	return max(1, min(4, runtime.GOMAXPROCS(0)))
+}
+
+// ftsFile names FTS shard i.
+func ftsFile(i int) string { return fmt.Sprintf("fts-%d.db", i) }
+
+// buildDB writes pages.db and the FTS shards in dir and returns the shard count. The
+// stages, each its own goroutine: produce reads the sources in order, drops duplicate
+// titles and numbers the pages; row workers split, compress and cut the FTS text;
+// dispatch puts the batches back in order and hands each to the pages writer and to
+// one FTS writer in turn; every writer owns one database, so the inserts run in
+// parallel. (On one connection every statement savepoint also made FTS5 flush its
+// in-memory index to a new segment.)
+func buildDB(ctx context.Context, dir string, sources []string, opts BuildOptions, log *slog.Logger) (Info, error) {
+	start := time.Now()
+	pdb, err := openWrite(ctx, filepath.Join(dir, pagesFile), pagesSchema, 128)
+	if err != nil {
+		return Info{}, err
+	}
+	defer pdb.Close()
+	shards := make([]*sql.DB, ftsShards(opts))
+	for i := range shards {
+		if shards[i], err = openWrite(ctx, filepath.Join(dir, ftsFile(i)), ftsSchema, 32); err != nil {
+			return Info{}, err
+		}
+		defer shards[i].Close()
+	}
+
+	workers := max(1, runtime.GOMAXPROCS(0))
+	info := Info{FTSShards: len(shards)}
+	jobs := make(chan job, workers)
+	// Deep queues (a few MB of rows): the writers' pace is uneven (a commit flushes
+	// the FTS hash) and dispatch hands batches out in order, so a writer's pause should
+	// not stop the other stages at once.
+	order := make(chan chan []row, 16)
+	toPages := make(chan []row, 16)
+	toFTS := make([]chan []row, len(shards))
+	for i := range toFTS {
+		toFTS[i] = make(chan []row, 8)
+	}
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() error {
+		defer close(jobs)
+		defer close(order)
+		return produce(gctx, sources, opts, jobs, order, &info)
+	})
+	ftsChars := opts.FTSChars
+	if ftsChars == 0 {
+		ftsChars = 500
+	}
+	for range workers {
+		g.Go(func() error { return rowWorker(gctx, jobs, ftsChars) })
+	}
+	g.Go(func() error {
+		defer close(toPages)
+		defer func() {
+			for _, c := range toFTS {
+				close(c)
+			}
+		}()
+		return dispatch(gctx, order, toPages, toFTS, &info)
+	})
+	g.Go(func() error {
+		return write(gctx, pdb, opts.BatchPages, toPages, pageTables, opts.Progress, log.With("db", pagesFile))
+	})
+	for i, db := range shards {
+		g.Go(func() error {
+			return write(gctx, db, opts.BatchPages, toFTS[i], ftsTables, nil, log.With("db", ftsFile(i)))
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return Info{}, err
+	}
+	log.Debug("index build: pages stored", "pages", info.Pages, "seconds", time.Since(start).Seconds())
+
+	// Merge the FTS shards in parallel.
+	g, gctx = errgroup.WithContext(ctx)
+	for i, db := range shards {
+		g.Go(func() error {
+			// Merge the segments into one b-tree: smaller on disk and faster to query.
+			for _, q := range []string{`INSERT INTO fts(fts) VALUES('optimize')`, `INSERT INTO titles(titles) VALUES('optimize')`} {
+				if _, err := db.ExecContext(gctx, q); err != nil {
+					return fmt.Errorf("build index %s optimize: %w", ftsFile(i), err)
+				}
+			}
+			log.Debug("index build: fts optimized", "shard", i, "seconds", time.Since(start).Seconds())
+			if err := storeCommonTerms(gctx, db, info.Pages/int64(len(shards))); err != nil {
+				return fmt.Errorf("build index %s: %w", ftsFile(i), err)
+			}
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return Info{}, err
+	}
+	errs := []error{pdb.Close()}
+	for _, db := range shards {
+		errs = append(errs, db.Close())
+	}
+	if err := errors.Join(errs...); err != nil {
+		return Info{}, fmt.Errorf("build index close: %w", err)
+	}
+	return info, nil
+}
+
+// commonFraction is the share of pages above which a term counts as common: Similar
+// leaves such terms out of its text pass, where their posting lists would cost a scan
+// of most of the index for no ranking signal.
+const commonFraction = 0.05
+
+// storeCommonTerms records the terms that occur in more than commonFraction of the
+// pages of one shard (the shards hold alternate batches, so their statistics agree).
+func storeCommonTerms(ctx context.Context, db *sql.DB, pages int64) error {
+	stmts := []string{
+		`CREATE VIRTUAL TABLE temp.vocab USING fts5vocab(main, fts, 'row')`,
+		`CREATE TABLE common (term TEXT PRIMARY KEY) WITHOUT ROWID`,
+		fmt.Sprintf(`INSERT INTO common SELECT term FROM temp.vocab WHERE doc > %d`, max(int64(float64(pages)*commonFraction), 20)),
+		`DROP TABLE temp.vocab`,
+	}
+	for _, q := range stmts {
+		if _, err := db.ExecContext(ctx, q); err != nil {
+			return fmt.Errorf("build index common terms: %w", err)
+		}
+	}
+	return nil
+}
+
+// jobPages is how many pages one row worker job carries.
+const jobPages = 512
+
+// produce reads the sources in order, drops pages whose normalised title was seen
+// before (the first wins), numbers the rest and sends them in jobs; each job's result
+// channel goes on order in the same sequence. It owns info.Sources, Skipped, Repaired
+// and Duplicates; dispatch owns the rest.
+func produce(ctx context.Context, sources []string, opts BuildOptions, jobs chan<- job, order chan<- chan []row, info *Info) error {
+	batch := make([]pending, 0, jobPages)
+	send := func() error {
+		if len(batch) == 0 {
+			return nil
+		}
+		j := job{pages: batch, out: make(chan []row, 1)}
+		select {
+		case jobs <- j:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		select {
+		case order <- j.out:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		batch = make([]pending, 0, jobPages)
+		return nil
+	}
+	seen := map[string]struct{}{}
+	var id, skipped, repaired int64
+	for _, src := range sources {
+		r, err := wikidump.Open(ctx, src, opts.Format, wikidump.Options{SkipBad: opts.SkipBad, Split: opts.Split})
+		if err != nil {
+			return fmt.Errorf("build index: %w", err)
+		}
+		for {
+			doc, err := r.Next(ctx)
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			if err != nil {
+				r.Close()
+				return fmt.Errorf("build index: %w", err)
+			}
+			norm := NormalizeTitle(doc.Title)
+			if norm == "" {
+				skipped++
+				continue
+			}
+			if _, dup := seen[norm]; dup {
+				info.Duplicates++
+				continue
+			}
+			seen[norm] = struct{}{}
+			id++
+			batch = append(batch, pending{id: id, norm: norm, doc: doc})
+			if len(batch) == jobPages {
+				if err := send(); err != nil {
+					r.Close()
+					return err
+				}
+			}
+		}
+		st := r.Stats()
+		skipped += int64(st.Skipped)
+		repaired += int64(st.Repaired)
+		info.Sources = append(info.Sources, r.Files()...)
+		if err := r.Close(); err != nil {
+			return fmt.Errorf("build index: close %s: %w", src, err)
+		}
+	}
+	info.Skipped, info.Repaired = skipped, repaired
+	return send()
+}
+
+// rowWorker turns jobs into rows until jobs is closed.
+func rowWorker(ctx context.Context, jobs <-chan job, ftsChars int) error {
+	for j := range jobs {
+		rows := make([]row, len(j.pages))
+		for i, p := range j.pages {
+			rows[i] = makeRow(p, ftsChars)
+		}
+		j.out <- rows // buffered: never blocks
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// dispatch takes the row batches in source order and hands each to the pages writer
+// and to the FTS shards in turn, so every shard sees ascending rowids (FTS5 flushes its
+// in-memory index when a rowid goes backwards).
+func dispatch(ctx context.Context, order <-chan chan []row, toPages chan<- []row, toFTS []chan []row, info *Info) error {
+	n := 0
+	for res := range order {
+		var rows []row
+		select {
+		case rows = <-res:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		for _, r := range rows {
+			info.Pages++
+			info.Sentences += int64(r.sentences)
+			info.TextBytes += int64(r.textBytes)
+			if r.disamb {
+				info.Disambiguation++
+			}
+		}
+		for _, out := range []chan<- []row{toPages, toFTS[n%len(toFTS)]} {
+			select {
+			case out <- rows:
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		}
+		n++
+	}
+	return nil
+}
+
+func makeRow(p pending, ftsChars int) row {
+	sents := p.doc.Sentences
+	for i, s := range sents {
+		if strings.Contains(s, sentenceSep) {
+			sents[i] = strings.ReplaceAll(s, sentenceSep, " ")
+		}
+	}
+	text := strings.Join(sents, sentenceSep)
+	var body []byte
+	if len(text) >= 256 {
+		// S2 (Snappy's successor) rather than zstd: about 1 µs a page against zstd's
+		// 14 µs at its fastest level, for bodies about a third larger.
+		buf := make([]byte, 1+s2.MaxEncodedLen(len(text)))
+		buf[0] = bodyS2
+		body = buf[:1+len(s2.Encode(buf[1:], []byte(text)))]
+	} else {
+		body = append([]byte{bodyRaw}, text...)
+	}
+	n := 0
+	for i, s := range sents {
+		if ftsChars >= 0 && i > 0 && n+1+len(s) > ftsChars {
+			break
+		}
+		n += len(s)
+		if i > 0 {
+			n++
+		}
+	}
+	// text joins the sentences with one separator byte, which the tokenizer reads as
+	// white space, so the FTS text is a prefix of it.
+	return row{
+		id:        p.id,
+		norm:      p.norm,
+		title:     p.doc.Title,
+		disamb:    p.doc.Disambiguation || isDisambiguation(p.doc.Title, sents),
+		body:      body,
+		fts:       text[:n],
+		sentences: len(sents),
+		textBytes: len(text),
+	}
+}
+
+// table says how a writer inserts a row into one table: the one-row statement, its
+// placeholder group, how many rows go in one INSERT, and a row's arguments.
+type table struct {
+	name   string
+	insert string // INSERT ... VALUES with one placeholder group
+	group  string // the placeholder group, repeated for multi-row inserts
+	rows   int    // rows per INSERT
+	args   func(args []any, r row) []any
+}
+
+var (
+	pageTables = []table{{
+		name:   "pages",
+		insert: `INSERT INTO pages(id, norm, title, disamb, body) VALUES (?, ?, ?, ?, ?)`,
+		group:  `, (?, ?, ?, ?, ?)`,
+		rows:   32,
+		args: func(a []any, r row) []any {
+			return append(a, r.id, r.norm, r.title, r.disamb, r.body)
+		},
+	}}
+	// One row per INSERT into a virtual table: a multi-row INSERT opens a statement
+	// savepoint, and FTS5 flushes its in-memory index to a new segment at every
+	// savepoint.
+	ftsTables = []table{{
+		name:   "fts",
+		insert: `INSERT INTO fts(rowid, title, body) VALUES (?, ?, ?)`,
+		rows:   1,
+		args: func(a []any, r row) []any {
+			return append(a, r.id, r.title, r.fts)
+		},
+	}, {
+		name:   "titles",
+		insert: `INSERT INTO titles(rowid, title) VALUES (?, ?)`,
+		rows:   1,
+		args: func(a []any, r row) []any {
+			return append(a, r.id, r.title)
+		},
+	}}
+)
+
+// write inserts the batches from in into db's tables, committing every per pages
+// (0 means 200,000), and calls progress, when set, with the rows written so far.
+func write(ctx context.Context, db *sql.DB, per int, in <-chan []row, tables []table, progress func(int), log *slog.Logger) error {
+	if per <= 0 {
+		per = 200_000
+	}
+	// Cancellation is checked between batches; a context-bound transaction would be
+	// rolled back by database/sql from another goroutine while a statement runs.
+	outer := ctx
+	ctx = context.WithoutCancel(ctx)
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		return fmt.Errorf("build index: %w", err)
+	}
+	defer conn.Close()
+	ins := &inserter{conn: conn}
+	for _, t := range tables {
+		ins.tables = append(ins.tables, tableInserter{t: t})
+	}
+	if err := ins.begin(ctx); err != nil {
+		return err
+	}
+	defer func() { ins.tx.Rollback() }()
+	var written, inTx int
+	for batch := range in {
+		if err := outer.Err(); err != nil {
+			return err
+		}
+		for _, r := range batch {
+			if err := ins.add(ctx, r); err != nil {
+				return err
+			}
+			written++
+			inTx++
+			if inTx >= per {
+				if err := ins.commit(ctx); err != nil {
+					return err
+				}
+				if err := ins.begin(ctx); err != nil {
+					return err
+				}
+				inTx = 0
+				log.Debug("index build progress", "pages", written)
+			}
+		}
+		if progress != nil {
+			progress(written)
+		}
+	}
+	if err := outer.Err(); err != nil {
+		return err
+	}
+	return ins.commit(ctx)
+}
+
+// inserter buffers rows and writes them into its tables, each t.rows at a time, in one
+// transaction.
+type inserter struct {
+	conn    *sql.Conn
+	tx      *sql.Tx
+	tables  []tableInserter
+	pending []string // titles of buffered rows, for error messages
+}
+
+type tableInserter struct {
+	t         table
+	one, many *sql.Stmt
+	args      []any
+}
+
+func (in *inserter) begin(ctx context.Context) error {
+	var err error
+	if in.tx, err = in.conn.BeginTx(ctx, nil); err != nil {
+		return fmt.Errorf("build index: %w", err)
+	}
+	for i := range in.tables {
+		ti := &in.tables[i]
+		if ti.one, err = in.tx.PrepareContext(ctx, ti.t.insert); err != nil {
+			return fmt.Errorf("build index %s: %w", ti.t.name, err)
+		}
+		ti.many = ti.one
+		if ti.t.rows > 1 {
+			if ti.many, err = in.tx.PrepareContext(ctx, ti.t.insert+strings.Repeat(ti.t.group, ti.t.rows-1)); err != nil {
+				return fmt.Errorf("build index %s: %w", ti.t.name, err)
+			}
+		}
+	}
+	return nil
+}
+
+// add buffers r and writes each table's buffered rows once it holds t.rows of them.
+func (in *inserter) add(ctx context.Context, r row) error {
+	in.pending = append(in.pending, r.title)
+	full := true
+	for i := range in.tables {
+		ti := &in.tables[i]
+		ti.args = ti.t.args(ti.args, r)
+		full = full && len(in.pending) >= ti.t.rows
+	}
+	if !full {
+		return nil
+	}
+	// Every table's rows count divides the largest, so all tables are due together.
+	for i := range in.tables {
+		ti := &in.tables[i]
+		if err := ti.exec(ctx, ti.many, ti.args, in.pending); err != nil {
+			return err
+		}
+	}
+	in.reset()
+	return nil
+}
+
+func (in *inserter) reset() {
+	for i := range in.tables {
+		clear(in.tables[i].args) // drop references to the rows' strings and bodies
+		in.tables[i].args = in.tables[i].args[:0]
+	}
+	in.pending = in.pending[:0]
+}
+
+// exec inserts the rows of titles.
+func (ti *tableInserter) exec(ctx context.Context, stmt *sql.Stmt, args []any, titles []string) error {
+	if _, err := stmt.ExecContext(ctx, args...); err != nil {
+		return fmt.Errorf("build index: insert %s %q to %q: %w", ti.t.name, titles[0], titles[len(titles)-1], err)
+	}
+	return nil
+}
+
+// commit writes the rows still buffered one by one and commits.
+func (in *inserter) commit(ctx context.Context) error {
+	for i := range in.tables {
+		ti := &in.tables[i]
+		per := len(ti.args) / max(1, len(in.pending))
+		for j := range in.pending {
+			if err := ti.exec(ctx, ti.one, ti.args[per*j:per*j+per], in.pending[j:j+1]); err != nil {
+				return err
+			}
+		}
+	}
+	in.reset()
+	if err := in.tx.Commit(); err != nil {
+		return fmt.Errorf("build index: commit: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,84 @@
+package index
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/reactgen/reactgen/internal/env"
+	"github.com/reactgen/reactgen/internal/env/envtest"
+)
+
+// TestConformance runs the environment suite against a built index: the pages go
+// through JSONL, Build and Open, as a user's corpus does.
+func TestConformance(t *testing.T) {
+	envtest.RunConformance(t, func(t *testing.T, pages []env.Page) env.Corpus {
+		t.Helper()
+		src := filepath.Join(t.TempDir(), "pages.jsonl")
+		f, err := os.Create(src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		enc := json.NewEncoder(f)
+		for _, p := range pages {
+			rec := struct {
+				Title          string   `json:"title"`
+				Text           []string `json:"text"`
+				Disambiguation bool     `json:"disambiguation"`
+			}{p.Title, p.Sentences, p.Disambiguation}
+			if err := enc.Encode(rec); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := f.Close(); err != nil {
+			t.Fatal(err)
+		}
+		dir := filepath.Join(t.TempDir(), "ix")
+		// Sentences are given one per list item; the identity split keeps each whole.
+		split := func(s string) []string { return []string{s} }
+		if _, err := Build(t.Context(), dir, []string{src}, BuildOptions{Split: split}); err != nil {
+			t.Fatal(err)
+		}
+		ix, err := Open(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { ix.Close() })
+		return ix
+	})
+}
+
+func TestBuildRemovesStaleBuilds(t *testing.T) {
+	src := writeSource(t, "a.jsonl", `{"title": "One", "text": "One page."}`)
+	parent := t.TempDir()
+	dir := filepath.Join(parent, "index")
+	// What a killed build leaves: its temp dir (with a half-written database) and the
+	// old index it had moved aside; a sibling of another name must stay.
+	for _, p := range []string{".index.building-123", ".index.building-456.old", ".other.building-789"} {
+		if err := os.MkdirAll(filepath.Join(parent, p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(parent, p, pagesFile), []byte("partial"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := Build(t.Context(), dir, []string{src}, BuildOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	entries, err := os.ReadDir(parent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	want := []string{".other.building-789", "index"}
+	if len(names) != len(want) || names[0] != want[0] || names[1] != want[1] {
+		t.Errorf("parent after build: got %q, want %q", names, want)
+	}
+	if !Exists(dir) {
+		t.Error("index not built")
+	}
+}

@@ -1,0 +1,369 @@
+// Package index is the local encyclopedia behind the ReAct environment: Build reads
+// corpus sources (package corpus) and writes on-disk SQLite databases (pure-Go
+// modernc.org/sqlite): pages.db, a table of pages keyed by normalised title, and the
+// shards fts-0.db, fts-1.db, ..., FTS5 full-text indexes over titles and intro text,
+// each holding alternate batches of pages so that they are written in parallel. Open
+// serves them read-only as an env.Corpus (Page for exact titles, Similar for
+// bm25-ranked suggestions merged over the shards). The index directory also holds
+// info.json, which pins the corpus by the SHA-256 of every source file.
+package index
+
+import (
+	"cmp"
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/klauspost/compress/s2"
+	"github.com/reactgen/reactgen/internal/env"
+
+	_ "modernc.org/sqlite" // registers the "sqlite" driver
+)
+
+const (
+	pagesFile = "pages.db"
+	infoFile  = "info.json"
+	// sentenceSep joins a page's sentences in storage; the record separator never
+	// occurs in encyclopedia text (Build replaces any that does).
+	sentenceSep = "\x1e"
+	// bodyRaw and bodyS2 are the first byte of a stored body (1 was zstd, format 1).
+	bodyRaw = 0
+	bodyS2  = 2
+)
+
+// Index is an open, read-only index. It is safe for concurrent use by many goroutines:
+// they share pools of read-only SQLite connections, one per database.
+type Index struct {
+	pages  *sql.DB
+	info   Info
+	page   *sql.Stmt // pages: a page by normalised title
+	titles *sql.Stmt // pages: titles by id, for Similar
+	shards []ftsShard
+	common map[string]bool // terms in more than commonFraction of a shard's pages
+}
+
+// ftsShard is one FTS database of the index.
+type ftsShard struct {
+	db *sql.DB
+	// text and title give the best rowids and their bm25 ranks for a MATCH on fts
+	// (title and intro) and on titles (the title alone).
+	text, title *sql.Stmt
+}
+
+var _ env.Corpus = (*Index)(nil)
+
+// Open opens the index in dir read-only.
+func Open(dir string) (*Index, error) {
+	info, err := ReadInfo(dir)
+	if err != nil {
+		return nil, err
+	}
+	if info.FormatVersion != FormatVersion {
+		return nil, fmt.Errorf("open index %s: format version %d, this build reads %d (rebuild it with --force)", dir, info.FormatVersion, FormatVersion)
+	}
+	n := max(4, 2*runtime.GOMAXPROCS(0))
+	ix := &Index{info: info}
+	fail := func(err error) (*Index, error) {
+		ix.Close()
+		return nil, fmt.Errorf("open index %s: %w", dir, err)
+	}
+	if ix.pages, err = openRead(filepath.Join(dir, pagesFile), n); err != nil {
+		return fail(err)
+	}
+	if ix.page, err = ix.pages.Prepare(`SELECT title, disamb, body FROM pages WHERE norm = ?`); err != nil {
+		return fail(err)
+	}
+	if ix.titles, err = ix.pages.Prepare(`SELECT id, title FROM pages WHERE id IN (SELECT value FROM json_each(?))`); err != nil {
+		return fail(err)
+	}
+	if info.FTSShards < 1 {
+		return fail(fmt.Errorf("info.json: fts_shards %d", info.FTSShards))
+	}
+	ix.common = map[string]bool{}
+	for i := range info.FTSShards {
+		var sh ftsShard
+		sh.db, err = openRead(filepath.Join(dir, ftsFile(i)), n)
+		if err != nil {
+			return fail(err)
+		}
+		ix.shards = append(ix.shards, sh)
+		// FTS5 answers ORDER BY rank LIMIT k from its own sorter.
+		if ix.shards[i].text, err = sh.db.Prepare(`SELECT rowid, rank FROM fts WHERE fts MATCH ? ORDER BY rank LIMIT ?`); err != nil {
+			return fail(err)
+		}
+		if ix.shards[i].title, err = sh.db.Prepare(`SELECT rowid, rank FROM titles WHERE titles MATCH ? ORDER BY rank LIMIT ?`); err != nil {
+			return fail(err)
+		}
+		if err := loadCommon(sh.db, ix.common); err != nil {
+			return fail(err)
+		}
+	}
+	return ix, nil
+}
+
+// openRead opens one database of the index read-only with a pool of n connections.
+func openRead(path string, n int) (*sql.DB, error) {
+	path, err := filepath.Abs(path)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := os.Stat(path); err != nil {
+		return nil, err
+	}
+	// immutable: the file never changes after Build, so readers skip locking entirely.
+	// mmap_size asks for the whole file (SQLite clamps it to its compile-time limit):
+	// pages.db passes 1 GB at a million pages, and reads beyond the map cost a pread.
+	db, err := sql.Open("sqlite", "file:"+path+"?mode=ro&immutable=1&_pragma=query_only(1)&_pragma=mmap_size(68719476736)&_pragma=cache_size(-16384)")
+	if err != nil {
+		return nil, err
+	}
+	db.SetMaxOpenConns(n)
+	db.SetMaxIdleConns(n)
+	return db, nil
+}
+
+// loadCommon adds the common terms of one shard to m.
+func loadCommon(db *sql.DB, m map[string]bool) error {
+	rows, err := db.Query(`SELECT term FROM common`)
+	if err != nil {
+		return fmt.Errorf("common terms: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var t string
+		if err := rows.Scan(&t); err != nil {
+			return fmt.Errorf("common terms: %w", err)
+		}
+		m[t] = true
+	}
+	return rows.Err()
+}
+
+// Close releases the database. It is safe to call more than once.
+func (ix *Index) Close() error {
+	var errs []error
+	for _, s := range []*sql.Stmt{ix.page, ix.titles} {
+		if s != nil {
+			errs = append(errs, s.Close())
+		}
+	}
+	ix.page, ix.titles = nil, nil
+	for _, sh := range ix.shards {
+		for _, st := range []*sql.Stmt{sh.text, sh.title} {
+			if st != nil {
+				errs = append(errs, st.Close())
+			}
+		}
+		errs = append(errs, sh.db.Close())
+	}
+	ix.shards = nil
+	if ix.pages != nil {
+		errs = append(errs, ix.pages.Close())
+		ix.pages = nil
+	}
+	return errors.Join(errs...)
+}
+
+// Info describes the index as Build wrote it.
+func (ix *Index) Info() Info { return ix.info }
+
+// Page returns the page whose normalised title equals the normalised title argument.
+// When only "title (disambiguation)" exists, that page is returned. ok is false with a
+// nil error when neither exists.
+func (ix *Index) Page(ctx context.Context, title string) (env.Page, bool, error) {
+	norm := NormalizeTitle(title)
+	if norm == "" {
+		return env.Page{}, false, nil
+	}
+	p, ok, err := ix.lookup(ctx, norm)
+	if err != nil || ok || strings.HasSuffix(norm, disambiguationSuffix) {
+		return p, ok, err
+	}
+	return ix.lookup(ctx, norm+" "+disambiguationSuffix)
+}
+
+func (ix *Index) lookup(ctx context.Context, norm string) (env.Page, bool, error) {
+	var (
+		title  string
+		disamb bool
+		body   []byte
+	)
+	err := ix.page.QueryRowContext(ctx, norm).Scan(&title, &disamb, &body)
+	if errors.Is(err, sql.ErrNoRows) {
+		return env.Page{}, false, nil
+	}
+	if err != nil {
+		return env.Page{}, false, fmt.Errorf("index page %q: %w", norm, err)
+	}
+	text, err := ix.decodeBody(body)
+	if err != nil {
+		return env.Page{}, false, fmt.Errorf("index page %q: %w", norm, err)
+	}
+	var sents []string
+	if text != "" {
+		sents = strings.Split(text, sentenceSep)
+	}
+	return env.Page{Title: title, Sentences: sents, Disambiguation: disamb}, true, nil
+}
+
+func (ix *Index) decodeBody(b []byte) (string, error) {
+	if len(b) == 0 {
+		return "", nil
+	}
+	switch b[0] {
+	case bodyRaw:
+		return string(b[1:]), nil
+	case bodyS2:
+		out, err := s2.Decode(nil, b[1:])
+		if err != nil {
+			return "", fmt.Errorf("decompress: %w", err)
+		}
+		return string(out), nil
+	}
+	return "", fmt.Errorf("unknown body encoding %d", b[0])
+}
+
+// Similar returns up to k titles ranked by bm25 relevance, best first. Titles that match
+// the query's words come before pages that only mention them in their text (titles
+// weigh more). Query text is reduced to plain words, so no input can produce an FTS
+// syntax error; the words are ORed, so partial matches still rank.
+func (ix *Index) Similar(ctx context.Context, query string, k int) ([]string, error) {
+	if k <= 0 {
+		return nil, nil
+	}
+	terms := queryTerms(query)
+	if len(terms) == 0 {
+		return nil, nil
+	}
+	// Title postings are short, so the title pass is cheap even for common words; the
+	// text pass only runs to fill what the titles could not.
+	out, err := ix.match(ctx, matchExpr(terms), true, k, nil)
+	if err != nil {
+		return nil, err
+	}
+	if len(out) >= k {
+		return out, nil
+	}
+	// A term in a large share of pages costs a scan of most of the index and ranks
+	// nothing; the text pass leaves such terms out unless nothing else is left.
+	var rare []string
+	for _, t := range terms {
+		if !ix.common[t] {
+			rare = append(rare, t)
+		}
+	}
+	if len(rare) == 0 {
+		rare = terms
+	}
+	return ix.match(ctx, matchExpr(rare), false, k, out)
+}
+
+// match appends to have the titles of the best rows for expr (on the titles table, or
+// on titles and intro text) that are not yet in it, until it holds k.
+func (ix *Index) match(ctx context.Context, expr string, titlesOnly bool, k int, have []string) ([]string, error) {
+	ids, err := ix.matchIDs(ctx, expr, titlesOnly, k+len(have))
+	if err != nil || len(ids) == 0 {
+		return have, err
+	}
+	titles, err := ix.titlesOf(ctx, ids)
+	if err != nil {
+		return nil, fmt.Errorf("index similar %q: %w", expr, err)
+	}
+	seen := make(map[string]bool, len(have))
+	for _, t := range have {
+		seen[t] = true
+	}
+	out := have
+	for _, id := range ids {
+		if len(out) >= k {
+			break
+		}
+		t, ok := titles[id]
+		if ok && !seen[t] {
+			seen[t] = true
+			out = append(out, t)
+		}
+	}
+	return out, nil
+}
+
+// matchIDs returns the rowids of the n best rows for expr over all shards, best first.
+// The shards hold alternate batches of pages, so their bm25 statistics agree closely
+// enough to merge by rank.
+func (ix *Index) matchIDs(ctx context.Context, expr string, titlesOnly bool, n int) ([]int64, error) {
+	type hit struct {
+		id   int64
+		rank float64
+	}
+	var hits []hit
+	for _, sh := range ix.shards {
+		stmt := sh.text
+		if titlesOnly {
+			stmt = sh.title
+		}
+		rows, err := stmt.QueryContext(ctx, expr, n)
+		if err != nil {
+			return nil, fmt.Errorf("index similar %q: %w", expr, err)
+		}
+		for rows.Next() {
+			var h hit
+			if err := rows.Scan(&h.id, &h.rank); err != nil {
+				rows.Close()
+				return nil, fmt.Errorf("index similar %q: %w", expr, err)
+			}
+			hits = append(hits, h)
+		}
+		err = rows.Err()
+		rows.Close()
+		if err != nil {
+			return nil, fmt.Errorf("index similar %q: %w", expr, err)
+		}
+	}
+	// Lower bm25 rank is better; ties go to the earlier page.
+	slices.SortFunc(hits, func(a, b hit) int {
+		if c := cmp.Compare(a.rank, b.rank); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.id, b.id)
+	})
+	ids := make([]int64, 0, min(n, len(hits)))
+	for _, h := range hits[:min(n, len(hits))] {
+		ids = append(ids, h.id)
+	}
+	return ids, nil
+}
+
+// titlesOf looks up the titles of ids in one query.
+func (ix *Index) titlesOf(ctx context.Context, ids []int64) (map[int64]string, error) {
+	var b strings.Builder
+	b.WriteByte('[')
+	for i, id := range ids {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(strconv.FormatInt(id, 10))
+	}
+	b.WriteByte(']')
+	rows, err := ix.titles.QueryContext(ctx, b.String())
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := make(map[int64]string, len(ids))
+	for rows.Next() {
+		var id int64
+		var t string
+		if err := rows.Scan(&id, &t); err != nil {
+			return nil, err
+		}
+		out[id] = t
+	}
+	return out, rows.Err()
+}

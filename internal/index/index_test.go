@@ -1,0 +1,478 @@
+package index
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/reactgen/reactgen/internal/shareddata"
+)
+
+// The fixture world: invented pages, written for these tests.
+const fixtureJSONL = `{"title": "Marlow Ferry", "text": "Marlow Ferry is a small cable ferry on the River Tamsin. It has carried passengers since 1887."}
+{"title": "River Tamsin", "text": ["The River Tamsin is a river in the county of Oakshire. It rises in the Fell Hills.", "The river is 84 kilometres long."]}
+{"title": "Quillon Bay", "text": [["Quillon Bay is a sheltered inlet.", "Its lighthouse dates from 1901."]]}
+{"title": "Quillon (disambiguation)", "text": [["Quillon may refer to:", "Quillon Bay, an inlet.", "Quillon, the crossguard of a sword."]]}
+{"title": "Ferrier", "text": "Ferrier may refer to:"}
+{"title": "Tamsin_Orchard", "text": "Tamsin Orchard is an apple orchard beside the River Tamsin."}
+{"title": "\"Hollow Song\"", "text": "\"Hollow Song\" is a ballad recorded by the band Ash Lantern in 1974."}
+{"title": "marlow ferry", "text": "A second page with a clashing title, which Build drops."}
+{"title": "Élan Vital Club", "text": "The Élan Vital Club is a cycling club in Oakshire."}
+`
+
+func writeSource(t *testing.T, name, content string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// buildFixture builds the fixture world and opens it.
+func buildFixture(t *testing.T) (*Index, string) {
+	t.Helper()
+	src := writeSource(t, "pages.jsonl", fixtureJSONL)
+	dir := filepath.Join(t.TempDir(), "index")
+	if _, err := Build(t.Context(), dir, []string{src}, BuildOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	ix, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ix.Close() })
+	return ix, src
+}
+
+func fileSHA(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := sha256.Sum256(b)
+	return hex.EncodeToString(s[:])
+}
+
+func TestNormalizeTitle(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"Marlow Ferry", "marlow ferry"},
+		{"  marlow   FERRY ", "marlow ferry"},
+		{"Marlow_Ferry", "marlow ferry"},
+		{"\"Marlow Ferry\"", "marlow ferry"},
+		{"'Marlow Ferry'", "marlow ferry"},
+		{"\u201cMarlow Ferry\u201d", "marlow ferry"},
+		{"\u2018 Marlow\tFerry \u2019", "marlow ferry"},
+		{"\"'Marlow Ferry'\"", "marlow ferry"},
+		{"Ash's Lantern", "ash's lantern"},
+		{"ÉLAN", "élan"},
+		{"", ""},
+		{"\"\"", ""},
+	}
+	for _, tt := range tests {
+		if got := NormalizeTitle(tt.in); got != tt.want {
+			t.Errorf("NormalizeTitle(%q): got %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+func TestPage(t *testing.T) {
+	ix, _ := buildFixture(t)
+	tests := []struct {
+		query, title string
+		ok, disamb   bool
+		first        string
+	}{
+		{"Marlow Ferry", "Marlow Ferry", true, false, "Marlow Ferry is a small cable ferry on the River Tamsin."},
+		{"marlow ferry", "Marlow Ferry", true, false, ""},
+		{"MARLOW_FERRY", "Marlow Ferry", true, false, ""},
+		{"  Marlow \n Ferry  ", "Marlow Ferry", true, false, ""},
+		{"\u201cMarlow Ferry\u201d", "Marlow Ferry", true, false, ""},
+		{"'marlow ferry'", "Marlow Ferry", true, false, ""},
+		{"tamsin orchard", "Tamsin_Orchard", true, false, ""},
+		{"Hollow Song", "\"Hollow Song\"", true, false, ""},
+		{"élan vital club", "Élan Vital Club", true, false, ""},
+		{"Quillon", "Quillon (disambiguation)", true, true, "Quillon may refer to:"},
+		{"quillon (disambiguation)", "Quillon (disambiguation)", true, true, ""},
+		{"Ferrier", "Ferrier", true, true, ""},
+		{"Marlow", "", false, false, ""},
+		{"", "", false, false, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.query, func(t *testing.T) {
+			p, ok, err := ix.Page(t.Context(), tt.query)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ok != tt.ok || p.Title != tt.title || p.Disambiguation != tt.disamb {
+				t.Errorf("Page(%q): got %q ok=%v disamb=%v, want %q ok=%v disamb=%v", tt.query, p.Title, ok, p.Disambiguation, tt.title, tt.ok, tt.disamb)
+			}
+			if tt.first != "" && (len(p.Sentences) == 0 || p.Sentences[0] != tt.first) {
+				t.Errorf("Page(%q) first sentence: got %q, want %q", tt.query, p.Sentences, tt.first)
+			}
+		})
+	}
+}
+
+func TestPageSentences(t *testing.T) {
+	ix, _ := buildFixture(t)
+	p, _, err := ix.Page(t.Context(), "River Tamsin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"The River Tamsin is a river in the county of Oakshire.", "It rises in the Fell Hills.", "The river is 84 kilometres long."}
+	if !slices.Equal(p.Sentences, want) {
+		t.Errorf("sentences: got %q, want %q", p.Sentences, want)
+	}
+}
+
+func TestInfo(t *testing.T) {
+	ix, src := buildFixture(t)
+	info := ix.Info()
+	if info.Pages != 8 || info.Duplicates != 1 || info.Disambiguation != 2 {
+		t.Errorf("counts: got pages %d dup %d disamb %d, want 8, 1, 2", info.Pages, info.Duplicates, info.Disambiguation)
+	}
+	if info.FormatVersion != FormatVersion || info.BuiltAt.IsZero() {
+		t.Errorf("info: got version %d built %v", info.FormatVersion, info.BuiltAt)
+	}
+	if len(info.Sources) != 1 || info.Sources[0].SHA256 != fileSHA(t, src) || info.Sources[0].Path != src {
+		t.Fatalf("sources: got %+v, want %s with sha %s", info.Sources, src, fileSHA(t, src))
+	}
+	st, _ := os.Stat(src)
+	if info.Sources[0].Bytes != st.Size() {
+		t.Errorf("source bytes: got %d, want %d", info.Sources[0].Bytes, st.Size())
+	}
+	if want := fingerprint(info.Sources); info.Fingerprint != want || len(info.Fingerprint) != 64 {
+		t.Errorf("fingerprint: got %q, want %q", info.Fingerprint, want)
+	}
+}
+
+func TestSimilar(t *testing.T) {
+	ix, _ := buildFixture(t)
+	tests := []struct {
+		query, first string
+		k, atLeast   int
+	}{
+		{"Marlow", "Marlow Ferry", 5, 1},
+		{"tamsin", "", 5, 3}, // order checked below
+		{"orchard apples tamsin", "Tamsin_Orchard", 3, 3},
+		{"lighthouse", "Quillon Bay", 5, 1},
+		{"ELAN", "Élan Vital Club", 5, 1},
+		{"zzzz nothing", "", 5, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.query, func(t *testing.T) {
+			got, err := ix.Similar(t.Context(), tt.query, tt.k)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(got) < tt.atLeast || len(got) > tt.k {
+				t.Fatalf("Similar(%q, %d): got %q, want %d to %d titles", tt.query, tt.k, got, tt.atLeast, tt.k)
+			}
+			if tt.first != "" && got[0] != tt.first {
+				t.Errorf("Similar(%q)[0]: got %q, want %q (all %q)", tt.query, got[0], tt.first, got)
+			}
+			seen := map[string]bool{}
+			for _, g := range got {
+				if seen[g] {
+					t.Errorf("Similar(%q): %q twice", tt.query, g)
+				}
+				seen[g] = true
+			}
+		})
+	}
+	// Titles first, then pages that only mention the word.
+	got, err := ix.Similar(t.Context(), "tamsin", 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if i := slices.Index(got, "Marlow Ferry"); i < 2 {
+		t.Errorf("Similar(tamsin): Marlow Ferry at %d in %q, want after both Tamsin titles", i, got)
+	}
+}
+
+func TestSimilarHostileQueries(t *testing.T) {
+	ix, _ := buildFixture(t)
+	for _, q := range []string{
+		`"Marlow`, `Marlow"`, `"""`, `Marlow AND`, `AND`, `OR OR NOT`, `NEAR(marlow ferry)`,
+		`marl*`, `*`, `-ferry`, `ferry -`, `title:marlow`, `:`, `(marlow`, `)`, `{title}: x`,
+		`^marlow`, `marlow + ferry`, "😀", "ferry 🚢", `C++`, `'; DROP TABLE pages; --`, "\x00", "e\u0301",
+		strings.Repeat("ferry ", 500),
+	} {
+		t.Run(q, func(t *testing.T) {
+			if _, err := ix.Similar(t.Context(), q, 5); err != nil {
+				t.Errorf("Similar(%q): %v", q, err)
+			}
+			if _, _, err := ix.Page(t.Context(), q); err != nil {
+				t.Errorf("Page(%q): %v", q, err)
+			}
+		})
+	}
+	got, err := ix.Similar(t.Context(), `"Marlow" AND (ferry*)`, 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) == 0 || got[0] != "Marlow Ferry" {
+		t.Errorf("Similar with operators: got %q, want Marlow Ferry first", got)
+	}
+}
+
+func TestConcurrentReaders(t *testing.T) {
+	ix, _ := buildFixture(t)
+	var wg sync.WaitGroup
+	errs := make(chan error, 16)
+	for g := range 16 {
+		wg.Go(func() {
+			for i := range 20 {
+				p, ok, err := ix.Page(t.Context(), "river tamsin")
+				if err != nil || !ok || p.Title != "River Tamsin" {
+					errs <- fmt.Errorf("goroutine %d page %d: %q %v %v", g, i, p.Title, ok, err)
+					return
+				}
+				s, err := ix.Similar(t.Context(), "quillon bay", 3)
+				if err != nil || len(s) == 0 || s[0] != "Quillon Bay" {
+					errs <- fmt.Errorf("goroutine %d similar %d: %q %v", g, i, s, err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+}
+
+func TestBuildRefusesExisting(t *testing.T) {
+	src := writeSource(t, "a.jsonl", `{"title": "One", "text": "One page."}`)
+	dir := filepath.Join(t.TempDir(), "index")
+	if _, err := Build(t.Context(), dir, []string{src}, BuildOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if !Exists(dir) {
+		t.Fatal("Exists: got false after Build")
+	}
+	_, err := Build(t.Context(), dir, []string{src}, BuildOptions{})
+	if !errors.Is(err, ErrExists) {
+		t.Errorf("second build: got %v, want ErrExists", err)
+	}
+	src2 := writeSource(t, "b.jsonl", `{"title": "Two", "text": "Two page."}`+"\n"+`{"title": "Three", "text": "Three."}`)
+	info, err := Build(t.Context(), dir, []string{src2}, BuildOptions{Force: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.Pages != 2 {
+		t.Errorf("forced rebuild pages: got %d, want 2", info.Pages)
+	}
+	got, err := ReadInfo(dir)
+	if err != nil || got.Fingerprint != info.Fingerprint {
+		t.Errorf("ReadInfo: got %q %v, want %q", got.Fingerprint, err, info.Fingerprint)
+	}
+	entries, _ := os.ReadDir(filepath.Dir(dir))
+	if len(entries) != 1 {
+		t.Errorf("parent after rebuild: got %d entries, want only the index", len(entries))
+	}
+	other := t.TempDir()
+	os.WriteFile(filepath.Join(other, "notes.txt"), []byte("mine"), 0o644)
+	if _, err := Build(t.Context(), other, []string{src}, BuildOptions{Force: true}); err == nil {
+		t.Error("build over a non-index directory with force: no error")
+	}
+}
+
+func TestBuildFailsAtomically(t *testing.T) {
+	var b strings.Builder
+	for i := range 3000 {
+		fmt.Fprintf(&b, "{\"title\": \"Page %d\", \"text\": \"Text of page %d.\"}\n", i, i)
+	}
+	b.WriteString("{\"title\": \"Broken\", \"text\": \n")
+	b.WriteString(`{"title": "After", "text": "After."}` + "\n")
+	src := writeSource(t, "bad.jsonl", b.String())
+	parent := t.TempDir()
+	dir := filepath.Join(parent, "index")
+	_, err := Build(t.Context(), dir, []string{src}, BuildOptions{BatchPages: 1000})
+	if err == nil || !strings.Contains(err.Error(), src+" line 3001") {
+		t.Fatalf("error: got %v, want it to name %s line 3001", err, src)
+	}
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Errorf("index dir after failed build: stat err %v, want not exist", err)
+	}
+	if entries, _ := os.ReadDir(parent); len(entries) != 0 {
+		t.Errorf("parent after failed build: got %v, want empty", entries)
+	}
+
+	info, err := Build(t.Context(), dir, []string{src}, BuildOptions{SkipBad: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.Pages != 3001 || info.Skipped != 1 {
+		t.Errorf("skip bad: got %d pages, %d skipped, want 3001 and 1", info.Pages, info.Skipped)
+	}
+}
+
+func TestBuildCancelled(t *testing.T) {
+	src := writeSource(t, "a.jsonl", `{"title": "One", "text": "One page."}`)
+	parent := t.TempDir()
+	ctx, cancel := contextWithCancel(t)
+	cancel()
+	if _, err := Build(ctx, filepath.Join(parent, "index"), []string{src}, BuildOptions{}); err == nil {
+		t.Error("cancelled build: no error")
+	}
+	if entries, _ := os.ReadDir(parent); len(entries) != 0 {
+		t.Errorf("parent after cancelled build: got %v, want empty", entries)
+	}
+}
+
+func TestBuildFormats(t *testing.T) {
+	questions := writeSource(t, "dev.json", `[{"_id": "a", "context": [["Birch Moor", ["Birch Moor is a heath.", " It is windy."]], ["Cold Tarn", ["Cold Tarn is a lake."]]]},
+{"_id": "b", "context": [["Cold Tarn", ["Cold Tarn is a lake."]]]}]`)
+	wiki, _ := filepath.Abs(filepath.Join("..", "wikidump", "testdata", "hotpotwiki"))
+	tests := []struct {
+		name, source, format string
+		pages                int64
+		title                string
+		sentences            []string
+		files                int
+	}{
+		{"questions", questions, "auto", 2, "Birch Moor", []string{"Birch Moor is a heath.", "It is windy."}, 1},
+		{"hotpotqa-wiki", wiki, "auto", 4, "Marlow Ferry", []string{"Marlow Ferry is a small cable ferry on the River Tamsin.", "It has carried passengers since 1887.", "The ferry was rebuilt in 1952 after a flood."}, 3},
+		{"hotpotqa-wiki named", wiki, "hotpotqa-wiki", 4, "Quillon", []string{"Quillon may refer to:", "Quillon Bay, an inlet.", "Quillon, a crossguard part of a sword."}, 3},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "ix")
+			var progress int
+			info, err := Build(t.Context(), dir, []string{tt.source}, BuildOptions{Format: tt.format, Progress: func(n int) { progress = n }})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if info.Pages != tt.pages || len(info.Sources) != tt.files || progress != int(tt.pages) {
+				t.Errorf("info: got %d pages, %d files, progress %d, want %d, %d", info.Pages, len(info.Sources), progress, tt.pages, tt.files)
+			}
+			for _, f := range info.Sources {
+				if f.SHA256 != fileSHA(t, f.Path) {
+					t.Errorf("%s sha: got %s, want %s", f.Path, f.SHA256, fileSHA(t, f.Path))
+				}
+			}
+			ix, err := Open(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer ix.Close()
+			p, ok, err := ix.Page(t.Context(), tt.title)
+			if err != nil || !ok || !slices.Equal(p.Sentences, tt.sentences) {
+				t.Errorf("Page(%q): got %q %v %v, want %q", tt.title, p.Sentences, ok, err, tt.sentences)
+			}
+		})
+	}
+}
+
+func TestSharedFeverIntros(t *testing.T) {
+	src := shareddata.Path(t, "react-transcripts/wiki_intros_from_fever_transcripts.jsonl")
+	dir := filepath.Join(t.TempDir(), "ix")
+	info, err := Build(t.Context(), dir, []string{src}, BuildOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.Pages+info.Duplicates < 300 || info.Sources[0].SHA256 != fileSHA(t, src) {
+		t.Errorf("info: got %d pages + %d duplicates, sha %s", info.Pages, info.Duplicates, info.Sources[0].SHA256)
+	}
+	ix, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ix.Close()
+	p, ok, err := ix.Page(t.Context(), "14th dalai lama")
+	if err != nil || !ok || len(p.Sentences) < 3 {
+		t.Errorf("Page(14th dalai lama): got %q %v %v, want a page of several sentences", p.Title, ok, err)
+	}
+	s, err := ix.Similar(t.Context(), "Dalai Lama", 5)
+	if err != nil || len(s) == 0 || !strings.Contains(s[0], "Dalai Lama") {
+		t.Errorf("Similar(Dalai Lama): got %q %v, want a Dalai Lama title first", s, err)
+	}
+}
+
+func TestBuildDuplicatesAcrossInsertBatches(t *testing.T) {
+	var b strings.Builder
+	for i := range 100 {
+		fmt.Fprintf(&b, "{\"title\": \"Page %d\", \"text\": \"First text of page %d.\"}\n", i, i)
+		if i%10 == 0 {
+			fmt.Fprintf(&b, "{\"title\": \"page_%d\", \"text\": \"Second text.\"}\n", i)
+		}
+	}
+	src := writeSource(t, "dups.jsonl", b.String())
+	dir := filepath.Join(t.TempDir(), "ix")
+	info, err := Build(t.Context(), dir, []string{src}, BuildOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.Pages != 100 || info.Duplicates != 10 {
+		t.Errorf("counts: got %d pages, %d duplicates, want 100 and 10", info.Pages, info.Duplicates)
+	}
+	ix, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ix.Close()
+	for _, i := range []int{0, 50, 90, 99} {
+		p, ok, err := ix.Page(t.Context(), fmt.Sprintf("page %d", i))
+		want := fmt.Sprintf("First text of page %d.", i)
+		if err != nil || !ok || len(p.Sentences) != 1 || p.Sentences[0] != want {
+			t.Errorf("Page(page %d): got %q %v %v, want %q", i, p.Sentences, ok, err, want)
+		}
+	}
+}
+
+// TestSimilarAcrossShards checks that Similar ranks over every FTS shard: the pages go
+// to the shards in alternate batches of jobPages, so with three shards the two best
+// matches for "zephyrine" live in different shards.
+func TestSimilarAcrossShards(t *testing.T) {
+	var b strings.Builder
+	n := 3 * jobPages
+	for i := range n {
+		switch i {
+		case 10, jobPages + 10, 2*jobPages + 10:
+			fmt.Fprintf(&b, "{\"title\": \"Zephyrine %d\", \"text\": \"Zephyrine page number %d.\"}\n", i, i)
+		case jobPages + 20:
+			fmt.Fprintf(&b, "{\"title\": \"Quiet %d\", \"text\": \"A page that mentions zephyrine once.\"}\n", i)
+		default:
+			fmt.Fprintf(&b, "{\"title\": \"Filler %d\", \"text\": \"Filler page %d about nothing much.\"}\n", i, i)
+		}
+	}
+	src := writeSource(t, "shards.jsonl", b.String())
+	for _, shards := range []int{1, 3} {
+		t.Run(fmt.Sprintf("%d shards", shards), func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "ix")
+			info, err := Build(t.Context(), dir, []string{src}, BuildOptions{FTSShards: shards})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if info.FTSShards != shards || info.Pages != int64(n) {
+				t.Errorf("info: got %d shards, %d pages, want %d, %d", info.FTSShards, info.Pages, shards, n)
+			}
+			ix, err := Open(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer ix.Close()
+			got, err := ix.Similar(t.Context(), "zephyrine", 5)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := []string{"Zephyrine 10", "Zephyrine 522", "Zephyrine 1034", fmt.Sprintf("Quiet %d", jobPages+20)}
+			slices.Sort(got[:min(3, len(got))])
+			slices.Sort(want[:3])
+			if !slices.Equal(got, want) {
+				t.Errorf("Similar(zephyrine): got %q, want the three titles (any order) then the text mention %q", got, want)
+			}
+		})
+	}
+}

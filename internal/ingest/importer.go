@@ -1,0 +1,620 @@
+// Package ingest turns existing ReAct corpora into reactgen episodes, so that they can
+// be filtered and exported like generated ones. It consumes files in one of four
+// formats (FireAct's OpenAI chat and Alpaca files, the paper's GPT-3 transcripts, and
+// FireAct's raw trajectory dumps) plus an optional gold file, and produces
+// pipeline.Episode records with Policy "import:<format>" and Method "react".
+package ingest
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/reactgen/reactgen/filter"
+	"github.com/reactgen/reactgen/internal/react"
+	"github.com/reactgen/reactgen/pipeline"
+)
+
+// Formats are the input formats Import reads.
+var Formats = []string{"openai-chat", "alpaca", "react-transcript", "fireact-trajs"}
+
+// Options configures one import.
+type Options struct {
+	Format string // one of Formats
+	Task   string // hotpotqa or fever; empty means hotpotqa
+	// Gold is an optional file of gold answers (HotpotQA JSON, full or simplified, or
+	// FEVER JSONL), matched by normalised question text, else by question id. A matched
+	// episode gets the gold answer and type and is re-scored; an unmatched one keeps the
+	// outcome the corpus recorded.
+	Gold string
+	// SkipBad skips records that cannot be read (counted in Report.Skipped) instead of
+	// failing.
+	SkipBad bool
+	RunID   string // written into each episode's RunID; may be empty
+}
+
+// Report counts one import.
+type Report struct {
+	Read     int `json:"read"`     // records read
+	Imported int `json:"imported"` // episodes emitted
+	Skipped  int `json:"skipped"`  // bad records skipped under SkipBad
+	Correct  int `json:"correct"`  // emitted episodes marked correct
+}
+
+// ErrBadRecord marks a record that holds no usable trajectory.
+var ErrBadRecord = errors.New("bad record")
+
+// record is one trajectory as read from any format, before it becomes an episode.
+type record struct {
+	qid, question, gold, pred string
+	steps                     []pipeline.Step
+	outcome                   *bool // the corpus' recorded verdict, when it has one
+	em, f1                    *float64
+	questionType              string
+}
+
+// Import reads files in opts.Format and calls emit for each episode, in file order.
+// Episode ids are pipeline.EpisodeID(task, question id, "import-"+format, n, false) where
+// n counts earlier episodes of the same question in this import; the question id is the
+// record's own, else the matched gold record's, else "q" plus a hash of the normalised
+// question text. A record that cannot be read fails the import with its file and line
+// (or record key) unless opts.SkipBad; an error from emit stops the import.
+func Import(ctx context.Context, opts Options, files []string, emit func(pipeline.Episode) error) (Report, error) {
+	var rep Report
+	if opts.Task == "" {
+		opts.Task = pipeline.TaskHotpotQA
+	}
+	if opts.Task != pipeline.TaskHotpotQA && opts.Task != pipeline.TaskFEVER {
+		return rep, fmt.Errorf("import: task %q is not one of hotpotqa, fever", opts.Task)
+	}
+	var read func(ctx context.Context, path string, fn func(where string, r record, err error) error) error
+	switch opts.Format {
+	case "openai-chat":
+		read = readChat
+	case "alpaca":
+		read = readAlpaca
+	case "react-transcript":
+		read = readTranscripts
+	case "fireact-trajs":
+		read = readTrajs
+	default:
+		return rep, fmt.Errorf("import: format %q is not one of %s", opts.Format, strings.Join(Formats, ", "))
+	}
+	var gold *goldSet
+	if opts.Gold != "" {
+		g, err := loadGold(opts.Gold)
+		if err != nil {
+			return rep, err
+		}
+		gold = g
+	}
+	perQuestion := map[string]int{}
+	for _, path := range files {
+		err := read(ctx, path, func(where string, r record, err error) error {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			rep.Read++
+			if err == nil && (strings.TrimSpace(r.question) == "" || len(r.steps) == 0) {
+				err = fmt.Errorf("%w: no question or no steps", ErrBadRecord)
+			}
+			if err != nil {
+				if opts.SkipBad {
+					rep.Skipped++
+					return nil
+				}
+				return fmt.Errorf("import %s %s: %w", path, where, err)
+			}
+			ep := build(opts, gold, r, perQuestion)
+			if err := emit(ep); err != nil {
+				return fmt.Errorf("import %s %s: %w", path, where, err)
+			}
+			rep.Imported++
+			if ep.Correct {
+				rep.Correct++
+			}
+			return nil
+		})
+		if err != nil {
+			return rep, err
+		}
+	}
+	return rep, nil
+}
+
+func build(opts Options, gold *goldSet, r record, perQuestion map[string]int) pipeline.Episode {
+	format := opts.Format
+	question := strings.TrimSpace(r.question)
+	g, matched := gold.find(r.qid, question)
+	qid := r.qid
+	if qid == "" && matched {
+		qid = g.id
+	}
+	if qid == "" {
+		sum := sha256.Sum256([]byte(filter.NormalizeAnswer(question)))
+		qid = "q" + hex.EncodeToString(sum[:])[:12]
+	}
+	attempt := perQuestion[qid]
+	perQuestion[qid]++
+	ep := pipeline.Episode{
+		Schema: pipeline.SchemaVersion, ID: pipeline.EpisodeID(opts.Task, qid, "import-"+format, attempt, false),
+		RunID: opts.RunID, Task: opts.Task, QuestionID: qid, Question: question, Answer: r.gold,
+		QuestionType: r.questionType, Method: "react", Policy: "import:" + format, Attempt: attempt,
+		Steps: r.steps, Prediction: r.pred, StopReason: pipeline.StopMaxSteps,
+	}
+	if format == "openai-chat" {
+		ep.Format = "chat"
+	}
+	if last := r.steps[len(r.steps)-1]; last.ActionType == pipeline.ActionFinish {
+		ep.Finished, ep.StopReason = true, pipeline.StopFinished
+		if ep.Prediction == "" {
+			ep.Prediction = last.Argument
+		}
+	}
+	if matched {
+		ep.Answer = g.answer
+		if g.typ != "" {
+			ep.QuestionType = g.typ
+		}
+	}
+	switch {
+	case matched || (ep.Answer != "" && r.outcome == nil):
+		ep.Correct, ep.EM, ep.F1 = filter.Score(opts.Task, ep.Prediction, ep.Answer)
+	case r.outcome != nil:
+		ep.Correct = *r.outcome
+		if ep.Answer != "" {
+			_, ep.EM, ep.F1 = filter.Score(opts.Task, ep.Prediction, ep.Answer)
+		} else if ep.Correct {
+			// A recorded success means the prediction matched the gold answer the
+			// source scored against, so it stands in for the gold the file omits.
+			ep.EM, ep.F1 = 1, 1
+			ep.Answer = ep.Prediction
+		}
+	}
+	if r.em != nil {
+		ep.EM = *r.em
+	}
+	if r.f1 != nil {
+		ep.F1 = *r.f1
+	}
+	for _, s := range ep.Steps {
+		if s.ActionType == pipeline.ActionInvalid {
+			ep.BadCalls++
+		}
+	}
+	return ep
+}
+
+// rewardRe matches the closing observation of FireAct and the paper's environment.
+var rewardRe = regexp.MustCompile(`(?i)episode finished,?\s*reward\s*=\s*([A-Za-z0-9.]+)`)
+
+// ParseReward reads the outcome of a closing observation such as "Episode finished,
+// reward = True": True, 1 and 1.0 are a success, False and 0 a failure; ok is false when
+// the text holds no outcome marker.
+func ParseReward(obs string) (correct, ok bool) {
+	m := rewardRe.FindStringSubmatch(obs)
+	if m == nil {
+		return false, false
+	}
+	v := strings.ToLower(m[1])
+	if v == "true" {
+		return true, true
+	}
+	if v == "false" {
+		return false, true
+	}
+	f, err := strconv.ParseFloat(strings.TrimSuffix(v, "."), 64)
+	if err != nil {
+		return false, false
+	}
+	return f > 0, true
+}
+
+var (
+	obsLabelRe  = regexp.MustCompile(`(?im)^[ \t]*observation[ \t]*\d*[ \t]*:[ \t]?`)
+	turnLabelRe = regexp.MustCompile(`(?im)^[ \t]*(?:thought|action)[ \t]*\d*[ \t]*:`)
+	questionRe  = regexp.MustCompile(`(?im)^[ \t]*(?:question|claim)[ \t]*:[ \t]*(.*)$`)
+)
+
+// stripLabel drops a leading "Observation:", "Question:" or "Claim:" label.
+func stripLabel(s string) string {
+	s = strings.TrimSpace(s)
+	for _, l := range []string{"observation", "question", "claim"} {
+		if len(s) > len(l) && strings.EqualFold(s[:len(l)], l) {
+			rest := strings.TrimLeft(s[len(l):], " \t0123456789")
+			if strings.HasPrefix(rest, ":") {
+				return strings.TrimSpace(rest[1:])
+			}
+		}
+	}
+	return s
+}
+
+// step turns one assistant turn into a step.
+func step(text string, n int) pipeline.Step {
+	p := react.Step(text, n)
+	return pipeline.Step{Thought: p.Thought, Action: p.Action, ActionType: cmpOr(p.ActionType, pipeline.ActionInvalid), Argument: p.Argument}
+}
+
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+// markRefused marks a step invalid when the recorded environment answered "Invalid
+// action": the corpus' own verdict wins over the tolerant parser, so an episode whose
+// Finish was refused is not counted as finished.
+func markRefused(s *pipeline.Step) {
+	if len(s.Observation) >= 14 && strings.EqualFold(s.Observation[:14], "invalid action") {
+		s.ActionType, s.Argument = pipeline.ActionInvalid, ""
+	}
+}
+
+// steps reads a trajectory written as text (Thought / Action / Observation lines,
+// numbered or not) into steps, and the outcome of its closing observation.
+func steps(text string) ([]pipeline.Step, *bool) {
+	text = strings.ReplaceAll(text, "\r\n", "\n")
+	var out []pipeline.Step
+	var outcome *bool
+	pos := 0
+	for _, loc := range obsLabelRe.FindAllStringIndex(text, -1) {
+		if loc[0] < pos {
+			continue
+		}
+		chunk := text[pos:loc[0]]
+		end := len(text)
+		if next := turnLabelRe.FindStringIndex(text[loc[1]:]); next != nil {
+			end = loc[1] + next[0]
+		}
+		obs := strings.TrimSpace(text[loc[1]:end])
+		pos = end
+		if c, ok := ParseReward(obs); ok {
+			outcome = &c
+		}
+		if strings.TrimSpace(chunk) == "" {
+			if len(out) > 0 {
+				out[len(out)-1].Observation = strings.TrimSpace(out[len(out)-1].Observation + "\n" + obs)
+			}
+			continue
+		}
+		s := step(chunk, len(out)+1)
+		s.Observation = obs
+		markRefused(&s)
+		out = append(out, s)
+	}
+	if rest := text[pos:]; strings.TrimSpace(rest) != "" {
+		out = append(out, step(rest, len(out)+1))
+	}
+	return out, outcome
+}
+
+// readChat reads FireAct's OpenAI chat files: JSONL of {"messages": [...]} where the
+// first user turn is the question, assistant turns are "Thought: …\nAction: …" and
+// later user turns are "Observation: …", the last one "Episode finished, reward = …".
+func readChat(ctx context.Context, path string, fn func(string, record, error) error) error {
+	return eachLine(path, func(line int, b []byte) error {
+		var rec struct {
+			Messages []struct {
+				Role    string `json:"role"`
+				Content string `json:"content"`
+			} `json:"messages"`
+		}
+		where := fmt.Sprintf("line %d", line)
+		if err := json.Unmarshal(b, &rec); err != nil {
+			return fn(where, record{}, err)
+		}
+		var r record
+		var cur *pipeline.Step
+		for _, m := range rec.Messages {
+			switch m.Role {
+			case "system":
+			case "user":
+				if r.question == "" && len(r.steps) == 0 {
+					r.question = stripLabel(m.Content)
+					continue
+				}
+				obs := stripLabel(m.Content)
+				if c, ok := ParseReward(obs); ok {
+					r.outcome = &c
+				}
+				if cur != nil {
+					cur.Observation = strings.TrimSpace(cur.Observation + "\n" + obs)
+					markRefused(cur)
+				}
+			case "assistant":
+				r.steps = append(r.steps, step(m.Content, len(r.steps)+1))
+				cur = &r.steps[len(r.steps)-1]
+			default:
+				return fn(where, record{}, fmt.Errorf("%w: unknown role %q", ErrBadRecord, m.Role))
+			}
+		}
+		return fn(where, r, nil)
+	})
+}
+
+// readAlpaca reads FireAct's Alpaca files: a JSON array of {instruction, input, output}
+// where the question is the instruction (or the input, when there is one) and the
+// output is the trajectory text.
+func readAlpaca(ctx context.Context, path string, fn func(string, record, error) error) error {
+	return eachArray(path, func(n int, raw json.RawMessage) error {
+		var rec struct {
+			Instruction string `json:"instruction"`
+			Input       string `json:"input"`
+			Output      string `json:"output"`
+		}
+		where := fmt.Sprintf("record %d", n+1)
+		if err := json.Unmarshal(raw, &rec); err != nil {
+			return fn(where, record{}, err)
+		}
+		r := record{question: stripLabel(rec.Instruction)}
+		if strings.TrimSpace(rec.Input) != "" {
+			r.question = stripLabel(rec.Input)
+		}
+		r.steps, r.outcome = steps(rec.Output)
+		return fn(where, r, nil)
+	})
+}
+
+// readTranscripts reads the paper's GPT-3 transcripts: JSONL of {question_idx,
+// transcript, answer, gt_answer, em, steps} where transcript starts with a Question: or
+// Claim: line.
+func readTranscripts(ctx context.Context, path string, fn func(string, record, error) error) error {
+	return eachLine(path, func(line int, b []byte) error {
+		var rec struct {
+			QuestionIdx json.RawMessage `json:"question_idx"`
+			Transcript  string          `json:"transcript"`
+			Answer      string          `json:"answer"`
+			GTAnswer    string          `json:"gt_answer"`
+			EM          *float64        `json:"em"`
+		}
+		where := fmt.Sprintf("line %d", line)
+		if err := json.Unmarshal(b, &rec); err != nil {
+			return fn(where, record{}, err)
+		}
+		r := record{qid: string(bytes.Trim(rec.QuestionIdx, `"`)), gold: rec.GTAnswer, pred: rec.Answer}
+		text := rec.Transcript
+		if m := questionRe.FindStringSubmatchIndex(text); m != nil {
+			r.question = strings.TrimSpace(text[m[2]:m[3]])
+			text = text[m[1]:]
+		}
+		r.steps, r.outcome = steps(text)
+		if rec.EM != nil {
+			c := *rec.EM > 0
+			r.outcome = &c
+		}
+		return fn(where, r, nil)
+	})
+}
+
+// readTrajs reads FireAct's trajectory dumps: a JSON object {idx: {reward, em, f1, gt,
+// pred, traj}} where traj is an Alpaca prompt ("### Instruction:" question, "###
+// Response:" trajectory). Records come in file order.
+func readTrajs(ctx context.Context, path string, fn func(string, record, error) error) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return fmt.Errorf("import: %w", err)
+	}
+	defer f.Close()
+	dec := json.NewDecoder(bufio.NewReaderSize(f, 1<<20))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return fmt.Errorf("import %s: want a JSON object of trajectories: %v", path, cmpErr(err))
+	}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return fmt.Errorf("import %s: %w", path, err)
+		}
+		key, _ := tok.(string)
+		var rec struct {
+			Reward any      `json:"reward"`
+			EM     any      `json:"em"`
+			F1     *float64 `json:"f1"`
+			GT     string   `json:"gt"`
+			Pred   string   `json:"pred"`
+			Traj   string   `json:"traj"`
+		}
+		where := fmt.Sprintf("record %q", key)
+		if err := dec.Decode(&rec); err != nil {
+			return fmt.Errorf("import %s %s: %w", path, where, err)
+		}
+		r := record{qid: key, gold: rec.GT, pred: rec.Pred, f1: rec.F1}
+		text := rec.Traj
+		if i := strings.Index(text, "### Instruction:"); i >= 0 {
+			text = text[i+len("### Instruction:"):]
+			if j := strings.Index(text, "### Response:"); j >= 0 {
+				r.question = strings.TrimSpace(text[:j])
+				text = text[j+len("### Response:"):]
+			}
+		}
+		r.steps, r.outcome = steps(text)
+		if c, ok := truthy(rec.Reward); ok {
+			r.outcome = &c
+		}
+		if c, ok := truthy(rec.EM); ok {
+			v := 0.0
+			if c {
+				v = 1
+			}
+			r.em = &v
+		}
+		if err := fn(where, r, nil); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func cmpErr(err error) string {
+	if err == nil {
+		return "got another value"
+	}
+	return err.Error()
+}
+
+// truthy reads a JSON bool or number as a verdict.
+func truthy(v any) (bool, bool) {
+	switch x := v.(type) {
+	case bool:
+		return x, true
+	case float64:
+		return x > 0, true
+	}
+	return false, false
+}
+
+// eachLine calls fn with each non-blank line of a JSONL file.
+func eachLine(path string, fn func(line int, b []byte) error) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return fmt.Errorf("import: %w", err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 256<<20)
+	for line := 1; sc.Scan(); line++ {
+		b := bytes.TrimSpace(sc.Bytes())
+		if len(b) == 0 {
+			continue
+		}
+		if err := fn(line, b); err != nil {
+			return err
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return fmt.Errorf("read %s: %w", path, err)
+	}
+	return nil
+}
+
+// eachArray calls fn with each element of a JSON array file, streaming.
+func eachArray(path string, fn func(n int, raw json.RawMessage) error) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return fmt.Errorf("import: %w", err)
+	}
+	defer f.Close()
+	dec := json.NewDecoder(bufio.NewReaderSize(f, 1<<20))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('[') {
+		return fmt.Errorf("import %s: want a JSON array: %v", path, cmpErr(err))
+	}
+	for n := 0; dec.More(); n++ {
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
+			return fmt.Errorf("import %s record %d: %w", path, n+1, err)
+		}
+		if err := fn(n, raw); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+type goldRec struct {
+	id, answer, typ string
+	pos             int // 0-based position in the gold file
+}
+
+type goldSet struct {
+	byID   map[string]goldRec
+	byText map[string][]goldRec
+}
+
+// find matches by normalised question text; when the text is ambiguous (FEVER repeats
+// some claims with different labels) the record whose id, or position, equals the
+// corpus' id wins, else the first. Without a text match, the id alone decides.
+func (g *goldSet) find(id, question string) (goldRec, bool) {
+	if g == nil {
+		return goldRec{}, false
+	}
+	if rs := g.byText[filter.NormalizeAnswer(question)]; len(rs) > 0 {
+		for _, r := range rs {
+			if id != "" && (r.id == id || strconv.Itoa(r.pos) == id) {
+				return r, true
+			}
+		}
+		return rs[0], true
+	}
+	r, ok := g.byID[id]
+	return r, ok && id != ""
+}
+
+// loadGold reads a HotpotQA JSON array (full or simplified) or FEVER JSONL.
+func loadGold(path string) (*goldSet, error) {
+	g := &goldSet{byID: map[string]goldRec{}, byText: map[string][]goldRec{}}
+	add := func(n int, b []byte) error {
+		var rec struct {
+			ID       json.RawMessage `json:"id"`
+			UID      string          `json:"_id"`
+			Question string          `json:"question"`
+			Claim    string          `json:"claim"`
+			Answer   string          `json:"answer"`
+			Label    string          `json:"label"`
+			Type     string          `json:"type"`
+		}
+		if err := json.Unmarshal(b, &rec); err != nil {
+			return err
+		}
+		r := goldRec{id: rec.UID, answer: rec.Answer, typ: rec.Type, pos: n}
+		if r.id == "" {
+			r.id = string(bytes.Trim(rec.ID, `"`))
+		}
+		text := rec.Question
+		if text == "" {
+			text = rec.Claim
+		}
+		if rec.Label != "" && rec.Answer == "" {
+			r.answer = rec.Label
+		}
+		if r.id != "" {
+			g.byID[r.id] = r
+		}
+		if text != "" {
+			k := filter.NormalizeAnswer(text)
+			g.byText[k] = append(g.byText[k], r)
+		}
+		return nil
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("import gold: %w", err)
+	}
+	br := bufio.NewReader(f)
+	first, err := br.Peek(1)
+	f.Close()
+	if err != nil && !errors.Is(err, io.EOF) {
+		return nil, fmt.Errorf("read gold %s: %w", path, err)
+	}
+	if len(first) == 1 && first[0] == '[' {
+		err = eachArray(path, func(n int, raw json.RawMessage) error {
+			if err := add(n, raw); err != nil {
+				return fmt.Errorf("read gold %s record %d: %w", path, n+1, err)
+			}
+			return nil
+		})
+	} else {
+		n := 0
+		err = eachLine(path, func(line int, b []byte) error {
+			n++
+			if err := add(n-1, b); err != nil {
+				return fmt.Errorf("read gold %s line %d: %w", path, line, err)
+			}
+			return nil
+		})
+	}
+	if err != nil {
+		return nil, err
+	}
+	return g, nil
+}

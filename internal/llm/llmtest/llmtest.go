@@ -1,0 +1,501 @@
+// Package llmtest is a fake OpenAI-compatible server for tests. It consumes requests in
+// OpenAI's wire format on /v1/chat/completions and /v1/completions, hands each one to a
+// Handler as a decoded Req, and produces the Handler's Reply in the real wire format (ids,
+// object, created, model, choices, usage), or one of the faults real servers show: rate
+// limits, 5xx, timeouts, reset connections, HTML error pages, invalid JSON, unknown models
+// and bad keys. It listens on 127.0.0.1 only and records every request it saw.
+package llmtest
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/reactgen/reactgen/internal/llm"
+)
+
+// Fault is a failure the server shows instead of a normal reply.
+type Fault int
+
+// The faults. FaultNone is a normal reply.
+const (
+	FaultNone          Fault = iota
+	Fault429                 // 429 rate_limit_exceeded, with Reply.RetryAfter as Retry-After when set
+	Fault500                 // 500 server_error
+	Fault503                 // 503 overloaded
+	FaultTimeout             // sleep until the client gives up (ctx ends) or Reply.Delay (default 2 minutes)
+	FaultReset               // 200 headers and half the body, then the connection is closed
+	FaultHTML                // an HTML error page, content-type text/html; status Reply.Status or 502
+	FaultInvalidJSON         // content-type application/json but a truncated body; status Reply.Status or 200
+	FaultEmpty               // a normal completion whose text is empty
+	FaultModelNotFound       // 404 model_not_found in OpenAI's error JSON
+	FaultUnauthorized        // 401 invalid_api_key
+)
+
+var faultNames = map[Fault]string{
+	FaultNone: "none", Fault429: "429", Fault500: "500", Fault503: "503", FaultTimeout: "timeout",
+	FaultReset: "reset", FaultHTML: "html", FaultInvalidJSON: "invalid-json", FaultEmpty: "empty",
+	FaultModelNotFound: "model-not-found", FaultUnauthorized: "unauthorized",
+}
+
+// String names the fault for test names.
+func (f Fault) String() string {
+	if s, ok := faultNames[f]; ok {
+		return s
+	}
+	return fmt.Sprintf("fault(%d)", int(f))
+}
+
+// Faults lists every fault except FaultNone, for table tests.
+var Faults = []Fault{
+	Fault429, Fault500, Fault503, FaultTimeout, FaultReset, FaultHTML, FaultInvalidJSON,
+	FaultEmpty, FaultModelNotFound, FaultUnauthorized,
+}
+
+// Req is one decoded request.
+type Req struct {
+	Endpoint    string // "chat" or "completions"
+	Model       string
+	Prompt      string        // completions: the prompt (the first, if a list was sent)
+	Messages    []llm.Message // chat
+	Stop        []string
+	Temperature float64
+	TopP        float64
+	N           int
+	Seed        *int
+	MaxTokens   int
+	Header      http.Header
+}
+
+// Reply is what a Handler answers. The zero Reply is one empty choice with
+// finish_reason "stop".
+type Reply struct {
+	Texts            []string // one per choice; padded cyclically up to the request's n
+	FinishReason     string   // default "stop"; a stop sequence found in a text forces "stop"
+	PromptTokens     int      // default: an estimate (prompt chars / 4)
+	CompletionTokens int      // default: an estimate (completion chars / 4)
+	Delay            time.Duration
+	Fault            Fault
+	RetryAfter       string // Retry-After header value (seconds or an HTTP date), with Fault429
+	Status           int    // overrides the HTTP status (with Body, FaultHTML or FaultInvalidJSON)
+	Body             string // when set (and no fault), sent verbatim as the response body
+}
+
+// Handler answers one request. It is called concurrently; ctx ends when the client goes away.
+type Handler func(ctx context.Context, r Req) Reply
+
+// Recorded is one request as the server received it.
+type Recorded struct {
+	Endpoint string         // "chat" or "completions"
+	Req      Req            // decoded
+	Body     map[string]any // the JSON body as sent: a key absent here was not sent
+	Raw      []byte         // the body bytes
+	Header   http.Header
+}
+
+// Server is a running fake. Its URL includes /v1.
+type Server struct {
+	URL  string
+	srv  *httptest.Server
+	h    Handler
+	n    atomic.Int64
+	mu   sync.Mutex
+	log  []Recorded
+	next atomic.Int64
+	// noLog, set by DropLog, keeps the log empty.
+	noLog atomic.Bool
+}
+
+// DropLog stops recording requests: Log returns only those that arrived before. A
+// long benchmark or a memory measurement calls it so that the fake does not hold every
+// request body.
+func (s *Server) DropLog() { s.noLog.Store(true) }
+
+// NewServer starts a fake on 127.0.0.1, closed by t.Cleanup.
+func NewServer(t testing.TB, h Handler) *Server {
+	t.Helper()
+	s := &Server{h: h}
+	s.srv = httptest.NewServer(http.HandlerFunc(s.serve))
+	s.URL = s.srv.URL + "/v1"
+	t.Cleanup(func() {
+		s.srv.CloseClientConnections()
+		s.srv.Close()
+	})
+	return s
+}
+
+// Requests returns how many requests arrived, faults included.
+func (s *Server) Requests() int64 { return s.n.Load() }
+
+// Log returns a copy of every request received, in arrival order.
+func (s *Server) Log() []Recorded {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i := range s.log {
+		s.decodeBody(i)
+	}
+	return append([]Recorded(nil), s.log...)
+}
+
+// Last returns the last request received; ok is false when none came.
+func (s *Server) Last() (Recorded, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.log) == 0 {
+		return Recorded{}, false
+	}
+	s.decodeBody(len(s.log) - 1)
+	return s.log[len(s.log)-1], true
+}
+
+// decodeBody fills the generic Body of log entry i. It is decoded when the log is read,
+// not when the request arrives, so that a busy server does not decode every body twice.
+// s.mu is held.
+func (s *Server) decodeBody(i int) {
+	if r := &s.log[i]; r.Body == nil {
+		_ = json.Unmarshal(r.Raw, &r.Body)
+	}
+}
+
+// wireRequest is the union of both endpoints' request bodies.
+type wireRequest struct {
+	Model       string          `json:"model"`
+	Prompt      json.RawMessage `json:"prompt"`
+	Messages    []llm.Message   `json:"messages"`
+	Stop        json.RawMessage `json:"stop"`
+	Temperature float64         `json:"temperature"`
+	TopP        float64         `json:"top_p"`
+	N           int             `json:"n"`
+	Seed        *int            `json:"seed"`
+	MaxTokens   int             `json:"max_tokens"`
+}
+
+// stringOrList decodes a JSON string or list of strings.
+func stringOrList(raw json.RawMessage) []string {
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil
+	}
+	var one string
+	if json.Unmarshal(raw, &one) == nil {
+		return []string{one}
+	}
+	var many []string
+	if json.Unmarshal(raw, &many) == nil {
+		return many
+	}
+	return nil
+}
+
+func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
+	var endpoint string
+	switch r.URL.Path {
+	case "/v1/chat/completions":
+		endpoint = "chat"
+	case "/v1/completions":
+		endpoint = "completions"
+	default:
+		writeError(w, http.StatusNotFound, "Invalid URL ("+r.Method+" "+r.URL.Path+")", "invalid_request_error", "")
+		return
+	}
+	s.n.Add(1)
+	raw, err := readBody(r)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, "could not read body", "invalid_request_error", "")
+		return
+	}
+	req, err := decodeRequest(raw)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, "We could not parse the JSON body of your request.", "invalid_request_error", "")
+		return
+	}
+	req.Endpoint = endpoint
+	req.Header = r.Header // the server makes a new map for every request
+	if !s.noLog.Load() {
+		s.mu.Lock()
+		s.log = append(s.log, Recorded{Endpoint: endpoint, Req: req, Raw: raw, Header: req.Header})
+		s.mu.Unlock()
+	}
+
+	ctx := r.Context()
+	rep := s.h(ctx, req)
+	if rep.Delay > 0 && rep.Fault != FaultTimeout {
+		if !sleep(ctx, rep.Delay) {
+			return
+		}
+	}
+	s.reply(ctx, w, req, rep)
+}
+
+// readBody reads the request body in one allocation when its length is known.
+func readBody(r *http.Request) ([]byte, error) {
+	if n := r.ContentLength; n > 0 && n <= 64<<20 {
+		b := make([]byte, n)
+		if _, err := io.ReadFull(r.Body, b); err != nil {
+			return nil, err
+		}
+		return b, nil
+	}
+	return io.ReadAll(r.Body)
+}
+
+func sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}
+
+func writeError(w http.ResponseWriter, status int, msg, typ, code string) {
+	body := map[string]any{"message": msg, "type": typ, "param": nil, "code": nil}
+	if code != "" {
+		body["code"] = code
+	}
+	writeJSON(w, status, map[string]any{"error": body})
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	b, _ := json.Marshal(v)
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(b)
+}
+
+const htmlPage = `<html>
+<head><title>502 Bad Gateway</title></head>
+<body>
+<center><h1>502 Bad Gateway</h1></center>
+<hr><center>fake-proxy</center>
+</body>
+</html>
+`
+
+func (s *Server) reply(ctx context.Context, w http.ResponseWriter, req Req, rep Reply) {
+	switch rep.Fault {
+	case Fault429:
+		if rep.RetryAfter != "" {
+			w.Header().Set("Retry-After", rep.RetryAfter)
+		}
+		writeError(w, http.StatusTooManyRequests, "Rate limit reached for requests on the fake server. Please try again later.", "requests", "rate_limit_exceeded")
+		return
+	case Fault500:
+		writeError(w, http.StatusInternalServerError, "The server had an error while processing your request.", "server_error", "")
+		return
+	case Fault503:
+		writeError(w, http.StatusServiceUnavailable, "The engine is currently overloaded, please try again later.", "server_error", "")
+		return
+	case FaultTimeout:
+		d := rep.Delay
+		if d <= 0 {
+			d = 2 * time.Minute
+		}
+		if !sleep(ctx, d) {
+			return
+		}
+		writeError(w, http.StatusGatewayTimeout, "the fake server timed out", "server_error", "timeout")
+		return
+	case FaultHTML:
+		st := rep.Status
+		if st == 0 {
+			st = http.StatusBadGateway
+		}
+		w.Header().Set("Content-Type", "text/html")
+		w.WriteHeader(st)
+		_, _ = io.WriteString(w, htmlPage)
+		return
+	case FaultInvalidJSON:
+		st := rep.Status
+		if st == 0 {
+			st = http.StatusOK
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(st)
+		_, _ = io.WriteString(w, `{"id":"cmpl-broken","object":"text_completion","choices":[{"text":"Thought: I`)
+		return
+	case FaultModelNotFound:
+		writeError(w, http.StatusNotFound, fmt.Sprintf("The model `%s` does not exist", req.Model), "invalid_request_error", "model_not_found")
+		return
+	case FaultUnauthorized:
+		writeError(w, http.StatusUnauthorized, "Incorrect API key provided. You can find your API key in your account settings.", "invalid_request_error", "invalid_api_key")
+		return
+	case FaultEmpty:
+		rep.Texts = []string{""}
+	}
+	if rep.Body != "" {
+		st := rep.Status
+		if st == 0 {
+			st = http.StatusOK
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(st)
+		_, _ = io.WriteString(w, rep.Body)
+		return
+	}
+	if rep.Status >= 400 {
+		writeError(w, rep.Status, http.StatusText(rep.Status), "server_error", "")
+		return
+	}
+	body := s.completion(req, rep)
+	b, _ := json.Marshal(body)
+	if rep.Fault == FaultReset {
+		s.reset(w, b)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(b)
+}
+
+// reset writes a full set of headers and half the body, then drops the connection.
+func (s *Server) reset(w http.ResponseWriter, body []byte) {
+	hj, ok := w.(http.Hijacker)
+	if !ok {
+		panic("llmtest: response writer cannot hijack")
+	}
+	conn, buf, err := hj.Hijack()
+	if err != nil {
+		return
+	}
+	defer conn.Close()
+	fmt.Fprintf(buf, "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n", len(body))
+	_, _ = buf.Write(body[:len(body)/2])
+	_ = buf.Flush()
+}
+
+// Cut applies stop sequences the way servers do: the text ends before the earliest stop
+// sequence, which is not included. found reports whether one occurred.
+func Cut(text string, stop []string) (string, bool) {
+	best := -1
+	for _, s := range stop {
+		if s == "" {
+			continue
+		}
+		if i := strings.Index(text, s); i >= 0 && (best < 0 || i < best) {
+			best = i
+		}
+	}
+	if best < 0 {
+		return text, false
+	}
+	return text[:best], true
+}
+
+func estimate(s string) int { return estimateLen(len(s)) }
+
+func estimateLen(n int) int { return (n + 3) / 4 }
+
+// The reply's wire types, in the field order OpenAI writes them. Structs, not maps:
+// encoding/json writes a struct without sorting keys or boxing values, which keeps the
+// fake cheap when hundreds of requests are in flight.
+type (
+	wireCompletion struct {
+		ID      string       `json:"id"`
+		Object  string       `json:"object"`
+		Created int64        `json:"created"`
+		Model   string       `json:"model"`
+		Choices []wireChoice `json:"choices"`
+		Usage   wireUsage    `json:"usage"`
+	}
+	wireChoice struct {
+		Index        int          `json:"index"`
+		Message      *wireMessage `json:"message,omitempty"` // chat
+		Text         *string      `json:"text,omitempty"`    // completions
+		Logprobs     *struct{}    `json:"logprobs"`
+		FinishReason string       `json:"finish_reason"`
+	}
+	wireMessage struct {
+		Role    string `json:"role"`
+		Content string `json:"content"`
+	}
+	wireUsage struct {
+		PromptTokens     int `json:"prompt_tokens"`
+		CompletionTokens int `json:"completion_tokens"`
+		TotalTokens      int `json:"total_tokens"`
+	}
+)
+
+func (s *Server) completion(req Req, rep Reply) wireCompletion {
+	texts := rep.Texts
+	if len(texts) == 0 {
+		texts = []string{""}
+	}
+	n := max(req.N, 1, len(texts))
+	promptTokens := rep.PromptTokens
+	if promptTokens == 0 {
+		chars := len(req.Prompt)
+		for _, m := range req.Messages {
+			chars += len(m.Content)
+		}
+		promptTokens = estimateLen(chars)
+	}
+	completionTokens := 0
+	choices := make([]wireChoice, n)
+	for i := range n {
+		text, stopped := Cut(texts[i%len(texts)], req.Stop)
+		completionTokens += estimate(text)
+		finish := rep.FinishReason
+		if finish == "" || stopped {
+			finish = "stop"
+		}
+		c := wireChoice{Index: i, FinishReason: finish}
+		if req.Endpoint == "chat" {
+			c.Message = &wireMessage{Role: "assistant", Content: text}
+		} else {
+			c.Text = &text
+		}
+		choices[i] = c
+	}
+	if rep.CompletionTokens != 0 {
+		completionTokens = rep.CompletionTokens
+	}
+	id := s.next.Add(1)
+	object, prefix := "text_completion", "cmpl-fake-"
+	if req.Endpoint == "chat" {
+		object, prefix = "chat.completion", "chatcmpl-fake-"
+	}
+	return wireCompletion{
+		ID: prefix + strconv.FormatInt(id, 10), Object: object, Created: time.Now().Unix(), Model: req.Model,
+		Choices: choices,
+		Usage:   wireUsage{PromptTokens: promptTokens, CompletionTokens: completionTokens, TotalTokens: promptTokens + completionTokens},
+	}
+}
+
+// Text is a Handler that always answers text.
+func Text(text string) Handler {
+	return func(context.Context, Req) Reply { return Reply{Texts: []string{text}} }
+}
+
+// Script answers with replies in order; the last one repeats.
+func Script(replies ...Reply) Handler {
+	var i atomic.Int64
+	return func(context.Context, Req) Reply {
+		if len(replies) == 0 {
+			return Reply{}
+		}
+		k := int(i.Add(1) - 1)
+		return replies[min(k, len(replies)-1)]
+	}
+}
+
+// Faulty fails the first n requests with fault, then hands requests to then.
+func Faulty(n int, fault Fault, then Handler) Handler {
+	var i atomic.Int64
+	return func(ctx context.Context, r Req) Reply {
+		if int(i.Add(1)) <= n {
+			return Reply{Fault: fault}
+		}
+		return then(ctx, r)
+	}
+}

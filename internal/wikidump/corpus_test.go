@@ -1,0 +1,325 @@
+package wikidump
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// readAll drains a reader and returns its docs.
+func readAll(t *testing.T, path, format string, opts Options) ([]Doc, Reader, error) {
+	t.Helper()
+	r, err := Open(t.Context(), path, format, opts)
+	if err != nil {
+		return nil, nil, err
+	}
+	t.Cleanup(func() { r.Close() })
+	var docs []Doc
+	for {
+		d, err := r.Next(t.Context())
+		if errors.Is(err, io.EOF) {
+			return docs, r, nil
+		}
+		if err != nil {
+			return docs, r, err
+		}
+		docs = append(docs, d)
+	}
+}
+
+func writeFile(t *testing.T, name, content string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func sha(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := sha256.Sum256(b)
+	return hex.EncodeToString(s[:])
+}
+
+func TestJSONLTextShapes(t *testing.T) {
+	p := writeFile(t, "pages.jsonl", `{"title": "Alpha", "text": "Alpha is first. Beta is second."}
+
+{"title": "Beta", "text": ["Beta one. Beta two.", "Beta three."]}
+{"title": " Gamma ", "text": [["Gamma one.", " Gamma two. Still two."], ["Gamma three."]], "disambiguation": true}
+`)
+	docs, r, err := readAll(t, p, FormatAuto, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Doc{
+		{Title: "Alpha", Sentences: []string{"Alpha is first.", "Beta is second."}, Line: 1},
+		{Title: "Beta", Sentences: []string{"Beta one.", "Beta two.", "Beta three."}, Line: 3},
+		{Title: "Gamma", Sentences: []string{"Gamma one.", "Gamma two. Still two.", "Gamma three."}, Disambiguation: true, Line: 4},
+	}
+	if len(docs) != len(want) {
+		t.Fatalf("docs: got %d, want %d", len(docs), len(want))
+	}
+	for i, w := range want {
+		d := docs[i]
+		if d.Title != w.Title || !slices.Equal(d.Sentences, w.Sentences) || d.Disambiguation != w.Disambiguation || d.Line != w.Line || d.File != p {
+			t.Errorf("doc %d: got %+v, want %+v", i, d, w)
+		}
+	}
+	files := r.Files()
+	if len(files) != 1 || files[0].SHA256 != sha(t, p) || files[0].Path != p {
+		t.Errorf("files: got %+v, want one with sha %s", files, sha(t, p))
+	}
+}
+
+func TestJSONLTextEscapes(t *testing.T) {
+	tests := []struct {
+		name, text string
+		want       []string
+	}{
+		{"plain", `"Plain words here."`, []string{"Plain words here."}},
+		{"quote", `"A \"quoted\" word."`, []string{`A "quoted" word.`}},
+		{"unicode escape", `"Caf\u00e9 and \ud83d\ude00."`, []string{"Café and \U0001F600."}},
+		{"slash and tab", `"a\/b\tc."`, []string{"a/b\tc."}},
+		{"raw utf-8", `"Zélie Marché."`, []string{"Zélie Marché."}},
+		{"list items", `["One.", "T\u0077o."]`, []string{"One.", "Two."}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := writeFile(t, "pages.jsonl", `{"title": "X", "text": `+tt.text+"}\n")
+			docs, _, err := readAll(t, p, FormatJSONL, Options{Split: func(s string) []string { return []string{s} }})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(docs) != 1 || !slices.Equal(docs[0].Sentences, tt.want) {
+				t.Errorf("sentences: got %+v, want %q", docs, tt.want)
+			}
+		})
+	}
+}
+
+func TestJSONLLongLine(t *testing.T) {
+	long := strings.Repeat("word ", 400_000) // 2 MB, far past bufio.Scanner's limit
+	p := writeFile(t, "long.jsonl", `{"title": "Long", "text": "`+long+`"}`+"\n"+`{"title": "Short", "text": "Tiny."}`)
+	docs, _, err := readAll(t, p, FormatJSONL, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(docs) != 2 || docs[1].Title != "Short" {
+		t.Fatalf("docs: got %d (%v), want Long and Short", len(docs), docs)
+	}
+	if got := len(docs[0].Sentences[0]); got != len(strings.TrimSpace(long)) {
+		t.Errorf("long sentence: got %d bytes, want %d", got, len(strings.TrimSpace(long)))
+	}
+}
+
+func TestJSONLErrors(t *testing.T) {
+	tests := []struct {
+		name, content, want string
+	}{
+		{"bad json", "{\"title\": \"A\", \"text\": \"x\"}\n{\"title\": \"B\", \"text\": \n", "line 2: invalid JSON"},
+		{"no title", `{"text": "x"}`, `line 1: missing "title"`},
+		{"no text", `{"title": "A"}`, `line 1: missing "text"`},
+		{"text number", `{"title": "A", "text": 3}`, `line 1: "text": want a string`},
+		{"bad utf8", "{\"title\": \"A\", \"text\": \"ok\"}\n{\"title\": \"B\xff\", \"text\": \"x\"}\n", "line 2: invalid UTF-8"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := writeFile(t, "c.jsonl", tt.content)
+			_, _, err := readAll(t, p, FormatJSONL, Options{})
+			if err == nil {
+				t.Fatal("no error")
+			}
+			if !strings.Contains(err.Error(), p) || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("error: got %q, want it to name %s and contain %q", err, p, tt.want)
+			}
+		})
+	}
+}
+
+func TestJSONLSkipBad(t *testing.T) {
+	p := writeFile(t, "c.jsonl", "{\"title\": \"A\", \"text\": \"ok\"}\nnot json\n{\"title\": \"B\xff\", \"text\": \"x\"}\n{\"text\": \"x\"}\n{\"title\": \"C\", \"text\": \"fine\"}\n")
+	docs, r, err := readAll(t, p, FormatJSONL, Options{SkipBad: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var titles []string
+	for _, d := range docs {
+		titles = append(titles, d.Title)
+	}
+	if want := []string{"A", "B\uFFFD", "C"}; !slices.Equal(titles, want) {
+		t.Errorf("titles: got %q, want %q", titles, want)
+	}
+	if got, want := r.Stats(), (Stats{Skipped: 2, Repaired: 1}); got != want {
+		t.Errorf("stats: got %+v, want %+v", got, want)
+	}
+}
+
+func TestHotpotWikiTree(t *testing.T) {
+	dir := filepath.Join("testdata", "hotpotwiki")
+	docs, r, err := readAll(t, dir, FormatAuto, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Doc{
+		{Title: "Marlow Ferry", Sentences: []string{"Marlow Ferry is a small cable ferry on the River Tamsin.", "It has carried passengers since 1887.", "The ferry was rebuilt in 1952 after a flood."}},
+		{Title: "Quillon Bay", Sentences: []string{"Quillon Bay is a sheltered inlet known for its seagrass meadows.", "Its lighthouse dates from 1901."}},
+		{Title: "Quillon (disambiguation)", Sentences: []string{"Quillon may refer to:", "Quillon Bay, an inlet.", "Quillon, a crossguard part of a sword."}},
+		{Title: "Tamsin Orchard", Sentences: []string{"Tamsin Orchard is an apple orchard beside the River Tamsin."}},
+	}
+	if len(docs) != len(want) {
+		t.Fatalf("docs: got %d, want %d", len(docs), len(want))
+	}
+	for i, w := range want {
+		if docs[i].Title != w.Title || !slices.Equal(docs[i].Sentences, w.Sentences) {
+			t.Errorf("doc %d: got %q %q, want %q %q", i, docs[i].Title, docs[i].Sentences, w.Title, w.Sentences)
+		}
+	}
+	files := r.Files()
+	if len(files) != 3 {
+		t.Fatalf("files: got %d, want 3", len(files))
+	}
+	for _, f := range files {
+		if f.SHA256 != sha(t, f.Path) {
+			t.Errorf("%s sha: got %s, want %s", f.Path, f.SHA256, sha(t, f.Path))
+		}
+	}
+}
+
+func TestHotpotWikiBadLine(t *testing.T) {
+	p := filepath.Join("testdata", "hotpotbad", "wiki_00.bz2")
+	_, _, err := readAll(t, p, FormatAuto, Options{})
+	if err == nil || !strings.Contains(err.Error(), p+" line 2:") {
+		t.Errorf("error: got %v, want it to name %s line 2", err, p)
+	}
+	docs, r, err := readAll(t, p, FormatAuto, Options{SkipBad: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(docs) != 2 || r.Stats().Skipped != 1 {
+		t.Errorf("skip bad: got %d docs and %d skipped, want 2 and 1", len(docs), r.Stats().Skipped)
+	}
+}
+
+func TestQuestionsContext(t *testing.T) {
+	p := writeFile(t, "dev.json", `[
+ {"_id": "q1", "question": "Which?", "answer": "x", "context": [["Ferry Lane", ["Ferry Lane is a road.", " It is short."]], ["Oak Hill", ["Oak Hill is a hill."]]]},
+ {"_id": "q2", "question": "What?", "answer": "y", "context": [["Oak Hill", ["Oak Hill is a hill."]], ["Elm Park", ["Elm Park is a park."]]]}
+]
+`)
+	docs, r, err := readAll(t, p, FormatAuto, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var titles []string
+	for _, d := range docs {
+		titles = append(titles, d.Title)
+	}
+	if want := []string{"Ferry Lane", "Oak Hill", "Elm Park"}; !slices.Equal(titles, want) {
+		t.Errorf("titles: got %q, want %q", titles, want)
+	}
+	if got, want := docs[0].Sentences, []string{"Ferry Lane is a road.", "It is short."}; !slices.Equal(got, want) {
+		t.Errorf("sentences: got %q, want %q", got, want)
+	}
+	if f := r.Files(); len(f) != 1 || f[0].SHA256 != sha(t, p) {
+		t.Errorf("files: got %+v, want sha %s", f, sha(t, p))
+	}
+}
+
+func TestQuestionsErrors(t *testing.T) {
+	bad := `[{"context": [["A", ["a."]]]}, {"context": [["B", "not a list"]]}, {"context": [["C", ["c."]]]}]`
+	p := writeFile(t, "dev.json", bad)
+	_, _, err := readAll(t, p, FormatHotpotQuestions, Options{})
+	if err == nil || !strings.Contains(err.Error(), p+" record 2") {
+		t.Errorf("error: got %v, want it to name %s record 2", err, p)
+	}
+	docs, r, err := readAll(t, p, FormatHotpotQuestions, Options{SkipBad: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(docs) != 2 || r.Stats().Skipped != 1 {
+		t.Errorf("skip bad: got %d docs, %d skipped, want 2 and 1", len(docs), r.Stats().Skipped)
+	}
+}
+
+func TestDetectFormat(t *testing.T) {
+	dir := t.TempDir()
+	files := map[string]string{"a.jsonl": "{}", "q.json": " [ ]", "p.json": "{\"title\": 1}", "x.txt": "hi"}
+	for n, c := range files {
+		if err := os.WriteFile(filepath.Join(dir, n), []byte(c), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tests := []struct {
+		path, want string
+		err        bool
+	}{
+		{filepath.Join(dir, "a.jsonl"), FormatJSONL, false},
+		{filepath.Join(dir, "q.json"), FormatHotpotQuestions, false},
+		{filepath.Join(dir, "p.json"), FormatJSONL, false},
+		{dir, FormatHotpotWiki, false},
+		{filepath.Join("testdata", "hotpotbad", "wiki_00.bz2"), FormatHotpotWiki, false},
+		{filepath.Join(dir, "x.txt"), "", true},
+		{filepath.Join(dir, "missing.jsonl"), "", true},
+	}
+	for _, tt := range tests {
+		t.Run(filepath.Base(tt.path), func(t *testing.T) {
+			got, err := DetectFormat(tt.path)
+			if (err != nil) != tt.err || got != tt.want {
+				t.Errorf("DetectFormat(%s): got %q, %v, want %q (error %v)", tt.path, got, err, tt.want, tt.err)
+			}
+		})
+	}
+}
+
+func TestStripLinks(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{`plain`, `plain`},
+		{`the <a href="River%20X">River X</a> flows`, `the River X flows`},
+		{`a < b and <b>bold</b>`, `a < b and <b>bold</b>`},
+		{`broken <a href="x`, `broken <a href="x`},
+	}
+	for _, tt := range tests {
+		if got := stripLinks(tt.in); got != tt.want {
+			t.Errorf("stripLinks(%q): got %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+func TestFEVERWikiPages(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "wiki-001.jsonl")
+	body := `{"id": "", "text": "", "lines": ""}` + "\n" +
+		`{"id": "Orla_Venn_-LRB-sculptor-RRB-", "text": "Orla Venn is a sculptor . She lives in Teshmar .", "lines": "0\tOrla Venn is a sculptor .\tsculptor\n1\t\n2\tShe lives in Teshmar .\tTeshmar\tcity"}` + "\n"
+	if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r, err := Open(t.Context(), path, "auto", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	doc, err := r.Next(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if doc.Title != "Orla Venn (sculptor)" {
+		t.Errorf("title: got %q", doc.Title)
+	}
+	want := []string{"Orla Venn is a sculptor .", "", "She lives in Teshmar ."}
+	if !slices.Equal(doc.Sentences, want) {
+		t.Errorf("sentences: got %q, want %q (kept at FEVER's line numbers)", doc.Sentences, want)
+	}
+	if _, err := r.Next(t.Context()); err != io.EOF {
+		t.Errorf("after the last page: got %v, want io.EOF", err)
+	}
+}

@@ -1,0 +1,226 @@
+package wikidump
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/reactgen/reactgen/internal/dataset"
+)
+
+// jsonlReader reads {"title": ..., "text": ...} lines where text is a string, a list of
+// paragraph strings, or a list of lists of sentences.
+type jsonlReader struct {
+	path  string
+	opts  Options
+	hf    *hashedFile
+	lines *lineReader
+	files []File
+	stats Stats
+	done  bool
+}
+
+func openJSONL(path string, opts Options) (*jsonlReader, error) {
+	hf, err := openHashed(path, FormatJSONL)
+	if err != nil {
+		return nil, err
+	}
+	return &jsonlReader{path: path, opts: opts, hf: hf, lines: newLineReader(hf)}, nil
+}
+
+type jsonlRecord struct {
+	Title          *string         `json:"title"`
+	Text           json.RawMessage `json:"text"`
+	Disambiguation bool            `json:"disambiguation"`
+	// FEVER's wiki-pages dump: {"id": "Page_Title", "text": ..., "lines": "0\tSentence\tlink..."}.
+	ID    json.RawMessage `json:"id"`
+	Lines *string         `json:"lines"`
+}
+
+func (r *jsonlReader) Next(ctx context.Context) (Doc, error) {
+	if r.done {
+		return Doc{}, io.EOF
+	}
+	for {
+		if err := ctx.Err(); err != nil {
+			return Doc{}, err
+		}
+		line, err := r.lines.next()
+		if errors.Is(err, io.EOF) {
+			r.done = true
+			f, err := r.hf.finish()
+			if err != nil {
+				return Doc{}, err
+			}
+			r.files = append(r.files, f)
+			return Doc{}, io.EOF
+		}
+		if err != nil {
+			r.done = true
+			r.hf.Close()
+			return Doc{}, fmt.Errorf("read %s line %d: %w", r.path, r.lines.line+1, err)
+		}
+		if len(bytes.TrimSpace(line)) == 0 {
+			continue
+		}
+		doc, err := r.parse(line)
+		if errors.Is(err, errEmptyPage) {
+			continue
+		}
+		if err != nil {
+			if r.opts.SkipBad {
+				r.stats.Skipped++
+				continue
+			}
+			r.done = true
+			r.hf.Close()
+			return Doc{}, fmt.Errorf("%s line %d: %w", r.path, r.lines.line, err)
+		}
+		doc.File, doc.Line = r.path, r.lines.line
+		return doc, nil
+	}
+}
+
+func (r *jsonlReader) parse(line []byte) (Doc, error) {
+	if !utf8.Valid(line) {
+		if !r.opts.SkipBad {
+			return Doc{}, errors.New("invalid UTF-8")
+		}
+		line = bytes.ToValidUTF8(line, []byte("\uFFFD"))
+		r.stats.Repaired++
+	}
+	rec, ok := decodeFlatRecord(line)
+	if !ok {
+		if err := json.Unmarshal(line, &rec); err != nil {
+			return Doc{}, fmt.Errorf("invalid JSON: %w", err)
+		}
+	}
+	if rec.Title == nil && rec.Lines != nil {
+		return feverPage(rec)
+	}
+	if rec.Title == nil {
+		return Doc{}, errors.New(`missing "title"`)
+	}
+	title := strings.TrimSpace(*rec.Title)
+	if title == "" {
+		return Doc{}, errors.New(`empty "title"`)
+	}
+	sents, err := textSentences(rec.Text, r.opts.Split)
+	if err != nil {
+		return Doc{}, err
+	}
+	return Doc{Title: title, Sentences: sents, Disambiguation: rec.Disambiguation}, nil
+}
+
+// textSentences decodes a "text" value: a string (split into sentences), a list of
+// paragraph strings (each split), or a list of lists of sentences (kept as given).
+func textSentences(raw json.RawMessage, split func(string) []string) ([]string, error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
+		return nil, errors.New(`missing "text"`)
+	}
+	switch raw[0] {
+	case '"':
+		s, err := jsonString(raw)
+		if err != nil {
+			return nil, fmt.Errorf(`"text": %w`, err)
+		}
+		return cleanSentences(split(s)), nil
+	case '[':
+		var items []json.RawMessage
+		if err := json.Unmarshal(raw, &items); err != nil {
+			return nil, fmt.Errorf(`"text": %w`, err)
+		}
+		var out []string
+		for i, it := range items {
+			it = bytes.TrimSpace(it)
+			if len(it) == 0 {
+				continue
+			}
+			switch it[0] {
+			case '"':
+				s, err := jsonString(it)
+				if err != nil {
+					return nil, fmt.Errorf(`"text"[%d]: %w`, i, err)
+				}
+				out = append(out, split(s)...)
+			case '[':
+				var ss []string
+				if err := json.Unmarshal(it, &ss); err != nil {
+					return nil, fmt.Errorf(`"text"[%d]: want a list of sentence strings: %w`, i, err)
+				}
+				out = append(out, ss...)
+			default:
+				return nil, fmt.Errorf(`"text"[%d]: want a string or a list of strings`, i)
+			}
+		}
+		return cleanSentences(out), nil
+	}
+	return nil, errors.New(`"text": want a string or a list`)
+}
+
+// jsonString decodes a JSON string value that an enclosing Unmarshal has already
+// validated. Without a backslash its bytes are the string itself, so the common case
+// skips a second validating pass over the page text.
+func jsonString(raw []byte) (string, error) {
+	if n := len(raw); n >= 2 && raw[0] == '"' && raw[n-1] == '"' && bytes.IndexByte(raw[1:n-1], '\\') < 0 {
+		return string(raw[1 : n-1]), nil
+	}
+	var s string
+	err := json.Unmarshal(raw, &s)
+	return s, err
+}
+
+func (r *jsonlReader) Files() []File { return r.files }
+func (r *jsonlReader) Stats() Stats  { return r.stats }
+
+func (r *jsonlReader) Close() error {
+	if r.done {
+		return nil
+	}
+	r.done = true
+	return r.hf.Close()
+}
+
+// errEmptyPage marks the empty records FEVER's dump holds (id ""); they are skipped.
+var errEmptyPage = errors.New("empty page")
+
+// feverPage reads a page of FEVER's wiki-pages dump. Its sentences are the numbered
+// "lines", kept at their numbers (FEVER's evidence cites them), so a missing number
+// leaves an empty sentence in its place; the anchor texts after each sentence are dropped.
+func feverPage(rec jsonlRecord) (Doc, error) {
+	var id string
+	if err := json.Unmarshal(rec.ID, &id); err != nil {
+		return Doc{}, fmt.Errorf(`"id": want the page name as a string: %w`, err)
+	}
+	title := strings.TrimSpace(dataset.PageTitle(id))
+	if title == "" {
+		return Doc{}, errEmptyPage
+	}
+	var sents []string
+	for i, line := range strings.Split(*rec.Lines, "\n") {
+		num, rest, ok := strings.Cut(line, "\t")
+		if !ok {
+			continue
+		}
+		n, err := strconv.Atoi(num)
+		if err != nil || n < 0 || n > 10000 {
+			n = i
+		}
+		sentence, _, _ := strings.Cut(rest, "\t")
+		for len(sents) <= n {
+			sents = append(sents, "")
+		}
+		sents[n] = strings.TrimSpace(sentence)
+	}
+	for len(sents) > 0 && sents[len(sents)-1] == "" {
+		sents = sents[:len(sents)-1]
+	}
+	return Doc{Title: title, Sentences: sents, Disambiguation: strings.HasSuffix(title, "(disambiguation)")}, nil
+}
