@@ -28,9 +28,3 @@ func BenchmarkChainRun(b *testing.B) {
 	}
 	b.ReportMetric(float64(len(eps)*b.N)/b.Elapsed().Seconds(), "episodes/s")
 }
-
-func BenchmarkF1(b *testing.B) {
-	for b.Loop() {
-		F1("The President of the United States of America", "president of the united states")
-	}
-}

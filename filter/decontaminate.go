@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/reactgen/reactgen/internal/score"
 	"github.com/reactgen/reactgen/pipeline"
 )
 
@@ -47,7 +48,7 @@ func (d *decontaminate) Keep(ep *pipeline.Episode) (bool, pipeline.Reject) {
 }
 
 func (d *decontaminate) match(q string) (evalRef, string, bool) {
-	norm := NormalizeAnswer(q)
+	norm := score.NormalizeAnswer(q)
 	if ref, ok := d.exact[norm]; ok {
 		return ref, "exact", true
 	}
@@ -77,7 +78,7 @@ func loadDecontaminate(files []string) (*decontaminate, error) {
 	for _, f := range files {
 		err := ReadEvalQuestions(f, func(id, text string) {
 			ref := evalRef{id: id, file: filepath.Base(f)}
-			norm := NormalizeAnswer(text)
+			norm := score.NormalizeAnswer(text)
 			if _, ok := d.exact[norm]; !ok {
 				d.exact[norm] = ref
 			}

@@ -1,8 +1,8 @@
 // Package filter decides which generated episodes become training data. It consumes
 // pipeline.Episode records (a stream, re-readable through Options.Reopen) and a
 // pipeline.FilterConfig, and produces two streams, kept episodes and pipeline.Rejected
-// records carrying every reason, plus Stats. It also holds the official HotpotQA
-// metrics (NormalizeAnswer, ExactMatch, F1) and the FEVER label score (Score).
+// records carrying every reason, plus Stats. Answers are scored by internal/score, the
+// same code generate and the importer use.
 //
 // Rules come in two kinds. A Rule judges one episode alone (correct, finished,
 // max_steps, no_invalid_actions, no_bad_calls, no_loops, max_tokens, decontaminate);
@@ -23,6 +23,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/reactgen/reactgen/internal/score"
 	"github.com/reactgen/reactgen/pipeline"
 )
 
@@ -292,7 +293,7 @@ type class struct {
 func (c *Chain) classOf(ep *pipeline.Episode) class {
 	cl := class{qtype: ep.QuestionType}
 	if c.task == pipeline.TaskFEVER && ep.Answer != "" {
-		cl.label, cl.labeled = NormalizeLabel(ep.Answer), true
+		cl.label, cl.labeled = score.NormalizeLabel(ep.Answer), true
 	}
 	return cl
 }
@@ -500,12 +501,12 @@ func (j *candidateJobs) wait() []Candidate {
 func (c *Chain) candidate(idx int, ep *pipeline.Episode) Candidate {
 	cd := Candidate{Index: idx, ID: ep.ID, QuestionID: ep.QuestionID, Steps: len(ep.Steps), Correct: ep.Correct}
 	if ep.Answer != "" {
-		cd.Correct, _, _ = Score(c.task, ep.Prediction, ep.Answer)
+		cd.Correct, _, _ = score.Score(c.task, ep.Prediction, ep.Answer)
 	}
 	if c.bal == "type" {
 		cd.Class = ep.QuestionType
 	} else {
-		cd.Class = NormalizeLabel(ep.Answer)
+		cd.Class = score.NormalizeLabel(ep.Answer)
 	}
 	cd.Trajectory, cd.Actions = trajectoryHash(ep)
 	return cd

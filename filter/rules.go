@@ -8,6 +8,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/reactgen/reactgen/internal/score"
 	"github.com/reactgen/reactgen/pipeline"
 )
 
@@ -43,7 +44,7 @@ func (r correctRule) Keep(ep *pipeline.Episode) (bool, pipeline.Reject) {
 		}
 		return reject("correct", CodeWrongAnswer, fmt.Sprintf("recorded as incorrect, prediction %q", ep.Prediction))
 	}
-	correct, _, f1 := Score(r.task, ep.Prediction, ep.Answer)
+	correct, _, f1 := score.Score(r.task, ep.Prediction, ep.Answer)
 	if correct || (r.minF1 > 0 && r.task != pipeline.TaskFEVER && f1 >= r.minF1) {
 		return true, pipeline.Reject{}
 	}

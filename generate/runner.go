@@ -8,11 +8,11 @@ import (
 	"strings"
 	"time"
 
-	"github.com/reactgen/reactgen/filter"
 	"github.com/reactgen/reactgen/generate/prompt"
 	"github.com/reactgen/reactgen/internal/env"
 	"github.com/reactgen/reactgen/internal/llm"
 	"github.com/reactgen/reactgen/internal/react"
+	"github.com/reactgen/reactgen/internal/score"
 	"github.com/reactgen/reactgen/pipeline"
 )
 
@@ -184,7 +184,7 @@ func (r *Runner) run(ctx context.Context, q pipeline.Question, attempt int, rati
 		ep.StopReason, ep.Error = stopReason(ctx, err), err.Error()
 	}
 	if ep.Finished {
-		ep.Correct, ep.EM, ep.F1 = filter.Score(r.o.Task, ep.Prediction, ep.Answer)
+		ep.Correct, ep.EM, ep.F1 = score.Score(r.o.Task, ep.Prediction, ep.Answer)
 	}
 	for _, st := range ep.Steps {
 		for _, c := range st.Calls {
@@ -298,7 +298,7 @@ func canonicalLabel(a string) string {
 // normAnswer is the form that self-consistency votes on.
 func (r *Runner) normAnswer(a string) string {
 	if r.o.Task == pipeline.TaskFEVER {
-		return filter.NormalizeLabel(a)
+		return score.NormalizeLabel(a)
 	}
-	return filter.NormalizeAnswer(a)
+	return score.NormalizeAnswer(a)
 }

@@ -20,8 +20,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/reactgen/reactgen/filter"
 	"github.com/reactgen/reactgen/internal/react"
+	"github.com/reactgen/reactgen/internal/score"
 	"github.com/reactgen/reactgen/pipeline"
 )
 
@@ -141,7 +141,7 @@ func build(opts Options, gold *goldSet, r record, perQuestion map[string]int) pi
 		qid = g.id
 	}
 	if qid == "" {
-		sum := sha256.Sum256([]byte(filter.NormalizeAnswer(question)))
+		sum := sha256.Sum256([]byte(score.NormalizeAnswer(question)))
 		qid = "q" + hex.EncodeToString(sum[:])[:12]
 	}
 	attempt := perQuestion[qid]
@@ -169,11 +169,11 @@ func build(opts Options, gold *goldSet, r record, perQuestion map[string]int) pi
 	}
 	switch {
 	case matched || (ep.Answer != "" && r.outcome == nil):
-		ep.Correct, ep.EM, ep.F1 = filter.Score(opts.Task, ep.Prediction, ep.Answer)
+		ep.Correct, ep.EM, ep.F1 = score.Score(opts.Task, ep.Prediction, ep.Answer)
 	case r.outcome != nil:
 		ep.Correct = *r.outcome
 		if ep.Answer != "" {
-			_, ep.EM, ep.F1 = filter.Score(opts.Task, ep.Prediction, ep.Answer)
+			_, ep.EM, ep.F1 = score.Score(opts.Task, ep.Prediction, ep.Answer)
 		} else if ep.Correct {
 			// A recorded success means the prediction matched the gold answer the
 			// source scored against, so it stands in for the gold the file omits.
@@ -538,7 +538,7 @@ func (g *goldSet) find(id, question string) (goldRec, bool) {
 	if g == nil {
 		return goldRec{}, false
 	}
-	if rs := g.byText[filter.NormalizeAnswer(question)]; len(rs) > 0 {
+	if rs := g.byText[score.NormalizeAnswer(question)]; len(rs) > 0 {
 		for _, r := range rs {
 			if id != "" && (r.id == id || strconv.Itoa(r.pos) == id) {
 				return r, true
@@ -581,7 +581,7 @@ func loadGold(path string) (*goldSet, error) {
 			g.byID[r.id] = r
 		}
 		if text != "" {
-			k := filter.NormalizeAnswer(text)
+			k := score.NormalizeAnswer(text)
 			g.byText[k] = append(g.byText[k], r)
 		}
 		return nil

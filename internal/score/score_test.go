@@ -1,4 +1,4 @@
-package filter
+package score
 
 import (
 	"math"

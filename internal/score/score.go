@@ -1,4 +1,9 @@
-package filter
+// Package score holds the answer metrics that every stage shares: the official HotpotQA
+// normalisation, exact match and F1, and the FEVER label rule. It consumes a prediction
+// and a gold answer (strings) and produces a verdict; it reads no file and keeps no
+// state. generate scores episodes as they finish, the importer re-scores imported ones,
+// and filter re-scores kept ones, all through Score, so the three can never disagree.
+package score
 
 import (
 	"strings"
