@@ -23,6 +23,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/reactgen/reactgen/internal/levenshtein"
 	"github.com/reactgen/reactgen/internal/score"
 	"github.com/reactgen/reactgen/pipeline"
 )
@@ -565,36 +566,10 @@ func (c *Chain) emitReject(st *Stats, rec record, rejects []pipeline.Reject, rej
 	return nil
 }
 
-// nearest returns the candidate with the smallest edit distance to s.
+// nearest returns the valid name closest to a mistyped one.
 func nearest(s string, candidates []string) string {
-	best, bestD := "", -1
-	for _, c := range candidates {
-		if d := levenshtein(s, c); bestD < 0 || d < bestD {
-			best, bestD = c, d
-		}
-	}
+	best, _ := levenshtein.Nearest(s, candidates)
 	return best
-}
-
-func levenshtein(a, b string) int {
-	ra, rb := []rune(a), []rune(b)
-	prev := make([]int, len(rb)+1)
-	cur := make([]int, len(rb)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(ra); i++ {
-		cur[0] = i
-		for j := 1; j <= len(rb); j++ {
-			cost := 1
-			if ra[i-1] == rb[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(rb)]
 }
 
 // ErrNoEvalFiles is returned by New when decontaminate is on and filter.eval_files is

@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/viper"
 	"gopkg.in/yaml.v3"
 
+	"github.com/reactgen/reactgen/internal/levenshtein"
 	"github.com/reactgen/reactgen/pipeline"
 )
 
@@ -331,7 +332,7 @@ func decodeMessage(err error, where func(string) string, known map[string]keyInf
 func suggest(key string, keys []keyInfo) string {
 	best, bestD := "", 1<<30
 	for _, k := range keys {
-		if d := levenshtein(key, k.Key); d < bestD {
+		if d := levenshtein.Distance(key, k.Key); d < bestD {
 			best, bestD = k.Key, d
 		}
 		// A key put in the wrong section: compare the last part only.
@@ -349,26 +350,6 @@ func suggest(key string, keys []keyInfo) string {
 		return fmt.Sprintf("; did you mean %s?", best)
 	}
 	return "; run `reactgen config keys` for the list"
-}
-
-func levenshtein(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }
 
 // redactedConfig is the effective config as a map, for config show and the manifest. It
