@@ -2,6 +2,7 @@ package generate
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -16,6 +17,16 @@ import (
 
 // complete sends one request and records it as a Call. text is the first choice.
 func complete(ctx context.Context, c llm.Client, req llm.Request, pr prompt.Request, keep bool) (pipeline.Call, string, error) {
+	call, resp, err := send(ctx, c, req, pr, keep)
+	if err != nil {
+		return call, "", err
+	}
+	return call, resp.Choices[0].Text, nil
+}
+
+// send sends one request and records it as a Call holding the first choice. On success
+// resp has at least one choice.
+func send(ctx context.Context, c llm.Client, req llm.Request, pr prompt.Request, keep bool) (pipeline.Call, llm.Response, error) {
 	call := pipeline.Call{Model: req.Model, PromptHash: pr.Hash()}
 	if keep {
 		call.Prompt = pr.Text()
@@ -25,25 +36,25 @@ func complete(ctx context.Context, c llm.Client, req llm.Request, pr prompt.Requ
 	if err != nil {
 		call.LatencyMS = time.Since(start).Milliseconds()
 		call.Error = err.Error()
-		return call, "", fmt.Errorf("llm request: %w", err)
+		return call, resp, fmt.Errorf("llm request: %w", err)
 	}
 	lat := resp.Latency
 	if lat == 0 {
 		lat = time.Since(start)
 	}
-	var text string
-	if len(resp.Choices) > 0 {
-		text, call.FinishReason = resp.Choices[0].Text, resp.Choices[0].FinishReason
+	if len(resp.Choices) == 0 {
+		resp.Choices = []llm.Choice{{}}
 	}
+	call.Completion, call.FinishReason = resp.Choices[0].Text, resp.Choices[0].FinishReason
 	if resp.Model != "" {
 		call.Model = resp.Model
 	}
-	call.Completion, call.LatencyMS, call.Retries, call.Cached = text, lat.Milliseconds(), resp.Retries, resp.Cached
+	call.LatencyMS, call.Retries, call.Cached = lat.Milliseconds(), resp.Retries, resp.Cached
 	call.Usage = pipeline.Usage{
 		PromptTokens: resp.Usage.PromptTokens, CompletionTokens: resp.Usage.CompletionTokens,
 		TotalTokens: resp.Usage.TotalTokens, CostUSD: resp.CostUSD,
 	}
-	return call, text, nil
+	return call, resp, nil
 }
 
 // LLMActor is the model's policy for ReAct and Act: it renders the step's prompt, asks
@@ -165,43 +176,32 @@ func (r *Runner) agentLoop(ctx context.Context, ep *pipeline.Episode, q pipeline
 }
 
 // selfConsistency runs CoT-SC: generate.samples chains at generate.sample_temperature,
-// one request per sample (every OpenAI-compatible server accepts that, each sample has its
-// own seed and cache entry, and a budget stops between samples), sent concurrently, then
-// a majority vote over normalised answers; a tie goes to the answer reached first in
+// then a majority vote over normalised answers; a tie goes to the answer reached first in
 // sample order. It returns the winner's vote count.
+//
+// The samples are asked for in one request with n set, so that the prompt is sent and
+// billed once. A server that does not honour n (llm.ErrNUnsupported, learnt once per
+// client) gets one request per sample instead, sent concurrently, each with its own seed
+// and cache entry.
 func (r *Runner) selfConsistency(ctx context.Context, ep *pipeline.Episode, q pipeline.Question, s sampler) (int, error) {
 	n := max(r.o.Config.Samples, 1)
 	pr := r.cot.Answer(q.Question)
-	samples := make([]pipeline.Sample, n)
-	errs := make([]error, n)
-	var wg sync.WaitGroup
-	for i := range n {
-		wg.Go(func() {
-			req := s.request(pr, r.o.Config.SampleTemperature, s.seed+int64(i), s.attempt*n+i)
-			call, text, err := complete(ctx, r.o.Client, req, pr, r.o.Config.KeepPrompts)
-			samples[i].Call = &call
-			if err != nil {
-				errs[i] = err
-				return
-			}
-			th, ans, ok := r.readAnswer(r.cot, text)
-			samples[i].Thought, samples[i].Answer = th, ans
-			if !ok {
-				call.Bad = true
-			}
-		})
+	var samples []pipeline.Sample
+	var err error
+	if n > 1 {
+		samples, err = r.samplesAtOnce(ctx, pr, s, n)
 	}
-	wg.Wait()
+	if n == 1 || errors.Is(err, llm.ErrNUnsupported) {
+		samples, err = r.samplesApart(ctx, pr, s, n)
+	}
 	ep.Samples = append(ep.Samples, samples...)
 	for _, sm := range samples {
-		if sm.Call.Bad {
+		if sm.Call != nil && sm.Call.Bad {
 			ep.BadCalls++
 		}
 	}
-	for _, err := range errs {
-		if err != nil {
-			return 0, err
-		}
+	if err != nil {
+		return 0, err
 	}
 	votes := map[string]int{}
 	best, bestN := -1, 0
@@ -234,6 +234,65 @@ func (r *Runner) selfConsistency(ctx context.Context, ep *pipeline.Episode, q pi
 	})
 	ep.Prediction, ep.Finished, ep.StopReason = ans, true, pipeline.StopFinished
 	return bestN, nil
+}
+
+// sample reads one CoT completion into a Sample holding call.
+func (r *Runner) sample(call pipeline.Call, text string) pipeline.Sample {
+	th, ans, ok := r.readAnswer(r.cot, text)
+	if !ok {
+		call.Bad = true
+	}
+	return pipeline.Sample{Thought: th, Answer: ans, Call: &call}
+}
+
+// samplesAtOnce asks for n samples in one request. The first sample's call carries the
+// request's usage, latency and retries; the others are its further choices (Call.Choice)
+// and carry only their completions. An llm.ErrNUnsupported error returns no samples.
+func (r *Runner) samplesAtOnce(ctx context.Context, pr prompt.Request, s sampler, n int) ([]pipeline.Sample, error) {
+	req := s.request(pr, r.o.Config.SampleTemperature, s.seed, s.attempt*n)
+	req.N = n
+	call, resp, err := send(ctx, r.o.Client, req, pr, r.o.Config.KeepPrompts)
+	if errors.Is(err, llm.ErrNUnsupported) {
+		return nil, err
+	}
+	if err != nil {
+		return []pipeline.Sample{{Call: &call}}, err
+	}
+	if len(resp.Choices) < n { // a client without WithChoices, on a server that ignores n
+		return nil, fmt.Errorf("%w: asked for %d choices, got %d", llm.ErrNUnsupported, n, len(resp.Choices))
+	}
+	samples := make([]pipeline.Sample, n)
+	for i := range n {
+		c := call
+		if i > 0 {
+			ch := resp.Choices[i]
+			c = pipeline.Call{Model: call.Model, PromptHash: call.PromptHash, Completion: ch.Text,
+				FinishReason: ch.FinishReason, Cached: call.Cached, Choice: i}
+		}
+		samples[i] = r.sample(c, resp.Choices[i].Text)
+	}
+	return samples, nil
+}
+
+// samplesApart sends one request per sample, concurrently, each with its own seed and
+// Attempt (and so its own cache entry); a budget stops between samples.
+func (r *Runner) samplesApart(ctx context.Context, pr prompt.Request, s sampler, n int) ([]pipeline.Sample, error) {
+	samples := make([]pipeline.Sample, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			req := s.request(pr, r.o.Config.SampleTemperature, s.seed+int64(i), s.attempt*n+i)
+			call, text, err := complete(ctx, r.o.Client, req, pr, r.o.Config.KeepPrompts)
+			if err != nil {
+				samples[i], errs[i] = pipeline.Sample{Call: &call}, err
+				return
+			}
+			samples[i] = r.sample(call, text)
+		})
+	}
+	wg.Wait()
+	return samples, errors.Join(errs...)
 }
 
 var _ Environment = (*env.Wiki)(nil)

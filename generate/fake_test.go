@@ -137,7 +137,15 @@ func (f *fakeModel) handle(ctx context.Context, r llmtest.Req) llmtest.Reply {
 			return rep
 		}
 	}
+	// Choice i of a request with n > 1 is what a request with seed+i would get, so that
+	// one request with n and n requests give the same samples.
 	rep := llmtest.Reply{Texts: []string{f.answer(r)}}
+	for i := 1; i < r.N && r.Seed != nil; i++ {
+		sd := *r.Seed + i
+		ri := r
+		ri.Seed = &sd
+		rep.Texts = append(rep.Texts, f.answer(ri))
+	}
 	if f.delay != nil {
 		rep.Delay = f.delay()
 	}
@@ -254,7 +262,8 @@ func (s *memSink) byKey() map[string]pipeline.Episode {
 	return m
 }
 
-// openAI is the real adapter pointed at the fake, with retries that do not sleep.
+// openAI is the real adapter pointed at the fake, with retries that do not sleep, and
+// WithChoices outside them as llm.New has it.
 func openAI(t testing.TB, srv *llmtest.Server, timeout time.Duration, slept *[]time.Duration) llm.Client {
 	t.Helper()
 	c, err := llm.NewOpenAI(llm.OpenAIOptions{
@@ -265,14 +274,14 @@ func openAI(t testing.TB, srv *llmtest.Server, timeout time.Duration, slept *[]t
 		t.Fatal(err)
 	}
 	var mu sync.Mutex
-	return llm.WithRetry(c, llm.RetryPolicy{MaxRetries: 3, Sleep: func(ctx context.Context, d time.Duration) error {
+	return llm.WithChoices(llm.WithRetry(c, llm.RetryPolicy{MaxRetries: 3, Sleep: func(ctx context.Context, d time.Duration) error {
 		mu.Lock()
 		defer mu.Unlock()
 		if slept != nil {
 			*slept = append(*slept, d)
 		}
 		return ctx.Err()
-	}})
+	}}))
 }
 
 func testConfig(method, format string) (pipeline.GenerateConfig, pipeline.LLMConfig) {

@@ -17,16 +17,16 @@ func TestMethods(t *testing.T) {
 	tests := []struct {
 		method, branch string
 		q              pipeline.Question
-		calls          int // LLM calls of the episode
+		calls          int // LLM calls of the episode: CoT-SC's samples in one request with n
 	}{
 		{"standard", "", worldQuestions[0], 1},
 		{"cot", "", worldQuestions[0], 1},
-		{"cot-sc", "", worldQuestions[1], 3},
+		{"cot-sc", "", worldQuestions[1], 1},
 		{"act", "", worldQuestions[0], 3},
 		{"react", "", worldQuestions[0], 3},
 		{"react-cot-sc", "react", worldQuestions[0], 3},
-		{"cot-sc-react", "cot-sc", worldQuestions[1], 3},
-		{"cot-sc-react", "react", worldQuestions[2], 6},
+		{"cot-sc-react", "cot-sc", worldQuestions[1], 1},
+		{"cot-sc-react", "react", worldQuestions[2], 4},
 	}
 	for _, format := range []string{"completion", "chat"} {
 		for _, tc := range tests {

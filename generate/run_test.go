@@ -300,3 +300,63 @@ func TestProgressLines(t *testing.T) {
 		t.Errorf("bar mode does not redraw with \\r: %q", buf.String())
 	}
 }
+
+// TestCoTSCSamplesInOneRequest runs CoT-SC over 100 questions against servers that honour
+// n, ignore it and reject it, through the client llm.New builds: one request per question
+// where n is honoured, one per sample (after one request that finds out) where it is not,
+// and the same samples and votes either way.
+func TestCoTSCSamplesInOneRequest(t *testing.T) {
+	const questions, samples = 100, 21
+	tests := []struct {
+		name     string
+		mode     func(*llmtest.Server)
+		requests int64
+		calls    int // recorded per episode
+	}{
+		{"honours n", func(*llmtest.Server) {}, questions, 1},
+		{"ignores n", (*llmtest.Server).IgnoreN, 1 + questions*samples, samples},
+		{"rejects n", (*llmtest.Server).RejectN, 1 + questions*samples, samples},
+	}
+	var want map[string][]string // question id -> the samples' answers, then the prediction
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			fm := &fakeModel{}
+			srv := llmtest.NewServer(t, fm.handle)
+			tt.mode(srv)
+			cfg := pipeline.Default().LLM
+			cfg.BaseURL, cfg.Model, cfg.Cache = srv.URL, "fake-model", false
+			c, _, _, err := llm.New(t.Context(), cfg, "", "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			o, sink := runOpts(t, "cot-sc", "chat", c, manyQuestions(questions))
+			o.Config.Samples, o.Config.Concurrency = samples, 8
+			sum, err := Run(t.Context(), o)
+			if err != nil || sum.Episodes != questions {
+				t.Fatalf("run: %+v, %v", sum, err)
+			}
+			if got := srv.Requests(); got != tt.requests {
+				t.Errorf("server requests: got %d, want %d", got, tt.requests)
+			}
+			got := map[string][]string{}
+			for _, ep := range sink.eps {
+				if ep.LLMCalls != tt.calls || len(ep.Samples) != samples {
+					t.Fatalf("episode %s: %d calls, %d samples, want %d and %d (error %q)", ep.QuestionID, ep.LLMCalls, len(ep.Samples), tt.calls, samples, ep.Error)
+				}
+				for _, sm := range ep.Samples {
+					got[ep.QuestionID] = append(got[ep.QuestionID], sm.Answer)
+				}
+				got[ep.QuestionID] = append(got[ep.QuestionID], ep.Prediction)
+			}
+			if want == nil {
+				want = got
+				return
+			}
+			for id, w := range want {
+				if fmt.Sprint(got[id]) != fmt.Sprint(w) {
+					t.Errorf("question %s: samples and prediction %v, want %v as with n honoured", id, got[id], w)
+				}
+			}
+		})
+	}
+}

@@ -193,7 +193,7 @@ func (r *Runner) run(ctx context.Context, q pipeline.Question, attempt int, rati
 		}
 	}
 	for _, sm := range ep.Samples {
-		if sm.Call != nil {
+		if sm.Call != nil && sm.Call.Choice == 0 { // further choices share their request
 			ep.LLMCalls++
 			ep.Usage = ep.Usage.Add(sm.Call.Usage)
 		}

@@ -469,6 +469,8 @@ func (d *episodeDecoder) call(c *Call) bool {
 			return 9, d.bool(&c.Bad)
 		case "error":
 			return 10, d.string(&c.Error)
+		case "choice":
+			return 11, d.int(&c.Choice)
 		}
 		return 0, false
 	})

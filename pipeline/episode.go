@@ -104,6 +104,10 @@ type Call struct {
 	Cached       bool   `json:"cached,omitempty"`
 	Bad          bool   `json:"bad,omitempty"` // the completion held no usable action
 	Error        string `json:"error,omitempty"`
+	// Choice is this completion's index among the choices of one request with n > 1
+	// (CoT-SC's samples). A call with Choice > 0 made no request of its own: the request,
+	// its usage, latency and retries are the Choice 0 call's.
+	Choice int `json:"choice,omitempty"`
 }
 
 // Step is one Thought / Action / Observation triple. A CoT episode has one step whose

@@ -12,7 +12,7 @@ import (
 // has ever succeeded, that request and every later one fail fast with ErrUnusable
 // wrapping the last error, without calling c. A wrong base URL, model or key thus ends a
 // run after n requests with one clear message. Any success disarms the breaker for good.
-// Cancelled requests and ErrBudget do not count. n <= 0 returns c unchanged.
+// Cancelled requests, ErrBudget and ErrNUnsupported do not count. n <= 0 returns c unchanged.
 func WithBreaker(c Client, n int) Client {
 	if n <= 0 {
 		return c
@@ -63,7 +63,7 @@ func (b *breaker) Complete(ctx context.Context, req Request) (Response, error) {
 		return resp, nil
 	}
 	if b.succeeded || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) && ctx.Err() != nil ||
-		errors.Is(err, ErrBudget) {
+		errors.Is(err, ErrBudget) || errors.Is(err, ErrNUnsupported) {
 		return resp, err
 	}
 	if IsRetryable(err) && !errors.Is(err, ErrRetriesExhausted) {

@@ -89,12 +89,16 @@ func (bc *Budgeted) Complete(ctx context.Context, req Request) (Response, error)
 
 	resp, err := bc.next.Complete(ctx, req)
 	if err != nil {
-		if errors.Is(err, ErrUnusable) { // failed fast below: nothing reached the server
+		// Failed fast below: nothing reached the server.
+		if errors.Is(err, ErrUnusable) || errors.Is(err, ErrNUnsupported) && len(resp.Choices) == 0 {
 			bc.mu.Lock()
 			bc.reserved--
 			bc.mu.Unlock()
 		}
-		return resp, err
+		if !errors.Is(err, ErrNUnsupported) || len(resp.Choices) == 0 {
+			return resp, err
+		}
+		// A server that ignored n answered, and the answer is paid for: count it.
 	}
 	if resp.Cached {
 		bc.mu.Lock()
@@ -118,7 +122,7 @@ func (bc *Budgeted) Complete(ctx context.Context, req Request) (Response, error)
 		TotalTokens: total, CostUSD: resp.CostUSD,
 	})
 	bc.mu.Unlock()
-	return resp, nil
+	return resp, err
 }
 
 // Cost prices u for model in USD, with prices in USD per 1M prompt and completion tokens.

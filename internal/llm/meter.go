@@ -2,6 +2,7 @@ package llm
 
 import (
 	"context"
+	"errors"
 	"sync/atomic"
 
 	"github.com/reactgen/reactgen/pipeline"
@@ -35,7 +36,10 @@ func (m *Meter) Complete(ctx context.Context, req Request) (Response, error) {
 	m.requests.Add(1)
 	if err != nil {
 		m.failed.Add(1)
-		return resp, err
+		if !errors.Is(err, ErrNUnsupported) || len(resp.Choices) == 0 {
+			return resp, err
+		}
+		// A server that ignored n answered: its tokens were spent.
 	}
 	m.retries.Add(int64(resp.Retries))
 	if resp.Cached {
@@ -46,7 +50,7 @@ func (m *Meter) Complete(ctx context.Context, req Request) (Response, error) {
 	m.completion.Add(int64(resp.Usage.CompletionTokens))
 	m.total.Add(int64(resp.Usage.TotalTokens))
 	m.microUS.Add(int64(resp.CostUSD*1e6 + 0.5))
-	return resp, nil
+	return resp, err
 }
 
 // Snapshot returns the counters now. Each field is read atomically; the fields together

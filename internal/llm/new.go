@@ -16,7 +16,7 @@ const BreakerRequests = 3
 // New builds the run's client from cfg: the OpenAI-compatible adapter at cfg.BaseURL
 // wrapped, from the outside in, as
 //
-//	meter → cache → budget → breaker → rate limit → concurrency → retry → OpenAI
+//	meter → cache → budget → breaker → choices → rate limit → concurrency → retry → OpenAI
 //
 // The cache sits outside everything that costs: a hit skips the budget, the breaker,
 // the rate limits and the concurrency slots, and is free. The meter sits outside the
@@ -25,6 +25,8 @@ const BreakerRequests = 3
 // happen inside a concurrency slot and are not rate limited again. Before any request
 // has succeeded, refused connections and unknown hosts are not retried, so a wrong URL
 // stops the run after BreakerRequests requests; a wrong key (401) or model (404) does too.
+// The choices decorator (WithChoices) learns once whether the server honours n and sits
+// inside the breaker, so that its verdict never counts as a failing request.
 //
 // apiKey is the key itself (read by the caller from cfg.APIKeyEnv); it may be empty for
 // local servers. cacheDir is the resolved cache directory, used when cfg.Cache is on;
@@ -51,6 +53,7 @@ func New(ctx context.Context, cfg pipeline.LLMConfig, apiKey, cacheDir string) (
 	})
 	c = WithConcurrency(c, cfg.Concurrency)
 	c = WithRateLimit(c, cfg.RPM, cfg.TPM)
+	c = WithChoices(c)
 	c = WithBreaker(c, BreakerRequests)
 	budget := WithBudget(c, Budget{MaxRequests: cfg.MaxRequests, MaxTokens: cfg.MaxTokens, MaxCostUSD: cfg.MaxCostUSD}, cfg.Prices)
 	c = budget

@@ -113,7 +113,24 @@ type Server struct {
 	next atomic.Int64
 	// noLog, set by DropLog, keeps the log empty.
 	noLog atomic.Bool
+	// nMode, set by IgnoreN or RejectN, is how the server treats n > 1.
+	nMode atomic.Int32
 }
+
+// How a Server treats n > 1 (see IgnoreN and RejectN).
+const (
+	nHonour int32 = iota
+	nIgnore
+	nReject
+)
+
+// IgnoreN makes the server answer every request as if n were not sent (as Ollama does):
+// the handler sees N 0 and its texts are the choices. The log keeps the n that was sent.
+func (s *Server) IgnoreN() { s.nMode.Store(nIgnore) }
+
+// RejectN makes the server refuse n > 1 with a 400 that names the parameter, as OpenAI
+// does for a value it does not allow.
+func (s *Server) RejectN() { s.nMode.Store(nReject) }
 
 // DropLog stops recording requests: Log returns only those that arrived before. A
 // long benchmark or a memory measurement calls it so that the fake does not hold every
@@ -225,6 +242,15 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		s.mu.Unlock()
 	}
 
+	if req.N > 1 && s.nMode.Load() == nReject {
+		writeJSON(w, http.StatusBadRequest, map[string]any{"error": map[string]any{
+			"message": fmt.Sprintf("%d is greater than the maximum of 1 - 'n'", req.N), "type": "invalid_request_error",
+			"param": "n", "code": nil}})
+		return
+	}
+	if s.nMode.Load() == nIgnore {
+		req.N = 0
+	}
 	ctx := r.Context()
 	rep := s.h(ctx, req)
 	if rep.Delay > 0 && rep.Fault != FaultTimeout {
