@@ -74,18 +74,20 @@ type StageRecord struct {
 
 // Manifest is manifest.json: what a run was, what it read and what it wrote.
 type Manifest struct {
-	Schema    int                     `json:"schema"`
-	Version   string                  `json:"reactgen_version"`
-	RunID     string                  `json:"run_id"`
-	Created   time.Time               `json:"created"`
-	Updated   time.Time               `json:"updated"`
-	Config    map[string]any          `json:"config"`
-	Results   map[string]string       `json:"result_keys"` // everything that changes results; a resume must match
-	Inputs    []Input                 `json:"inputs"`
-	Stages    map[string]*StageRecord `json:"stages"`
-	Outputs   []Output                `json:"outputs"`
-	Resumes   int                     `json:"resumes"`
-	Recovered []string                `json:"recovered,omitempty"` // torn lines dropped on resume
+	Schema     int                     `json:"schema"`
+	Version    string                  `json:"reactgen_version"`
+	RunID      string                  `json:"run_id"`
+	Created    time.Time               `json:"created"`
+	Updated    time.Time               `json:"updated"`
+	Config     map[string]any          `json:"config"`
+	ConfigFile string                  `json:"config_file,omitempty"` // the config file named on the command line
+	Results    map[string]string       `json:"result_keys"`           // everything that changes results; a resume must match
+	Inputs     []Input                 `json:"inputs"`
+	Stages     map[string]*StageRecord `json:"stages"`
+	Outputs    []Output                `json:"outputs"`
+	Resumes    int                     `json:"resumes"`
+	Recovered  []string                `json:"recovered,omitempty"` // torn lines dropped on resume
+	Training   []TrainingJob           `json:"training,omitempty"`  // fine-tuning jobs started from the export, oldest first
 }
 
 // ReadManifest reads a run directory's manifest.

@@ -1,0 +1,66 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/reactgen/reactgen/internal/finetune/finetunetest"
+	"github.com/reactgen/reactgen/pipeline"
+)
+
+// TestTrainCommand fine-tunes on a demo run's export against the fake service: the job
+// is created and followed, the model is recorded, the eval command is printed, a re-run
+// attaches, and the key reaches no file, stdout or stderr.
+func TestTrainCommand(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "run")
+	if res := invoke(t, "", nil, "run", "--config", "../../configs/demo.yaml", "--out", dir, "--set", "task.limit=20"); res.code != 0 {
+		t.Fatalf("demo run: %s", res.stderr)
+	}
+	key := "sk-canary-train-7c1d2e3f4a5b"
+	srv := finetunetest.New(t, finetunetest.Plan{Steps: 2})
+	srv.Key = key
+	env := map[string]string{"FT_KEY": key}
+	args := []string{"train", "--provider", "openai", "--run", dir, "--base-model", "gpt-4o-mini-2024-07-18",
+		"--base-url", srv.URL, "--api-key-env", "FT_KEY", "--epochs", "2", "--poll", "1ms"}
+	res := invoke(t, "", env, args...)
+	if res.code != 0 {
+		t.Fatalf("train exit %d: %s", res.code, res.stderr)
+	}
+	m, err := pipeline.ReadManifest(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(m.Training) != 1 || m.Training[0].FineTunedModel == "" {
+		t.Fatalf("manifest training = %+v", m.Training)
+	}
+	model := m.Training[0].FineTunedModel
+	if !strings.Contains(res.stdout, "reactgen eval --config") || !strings.Contains(res.stdout, "llm.model="+model) ||
+		!strings.Contains(res.stdout, "generate.prompting=trained") {
+		t.Errorf("stdout lacks the eval command:\n%s", res.stdout)
+	}
+	again := invoke(t, "", env, args...)
+	if again.code != 0 || len(srv.Jobs()) != 1 || !strings.Contains(again.stderr, "attaching") {
+		t.Errorf("re-run: exit %d, %d jobs:\n%s", again.code, len(srv.Jobs()), again.stderr)
+	}
+	// Other settings without --new-job are a usage error.
+	if res := invoke(t, "", env, append(args, "--suffix", "other")...); res.code != exitUsage {
+		t.Errorf("other settings: exit %d, want %d: %s", res.code, exitUsage, res.stderr)
+	}
+	var found []string
+	filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			b, _ := os.ReadFile(p)
+			found = append(found, leaks(key, p, b)...)
+		}
+		return nil
+	})
+	for _, r := range []result{res, again} {
+		found = append(found, leaks(key, "stdout", []byte(r.stdout))...)
+		found = append(found, leaks(key, "stderr", []byte(r.stderr))...)
+	}
+	for _, f := range found {
+		t.Error(f)
+	}
+}
