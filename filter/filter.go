@@ -285,7 +285,7 @@ func lineRecords(in iter.Seq2[pipeline.EpisodeLine, error], decoded bool) iter.S
 }
 
 // class is what Stats counts an episode under: its question type, and for FEVER its
-// normalised gold label (labeled: it has one).
+// gold label in the dataset's spelling (score.Label; labeled: it has one).
 type class struct {
 	qtype, label string
 	labeled      bool
@@ -294,7 +294,8 @@ type class struct {
 func (c *Chain) classOf(ep *pipeline.Episode) class {
 	cl := class{qtype: ep.QuestionType}
 	if c.task == pipeline.TaskFEVER && ep.Answer != "" {
-		cl.label, cl.labeled = score.NormalizeLabel(ep.Answer), true
+		cl.label, _ = score.Label(ep.Answer)
+		cl.labeled = true
 	}
 	return cl
 }
@@ -507,7 +508,7 @@ func (c *Chain) candidate(idx int, ep *pipeline.Episode) Candidate {
 	if c.bal == "type" {
 		cd.Class = ep.QuestionType
 	} else {
-		cd.Class = score.NormalizeLabel(ep.Answer)
+		cd.Class, _ = score.Label(ep.Answer)
 	}
 	cd.Trajectory, cd.Actions = trajectoryHash(ep)
 	return cd

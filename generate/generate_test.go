@@ -96,6 +96,41 @@ func TestFeverReAct(t *testing.T) {
 	}
 }
 
+// TestFeverCoTAnswers drives CoT episodes whose answer is not spelled as a label. The
+// answer-only path reads the spellings its instructions use (SUPPORTED, REFUTED, NOT
+// ENOUGH INFORMATION) as labels; a negation is never read as the label it negates.
+func TestFeverCoTAnswers(t *testing.T) {
+	tests := []struct {
+		answer, gold, prediction string
+		correct                  bool
+	}{
+		{"SUPPORTS", pipeline.LabelSupports, pipeline.LabelSupports, true},
+		{"supports!", pipeline.LabelSupports, pipeline.LabelSupports, true},
+		{"Supported", pipeline.LabelSupports, pipeline.LabelSupports, true},
+		{"REFUTED", pipeline.LabelRefutes, pipeline.LabelRefutes, true},
+		{"NOT ENOUGH INFORMATION", pipeline.LabelNEI, pipeline.LabelNEI, true},
+		{"not supported", pipeline.LabelSupports, "not supported", false},
+		{"unsupported", pipeline.LabelSupports, "unsupported", false},
+		{"The claim is not supported", pipeline.LabelSupports, "The claim is not supported", false},
+		{"not refuted", pipeline.LabelRefutes, "not refuted", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.answer, func(t *testing.T) {
+			srv := llmtest.NewServer(t, func(ctx context.Context, r llmtest.Req) llmtest.Reply {
+				return llmtest.Reply{Texts: []string{" Onhava was founded in 1620 by fishermen.\nAnswer: " + tt.answer}}
+			})
+			r := newRunner(t, pipeline.TaskFEVER, "cot", "completion", openAI(t, srv, 0, nil))
+			q := feverClaims[0]
+			q.Answer = tt.gold
+			ep := r.Episode(t.Context(), q, 0)
+			if !ep.Finished || ep.Prediction != tt.prediction || ep.Correct != tt.correct {
+				t.Errorf("answer %q: got finished=%v prediction %q correct %v (error %q), want prediction %q correct %v",
+					tt.answer, ep.Finished, ep.Prediction, ep.Correct, ep.Error, tt.prediction, tt.correct)
+			}
+		})
+	}
+}
+
 func TestStopSequencesAndCut(t *testing.T) {
 	tests := []struct{ format, first, second string }{
 		{"completion", "\nObservation 1:", "\nObservation 2:"},

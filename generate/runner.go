@@ -276,29 +276,33 @@ func (r *Runner) readAnswer(l *prompt.Layout, text string) (thought, answer stri
 		thought = react.Step(t, 1).Thought
 	}
 	if r.o.Task == pipeline.TaskFEVER {
-		answer = canonicalLabel(answer)
+		answer = answerLabel(answer)
 	}
 	return thought, answer, answer != ""
 }
 
-// canonicalLabel maps a FEVER answer onto the dataset's spelling when it names a label.
-func canonicalLabel(a string) string {
-	u := strings.ToUpper(a)
-	switch {
-	case strings.Contains(u, "NOT ENOUGH"):
-		return pipeline.LabelNEI
-	case strings.Contains(u, "SUPPORT"):
+// answerLabel maps the answer of a CoT or Standard completion onto a FEVER label. The
+// official rule (score.Label) comes first. Past it, and only on this path, the other
+// spellings the answer-only instructions themselves use are read as the label they name:
+// SUPPORTED and REFUTED (reactgen's AnswerInstruction) and NOT ENOUGH INFORMATION (the
+// paper's cotqa_simple3 instruction). The whole normalised answer must be one of them, so
+// "not supported", "unsupported" or "supported in part" stay as written and score as
+// wrong. A ReAct Finish gets no such reading: the environment applies score.Label alone,
+// as the paper's environment does.
+func answerLabel(a string) string {
+	if l, ok := score.Label(a); ok {
+		return l
+	}
+	switch score.NormalizeAnswer(a) {
+	case "supported":
 		return pipeline.LabelSupports
-	case strings.Contains(u, "REFUTE"):
+	case "refuted":
 		return pipeline.LabelRefutes
+	case "not enough information":
+		return pipeline.LabelNEI
 	}
 	return a
 }
 
-// normAnswer is the form that self-consistency votes on.
-func (r *Runner) normAnswer(a string) string {
-	if r.o.Task == pipeline.TaskFEVER {
-		return score.NormalizeLabel(a)
-	}
-	return score.NormalizeAnswer(a)
-}
+// normAnswer is the form that self-consistency votes on: the form Score compares.
+func (r *Runner) normAnswer(a string) string { return score.NormalizeAnswer(a) }

@@ -16,9 +16,10 @@
 //   - fever: the claim's numeric id, in decimal.
 //   - jsonl: the record's id (a string or a number); without one, "<task>-<i>" as above.
 //
-// Labels of FEVER claims (and answers of task fever in generic JSONL) are checked and
-// upper-cased; "NOT ENOUGH INFORMATION" is not accepted in files, only the dataset's
-// spelling NOT ENOUGH INFO.
+// Labels of FEVER claims (and answers of task fever in generic JSONL) are checked with
+// score.Label, the rule answers are scored by, and returned in the dataset's spelling:
+// "supports" and "Refutes." are accepted, "NOT ENOUGH INFORMATION" is not (only NOT
+// ENOUGH INFO).
 package dataset
 
 import (
@@ -33,6 +34,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/reactgen/reactgen/internal/score"
 	"github.com/reactgen/reactgen/pipeline"
 )
 
@@ -525,10 +527,11 @@ func parseGeneric(raw []byte, index int, task string) (pipeline.Question, error)
 	return q, nil
 }
 
+// checkLabel accepts a FEVER label under score.Label, the rule answers are scored by,
+// and returns it in the dataset's spelling.
 func checkLabel(s string) (string, error) {
-	switch u := strings.ToUpper(strings.TrimSpace(s)); u {
-	case pipeline.LabelSupports, pipeline.LabelRefutes, pipeline.LabelNEI:
-		return u, nil
+	if l, ok := score.Label(s); ok {
+		return l, nil
 	}
 	return "", fmt.Errorf("label %q: want SUPPORTS, REFUTES or NOT ENOUGH INFO", s)
 }

@@ -138,6 +138,7 @@ func TestLoadBadInput(t *testing.T) {
 		{"malformed line", "f.jsonl", "{\"id\": 1, \"label\": \"SUPPORTS\", \"claim\": \"C\"}\n{\"id\": 2,\n", Options{}, "f.jsonl line 2: malformed JSON"},
 		{"invalid utf8", "f.jsonl", "{\"id\": 1, \"question\": \"Q\xff?\", \"answer\": \"A\"}\n", Options{}, "f.jsonl line 1: invalid UTF-8"},
 		{"bad label", "f.jsonl", `{"id": 1, "label": "MAYBE", "claim": "C"}`, Options{}, `line 1: label "MAYBE": want SUPPORTS, REFUTES or NOT ENOUGH INFO`},
+		{"long nei label", "f.jsonl", `{"id": 1, "label": "NOT ENOUGH INFORMATION", "claim": "C"}`, Options{}, `line 1: label "NOT ENOUGH INFORMATION": want SUPPORTS, REFUTES or NOT ENOUGH INFO`},
 		{"missing claim id", "f.jsonl", `{"label": "SUPPORTS", "claim": "C"}`, Options{}, `line 1: missing "id"`},
 		{"short evidence", "f.jsonl", `{"id": 1, "label": "SUPPORTS", "claim": "C", "evidence": [[[1, 2, "T"]]]}`, Options{}, `"evidence" 0.0: want [annotation, evidence, page, sentence]`},
 		{"duplicate id", "q.jsonl", "{\"id\": \"a\", \"question\": \"Q?\", \"answer\": \"A\"}\n\n{\"id\": \"a\", \"question\": \"R?\", \"answer\": \"B\"}\n", Options{}, `q.jsonl line 3: duplicate id "a" (first at line 1)`},

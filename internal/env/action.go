@@ -118,20 +118,3 @@ func isQuote(r rune) bool {
 	}
 	return false
 }
-
-// canonicalLabel maps a FEVER answer to its dataset spelling when it is one of the three
-// labels, ignoring case, surrounding space and a final full stop; "NOT ENOUGH
-// INFORMATION" counts as NOT ENOUGH INFO. Anything else is returned unchanged.
-func canonicalLabel(answer string) string {
-	s := strings.ToUpper(strings.Join(strings.FieldsFunc(answer, func(r rune) bool {
-		return unicode.IsSpace(r) || r == '_'
-	}), " "))
-	s = strings.TrimRight(s, ".")
-	switch s {
-	case pipeline.LabelSupports, pipeline.LabelRefutes, pipeline.LabelNEI:
-		return s
-	case "NOT ENOUGH INFORMATION":
-		return pipeline.LabelNEI
-	}
-	return answer
-}

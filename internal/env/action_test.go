@@ -69,26 +69,6 @@ func TestNormalizeTitle(t *testing.T) {
 	}
 }
 
-func TestCanonicalLabel(t *testing.T) {
-	tests := []struct{ in, want string }{
-		{"SUPPORTS", "SUPPORTS"},
-		{" supports ", "SUPPORTS"},
-		{"Refutes.", "REFUTES"},
-		{"not  enough info", "NOT ENOUGH INFO"},
-		{"NOT_ENOUGH_INFO", "NOT ENOUGH INFO"},
-		{"Not Enough Information", "NOT ENOUGH INFO"},
-		{"supported", "supported"},
-		{"yes", "yes"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.in, func(t *testing.T) {
-			if got := canonicalLabel(tt.in); got != tt.want {
-				t.Errorf("canonicalLabel(%q): got %q, want %q", tt.in, got, tt.want)
-			}
-		})
-	}
-}
-
 func TestPyList(t *testing.T) {
 	tests := []struct {
 		in   []string

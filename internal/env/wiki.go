@@ -6,6 +6,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/reactgen/reactgen/internal/score"
 	"github.com/reactgen/reactgen/pipeline"
 )
 
@@ -69,7 +70,7 @@ func (w *Wiki) Step(ctx context.Context, raw string) (Result, error) {
 		res.Done = true
 		res.Answer = a.Argument
 		if w.opts.Task == pipeline.TaskFEVER {
-			res.Answer = canonicalLabel(a.Argument)
+			res.Answer, _ = score.Label(a.Argument)
 		}
 		res.Observation = "Episode finished."
 	default:

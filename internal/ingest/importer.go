@@ -167,6 +167,11 @@ func build(opts Options, gold *goldSet, r record, perQuestion map[string]int) pi
 			ep.QuestionType = g.typ
 		}
 	}
+	if opts.Task == pipeline.TaskFEVER {
+		// Labels in the dataset's spelling, as generated episodes carry them.
+		ep.Prediction, _ = score.Label(ep.Prediction)
+		ep.Answer, _ = score.Label(ep.Answer)
+	}
 	switch {
 	case matched || (ep.Answer != "" && r.outcome == nil):
 		ep.Correct, ep.EM, ep.F1 = score.Score(opts.Task, ep.Prediction, ep.Answer)

@@ -95,6 +95,39 @@ func TestImportChat(t *testing.T) {
 	}
 }
 
+// TestImportFEVERLabels re-scores transcripts that record no outcome: labels are matched
+// by the official rule (score.Label) and written in the dataset's spelling.
+func TestImportFEVERLabels(t *testing.T) {
+	line := func(idx int, claim, answer, gold string) string {
+		tr := "Claim: " + claim + "\nThought 1: I know it.\nAction 1: Finish[" + answer + "]"
+		b, err := json.Marshal(map[string]any{"question_idx": idx, "transcript": tr, "answer": answer, "gt_answer": gold})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b) + "\n"
+	}
+	p := write(t, "t.jsonl", line(1, "Carrow lies on the Aldbrook.", "supports!", "SUPPORTS")+
+		line(2, "Carrow has a harbour.", "NOT ENOUGH INFORMATION", "NOT ENOUGH INFO")+
+		line(3, "Carrow lies on the Velmar.", "'REFUTES'", "refutes"))
+	eps, rep := collect(t, Options{Format: "react-transcript", Task: pipeline.TaskFEVER}, p)
+	if rep.Imported != 3 || rep.Correct != 2 {
+		t.Fatalf("report: got %+v, want 3 imported, 2 correct", rep)
+	}
+	want := []struct {
+		pred, answer string
+		correct      bool
+	}{
+		{pipeline.LabelSupports, pipeline.LabelSupports, true},
+		{"NOT ENOUGH INFORMATION", pipeline.LabelNEI, false},
+		{pipeline.LabelRefutes, pipeline.LabelRefutes, true},
+	}
+	for i, w := range want {
+		if ep := eps[i]; ep.Prediction != w.pred || ep.Answer != w.answer || ep.Correct != w.correct {
+			t.Errorf("episode %d: got prediction %q answer %q correct %v, want %q %q %v", i, ep.Prediction, ep.Answer, ep.Correct, w.pred, w.answer, w.correct)
+		}
+	}
+}
+
 func TestImportTextFormats(t *testing.T) {
 	alpaca := write(t, "a.json", `[{"instruction": "Which river runs through Carrow?", "input": "", "output": "Thought: Search it.\nAction: search[Carrow]\nObservation: Carrow lies on the Aldbrook.\nThought: Done.\nAction: finish[Aldbrook]\nObservation: Episode finished, reward = 1\n"}]`)
 	transcript := write(t, "t.jsonl", `{"question_idx": 17, "transcript": "Claim: The Velmar Bridge opened in 1931.\nThought 1: I should search it.\nAction 1: Search[Velmar Bridge]\nObservation 1: The Velmar Bridge opened in 1931 over the Aldbrook.\n\nThought 2: It says so.\nAction 2: Finish[SUPPORTS]\nObservation 2: Episode finished, reward = 1", "answer": "SUPPORTS", "gt_answer": "SUPPORTS", "em": 1, "steps": 2}`+"\n")

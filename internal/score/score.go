@@ -101,20 +101,42 @@ func f1Normalized(np, ng string) (f1, precision, recall float64) {
 	return 2 * precision * recall / (precision + recall), precision, recall
 }
 
-// NormalizeLabel is the FEVER label comparison form: trimmed and upper-cased.
-func NormalizeLabel(s string) string { return strings.ToUpper(strings.TrimSpace(s)) }
+// feverLabels are the three FEVER labels in the dataset's spelling, with their
+// normalised forms.
+var feverLabels = [...]struct{ label, norm string }{
+	{pipeline.LabelSupports, NormalizeAnswer(pipeline.LabelSupports)},
+	{pipeline.LabelRefutes, NormalizeAnswer(pipeline.LabelRefutes)},
+	{pipeline.LabelNEI, NormalizeAnswer(pipeline.LabelNEI)},
+}
 
-// Score scores a prediction against the gold answer for a task. FEVER compares labels
-// (NormalizeLabel) and gives em = f1 = 1 or 0; any other task is scored as HotpotQA,
-// where correct means exact match.
+// Label is the FEVER label rule, the one every stage uses: it returns the label that
+// answer names, in the dataset's spelling (SUPPORTS, REFUTES, NOT ENOUGH INFO), and true;
+// or answer unchanged and false. An answer names a label when the two are equal after
+// NormalizeAnswer, which is how the official ReAct code (wrappers.py, FeverWrapper)
+// scores a FEVER answer: so "supports!", "'SUPPORTS'" and "Refutes." name a label, while
+// "NOT ENOUGH INFORMATION", "Not_Enough_Info" and "not supported" do not.
+func Label(answer string) (string, bool) {
+	n := NormalizeAnswer(answer)
+	for _, l := range feverLabels {
+		if n == l.norm {
+			return l.label, true
+		}
+	}
+	return answer, false
+}
+
+// Score scores a prediction against the gold answer for a task. FEVER is scored as the
+// official code scores it, exact match after NormalizeAnswer (so a prediction is correct
+// exactly when Label maps it to the gold label), with em = f1 = 1 or 0; any other task is
+// scored as HotpotQA, where correct means exact match.
 func Score(task, pred, gold string) (correct bool, em, f1 float64) {
+	np, ng := NormalizeAnswer(pred), NormalizeAnswer(gold)
 	if task == pipeline.TaskFEVER {
-		if NormalizeLabel(pred) == NormalizeLabel(gold) {
+		if np == ng {
 			return true, 1, 1
 		}
 		return false, 0, 0
 	}
-	np, ng := NormalizeAnswer(pred), NormalizeAnswer(gold)
 	f1, _, _ = f1Normalized(np, ng)
 	if np == ng {
 		return true, 1, f1

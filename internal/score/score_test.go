@@ -3,6 +3,8 @@ package score
 import (
 	"math"
 	"testing"
+
+	"github.com/reactgen/reactgen/pipeline"
 )
 
 func TestNormalizeAnswer(t *testing.T) {
@@ -91,6 +93,13 @@ func TestScore(t *testing.T) {
 		{"fever equal", "fever", "supports ", "SUPPORTS", true, 1, 1},
 		{"fever differ", "fever", "REFUTES", "SUPPORTS", false, 0, 0},
 		{"fever nei", "fever", "Not Enough Info", "NOT ENOUGH INFO", true, 1, 1},
+		// The cases where the official rule (wrappers.py) and a trim-and-upper-case
+		// comparison disagree.
+		{"fever punctuation stripped", "fever", "supports!", "SUPPORTS", true, 1, 1},
+		{"fever quotes stripped", "fever", "'SUPPORTS'", "SUPPORTS", true, 1, 1},
+		{"fever long nei spelling is not the label", "fever", "NOT ENOUGH INFORMATION", "NOT ENOUGH INFO", false, 0, 0},
+		{"fever underscores are not spaces", "fever", "NOT_ENOUGH_INFO", "NOT ENOUGH INFO", false, 0, 0},
+		{"fever negation is not the label", "fever", "not supported", "SUPPORTS", false, 0, 0},
 		{"hotpot exact", "hotpotqa", "the Beatles", "Beatles", true, 1, 1},
 		{"hotpot partial", "hotpotqa", "Barack Obama Jr", "Barack Obama", false, 0, 0.8},
 	}
@@ -99,6 +108,44 @@ func TestScore(t *testing.T) {
 			c, em, f1 := Score(tt.task, tt.pred, tt.gold)
 			if c != tt.correct || em != tt.em || !near(f1, tt.f1) {
 				t.Errorf("Score(%q, %q, %q): got (%v, %v, %v), want (%v, %v, %v)", tt.task, tt.pred, tt.gold, c, em, f1, tt.correct, tt.em, tt.f1)
+			}
+		})
+	}
+}
+
+func TestLabel(t *testing.T) {
+	tests := []struct {
+		in, want string
+		ok       bool
+	}{
+		{"SUPPORTS", "SUPPORTS", true},
+		{" supports ", "SUPPORTS", true},
+		{"supports!", "SUPPORTS", true},
+		{"'SUPPORTS'", "SUPPORTS", true},
+		{"Refutes.", "REFUTES", true},
+		{"the REFUTES", "REFUTES", true}, // articles go, as in the official normalisation
+		{"not  enough info", "NOT ENOUGH INFO", true},
+		{"Not Enough Info.", "NOT ENOUGH INFO", true},
+		{"NOT ENOUGH INFORMATION", "NOT ENOUGH INFORMATION", false},
+		{"NOT_ENOUGH_INFO", "NOT_ENOUGH_INFO", false},
+		{"supported", "supported", false},
+		{"not supported", "not supported", false},
+		{"unsupported", "unsupported", false},
+		{"", "", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.in, func(t *testing.T) {
+			got, ok := Label(tt.in)
+			if got != tt.want || ok != tt.ok {
+				t.Errorf("Label(%q): got (%q, %v), want (%q, %v)", tt.in, got, ok, tt.want, tt.ok)
+			}
+			// Label and Score are one rule: an answer scores against a gold label
+			// exactly when Label maps it to that label.
+			for _, l := range feverLabels {
+				correct, _, _ := Score(pipeline.TaskFEVER, tt.in, l.label)
+				if correct != (ok && got == l.label) {
+					t.Errorf("Score(fever, %q, %q) = %v, but Label gives (%q, %v)", tt.in, l.label, correct, got, ok)
+				}
 			}
 		})
 	}

@@ -152,8 +152,12 @@ func RunConformance(t *testing.T, newCorpus func(t *testing.T, pages []env.Page)
 			{pipeline.TaskFEVER, "Finish[supports]", pipeline.LabelSupports},
 			{pipeline.TaskFEVER, "Finish[Refutes.]", pipeline.LabelRefutes},
 			{pipeline.TaskFEVER, "Finish[not enough info]", pipeline.LabelNEI},
-			{pipeline.TaskFEVER, "Finish[NOT ENOUGH INFORMATION]", pipeline.LabelNEI},
-			{pipeline.TaskFEVER, "Finish[Not_Enough_Info]", pipeline.LabelNEI},
+			{pipeline.TaskFEVER, "Finish[supports!]", pipeline.LabelSupports},
+			{pipeline.TaskFEVER, "Finish['SUPPORTS']", pipeline.LabelSupports},
+			// Not the labels under the official rule (score.Label): kept as written,
+			// and scored wrong.
+			{pipeline.TaskFEVER, "Finish[NOT ENOUGH INFORMATION]", "NOT ENOUGH INFORMATION"},
+			{pipeline.TaskFEVER, "Finish[Not_Enough_Info]", "Not_Enough_Info"},
 			{pipeline.TaskFEVER, "Finish[maybe]", "maybe"},
 		}
 		for _, tt := range tests {
