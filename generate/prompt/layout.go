@@ -35,14 +35,18 @@ type Request struct {
 // and the exemplars) is computed once, so every request of a run starts with the same
 // bytes. A Layout is immutable and safe for concurrent use.
 type Layout struct {
-	format string
-	kind   string
-	label  string // Question or Claim
-	prefix string
-	hash   prefixHash
+	format   string
+	kind     string
+	label    string // Question or Claim
+	prefix   string
+	notebook bool // the prefix is a set's verbatim Text: render as the paper's notebooks do
+	hash     prefixHash
 }
 
-// NewLayout builds the layout for a derived set (see Set.For) in format.
+// NewLayout builds the layout for a derived set (see Set.For) in format. In the
+// completion format a set with a verbatim Text is sent as the paper's notebooks send it:
+// the Text unchanged, the question line straight after it, and each earlier step as the
+// notebooks append it (see Step).
 func NewLayout(s Set, format string) (*Layout, error) {
 	if format != FormatCompletion && format != FormatChat {
 		return nil, fmt.Errorf("prompt format %q is not completion or chat", format)
@@ -50,6 +54,11 @@ func NewLayout(s Set, format string) (*Layout, error) {
 	l := &Layout{format: format, kind: s.Kind, label: Label(s.Task)}
 	if l.kind == "" {
 		l.kind = kindOf(s.Exemplars)
+	}
+	if format == FormatCompletion && s.Text != "" {
+		l.prefix, l.notebook = s.Text, true
+		l.hash = newPrefixHash(format, l.prefix)
+		return l, nil
 	}
 	var b strings.Builder
 	if s.Instruction != "" {
@@ -88,6 +97,10 @@ func (l *Layout) Prefix() string { return l.prefix }
 // Kind is the exemplar kind the layout renders (react, act, cot, standard).
 func (l *Layout) Kind() string { return l.kind }
 
+// Notebook reports whether the layout sends a paper prompt file's text verbatim, as the
+// paper's notebooks do; the agent then reads completions as the notebooks read them.
+func (l *Layout) Notebook() bool { return l.notebook }
+
 // num renders " 3" in the completion format and nothing in chat.
 func (l *Layout) num(i int) string {
 	if l.format == FormatChat {
@@ -119,7 +132,11 @@ func (l *Layout) writeExemplar(b *strings.Builder, ex Exemplar) {
 
 // Step renders the request for step len(history)+1 of a ReAct or Act episode. The model
 // is to write the thought (ReAct) and the action; the stop sequence ends the completion
-// before it writes an observation of its own.
+// before it writes an observation of its own. In the completion format each earlier step
+// is "Thought i: …\nAction i: …\nObservation i: …\n" with the turn's text as it is (an
+// observation that ends in a newline leaves a blank line); a notebook layout also drops
+// every backslash-n pair of characters from observations, as the notebooks do before
+// they append one.
 func (l *Layout) Step(question string, history []Turn) Request {
 	i := len(history) + 1
 	if l.format == FormatChat {
@@ -179,7 +196,11 @@ func (l *Layout) completionHistory(b *strings.Builder, question string, history 
 		if l.kind != KindAct {
 			fmt.Fprintf(b, "Thought %d: %s\n", j+1, h.Thought)
 		}
-		fmt.Fprintf(b, "Action %d: %s\nObservation %d: %s\n", j+1, h.Action, j+1, h.Observation)
+		obs := h.Observation
+		if l.notebook {
+			obs = strings.ReplaceAll(obs, `\n`, "")
+		}
+		fmt.Fprintf(b, "Action %d: %s\nObservation %d: %s\n", j+1, h.Action, j+1, obs)
 	}
 }
 

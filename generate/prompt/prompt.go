@@ -60,6 +60,13 @@ type Set struct {
 	Instruction string     `json:"instruction"`
 	Exemplars   []Exemplar `json:"exemplars"`
 	Kind        string     `json:"-"`
+	// Text, when set, is what the completion layout sends before the question, byte for
+	// byte, instead of rendering Instruction and Exemplars: for an entry of a paper prompt
+	// file, the notebook's instruction (if it adds one) and the entry verbatim, so that the
+	// prompt is the one the paper's notebooks sent. The chat layout does not use it. For,
+	// Truncate and WithInstruction keep it in step with the exemplars, or drop it.
+	Text   string `json:"-"`
+	starts []int  // the offset in Text where each exemplar begins
 }
 
 // ErrKind is returned by For when the set's exemplars lack what the method needs (for
@@ -69,8 +76,11 @@ var ErrKind = errors.New("prompt: exemplars do not fit the method")
 // Load reads the exemplars named by ref for task. An empty ref is the embedded default
 // prompts/<task>.json in fsys; "FILE" is a reactgen exemplar JSON file on disk;
 // "FILE#key" is one entry of a paper-style prompt file (a JSON object of prompt strings in
-// the paper's completion layout). A paper entry without an instruction of its own gets
-// the embedded default's instruction, or a built-in one when fsys has none.
+// the paper's completion layout), kept verbatim in the set's Text. A paper entry without
+// an instruction of its own is completed as the task's notebook completes it (see
+// NotebookInstruction); for the chat layout, an acting entry that the notebook leaves
+// bare gets the embedded default's instruction (or a built-in one when fsys has none),
+// and a CoT or Standard entry gets AnswerInstruction, never the tool instruction.
 func Load(ref, task string, fsys fs.FS) (Set, error) {
 	if ref == "" {
 		if fsys == nil {
@@ -103,14 +113,13 @@ func Load(ref, task string, fsys fs.FS) (Set, error) {
 	if err != nil {
 		return Set{}, fmt.Errorf("load prompt file %s key %s: %w", file, key, err)
 	}
-	if s.Instruction == "" {
-		s.Instruction = DefaultInstruction(task)
-		if fsys != nil {
-			if def, err := Load("", task, fsys); err == nil && def.Instruction != "" {
-				s.Instruction = def.Instruction
-			}
+	def := DefaultInstruction(task)
+	if fsys != nil {
+		if d, err := Load("", task, fsys); err == nil && d.Instruction != "" {
+			def = d.Instruction
 		}
 	}
+	s.paperInstruction(def)
 	return s, nil
 }
 
@@ -228,6 +237,10 @@ func (s Set) For(method string) (Set, error) {
 		return Set{}, fmt.Errorf("%w: %s exemplars cannot serve method %s", ErrKind, kind, method)
 	}
 	out := Set{Task: s.Task, Instruction: s.Instruction, Kind: want, Exemplars: make([]Exemplar, len(s.Exemplars))}
+	if want == kind {
+		// The exemplars are the method's own: a verbatim text still shows them.
+		out.Text, out.starts = s.Text, s.starts
+	}
 	if (want == KindCoT || want == KindStandard) && (kind == KindReAct || kind == KindAct) {
 		// The acting instruction names tools that a CoT or Standard prompt has not got.
 		out.Instruction = AnswerInstruction(s.Task)
@@ -249,11 +262,34 @@ func (s Set) For(method string) (Set, error) {
 	return out, nil
 }
 
-// Truncate keeps the first n exemplars; n <= 0 keeps all.
+// Truncate keeps the first n exemplars; n <= 0 keeps all. A verbatim Text is cut where
+// exemplar n+1 began, so what stays is byte for byte the file's first n.
 func (s Set) Truncate(n int) Set {
 	if n > 0 && n < len(s.Exemplars) {
 		s.Exemplars = s.Exemplars[:n:n]
+		if s.Text != "" && n < len(s.starts) {
+			s.Text, s.starts = s.Text[:s.starts[n]], s.starts[:n:n]
+		}
 	}
+	return s
+}
+
+// WithInstruction replaces the instruction (generate.instruction). In a verbatim Text,
+// everything before the first exemplar (the file's own instruction, the notebook's) is
+// replaced by instr and a newline.
+func (s Set) WithInstruction(instr string) Set {
+	s.Instruction = instr
+	if s.Text == "" || len(s.starts) == 0 {
+		return s
+	}
+	head := instr + "\n"
+	delta := len(head) - s.starts[0]
+	s.Text = head + s.Text[s.starts[0]:]
+	starts := make([]int, len(s.starts))
+	for i, o := range s.starts {
+		starts[i] = o + delta
+	}
+	s.starts = starts
 	return s
 }
 

@@ -28,9 +28,13 @@ func TestLoad(t *testing.T) {
 	}{
 		{"embedded default", "", "hotpotqa", KindReAct, 2, "Solve the riddle with Thought, Action and Observation steps."},
 		{"reactgen file", "testdata/tiny.json", "hotpotqa", KindReAct, 2, "Solve the riddle with Thought, Action and Observation steps."},
-		{"paper react", "testdata/paper_style.json#think", "hotpotqa", KindReAct, 2, "Solve the riddle with Thought, Action and Observation steps."},
-		{"paper act", "testdata/paper_style.json#act", "hotpotqa", KindAct, 1, "Solve the riddle with Thought, Action and Observation steps."},
-		{"paper cot", "testdata/paper_style.json#cot", "hotpotqa", KindCoT, 1, "Solve the riddle with Thought, Action and Observation steps."},
+		// A HotpotQA entry that acts gets the notebook's instruction, not the embedded one.
+		{"paper react", "testdata/paper_style.json#think", "hotpotqa", KindReAct, 2, strings.TrimSpace(NotebookInstruction)},
+		{"paper act", "testdata/paper_style.json#act", "hotpotqa", KindAct, 1, strings.TrimSpace(NotebookInstruction)},
+		// The FEVER notebook adds none: the chat layout falls back to the built-in one.
+		{"paper act fever", "testdata/paper_style.json#act", "fever", KindAct, 1, DefaultInstruction("fever")},
+		// CoT and Standard never get a tool instruction.
+		{"paper cot", "testdata/paper_style.json#cot", "hotpotqa", KindCoT, 1, AnswerInstruction("hotpotqa")},
 		{"paper standard with own instruction", "testdata/paper_style.json#standard", "fever", KindStandard, 2, "Sort claims into SUPPORTS, REFUTES or NOT ENOUGH INFO."},
 	}
 	for _, tc := range tests {
@@ -84,8 +88,8 @@ func TestParsePaperFields(t *testing.T) {
 	if got, want := ex.Answer, "Vell"; got != want {
 		t.Errorf("answer from Finish: got %q, want %q", got, want)
 	}
-	if s.Instruction != DefaultInstruction("hotpotqa") {
-		t.Errorf("instruction without fsys: got %q, want the built-in one", s.Instruction)
+	if s.Instruction != strings.TrimSpace(NotebookInstruction) {
+		t.Errorf("instruction without fsys: got %q, want the notebook's", s.Instruction)
 	}
 	std, err := Load("testdata/paper_style.json#standard", "fever", nil)
 	if err != nil {

@@ -24,6 +24,20 @@ func Path(t testing.TB, rel string) string {
 	return p
 }
 
+// Lookup returns the absolute path of rel under ../shared/data and whether the file is
+// there, for a test that runs some cases on the project's own files either way.
+func Lookup(rel string) (string, bool) {
+	root, err := moduleRoot()
+	if err != nil {
+		return "", false
+	}
+	p := filepath.Join(root, "..", "shared", "data", filepath.FromSlash(rel))
+	if _, err := os.Stat(p); err != nil {
+		return "", false
+	}
+	return p, true
+}
+
 // moduleRoot walks up from the working directory to the folder holding go.mod.
 func moduleRoot() (string, error) {
 	dir, err := os.Getwd()
