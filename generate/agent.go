@@ -59,8 +59,14 @@ func send(ctx context.Context, c llm.Client, req llm.Request, pr prompt.Request,
 
 // LLMActor is the model's policy for ReAct and Act: it renders the step's prompt, asks
 // the model, and reads the thought and action from the completion. A completion without
-// an action is asked once more for the action alone, and counted as a bad call. It is
-// safe for concurrent use when Client is.
+// an action is asked once more for the action alone, and counted as a bad call.
+//
+// With a notebook layout (prompt.Layout.Notebook) a ReAct completion is read as the
+// paper's notebooks read it (react.Notebook: the re-ask shows the completion's first line
+// as the thought), and the history shows each action as the model wrote it, so that
+// every request is the one the notebooks would send. The actor then remembers its
+// episode's actions and serves one episode; otherwise it is safe for concurrent use
+// when Client is.
 type LLMActor struct {
 	Client      llm.Client
 	Layout      *prompt.Layout // for react or act
@@ -72,6 +78,8 @@ type LLMActor struct {
 	Seed        int64
 	Attempt     int
 	KeepPrompts bool
+
+	written []string // notebook layouts: the actions of this episode as the model wrote them
 }
 
 var _ Actor = (*LLMActor)(nil)
@@ -81,12 +89,20 @@ func (a *LLMActor) Act(ctx context.Context, q pipeline.Question, history []pipel
 	turns := make([]prompt.Turn, len(history))
 	for i, st := range history {
 		turns[i] = prompt.Turn{Thought: st.Thought, Action: st.Action, Observation: st.Observation}
+		if i < len(a.written) {
+			turns[i].Action = a.written[i]
+		}
 	}
 	var mv Move
 	pr := a.Layout.Step(q.Question, turns)
 	call, text, err := complete(ctx, a.Client, a.request(pr), pr, a.KeepPrompts)
 	mv.Calls = append(mv.Calls, call)
 	if err != nil {
+		return mv, err
+	}
+	if a.Layout.Notebook() && a.Layout.Kind() == prompt.KindReAct {
+		mv, err = a.notebookMove(ctx, q, turns, mv, text)
+		a.written = append(a.written[:min(len(history), len(a.written))], mv.Action)
 		return mv, err
 	}
 	p := react.Step(text, len(history)+1)
@@ -111,6 +127,32 @@ func (a *LLMActor) Act(ctx context.Context, q pipeline.Question, history []pipel
 		if mv.Action == "" {
 			mv.Action = "(no action)"
 		}
+	}
+	return mv, nil
+}
+
+// notebookMove finishes a step the notebooks' way: the thought and action as the
+// completion has them, or, when it holds no "Action i: ", its first line as the thought
+// and the re-ask reply, stripped, as the action.
+func (a *LLMActor) notebookMove(ctx context.Context, q pipeline.Question, turns []prompt.Turn, mv Move, text string) (Move, error) {
+	thought, action, ok := react.Notebook(text, len(turns)+1)
+	mv.Thought = thought
+	if ok {
+		mv.Action = action
+		return mv, nil
+	}
+	mv.Calls[0].Bad = true
+	mv.Bad++
+	pr := a.Layout.Reask(q.Question, turns, thought)
+	call, reply, err := complete(ctx, a.Client, a.request(pr), pr, a.KeepPrompts)
+	mv.Calls = append(mv.Calls, call)
+	if err != nil {
+		return mv, err
+	}
+	mv.Action = react.NotebookAction(reply)
+	if mv.Action == "" {
+		// The notebooks fail on an empty action; the environment answers this one.
+		mv.Action = "(no action)"
 	}
 	return mv, nil
 }

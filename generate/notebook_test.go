@@ -1,0 +1,196 @@
+package generate
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/reactgen/reactgen/generate/prompt"
+	"github.com/reactgen/reactgen/internal/env"
+	"github.com/reactgen/reactgen/internal/llm/llmtest"
+	"github.com/reactgen/reactgen/internal/shareddata"
+	"github.com/reactgen/reactgen/pipeline"
+)
+
+// scriptedEnv answers each action with the next scripted observation, as wikienv.py
+// words them, and ends the episode on a Finish.
+type scriptedEnv struct {
+	obs []string
+	got []string // the actions it was given
+}
+
+func (e *scriptedEnv) Step(_ context.Context, raw string) (env.Result, error) {
+	e.got = append(e.got, raw)
+	a := env.ParseAction(raw)
+	if a.Type == pipeline.ActionFinish {
+		return env.Result{Action: a, Observation: "Episode finished, reward = 1\n", Done: true, Answer: a.Argument}, nil
+	}
+	o := e.obs[0]
+	e.obs = e.obs[1:]
+	return env.Result{Action: a, Observation: o}, nil
+}
+
+// The scripted episode: what the model writes, request by request, and what the
+// environment answers, step by step. Step 3 has no action and is asked again; step 4's
+// action is not of the paper's form and is answered as wikienv.py answers it.
+var (
+	notebookCompletions = []string{
+		" I need to search Onhava.\nAction 1: Search[Onhava]",
+		" I need the source of its river.\nAction 2: Lookup[source]\n",
+		" I am not sure. \nPerhaps the river's own page says.",
+		" Search[Vell]",
+		" Try the hills \nAction 4: search[Gol hills] now",
+		" The Vell rises in the Gol hills.\nAction 5: Finish[Gol hills]",
+	}
+	notebookObservations = []string{
+		`Onhava is a port city.\n It lies on the Vell. `,
+		"No more results.\n",
+		"The Vell rises in the Gol hills. It is 210 km long.",
+		"Invalid action: search[Gol hills] now",
+	}
+)
+
+type notebookRequest struct{ prompt, stop string }
+
+// notebookRequests replays the notebooks' webthink() over the script and returns every
+// request it sends, in order. It follows the notebook's code line by line:
+//
+//	prompt += question + "\n"
+//	for i in range(1, 8):
+//	    thought_action = llm(prompt + f"Thought {i}:", stop=[f"\nObservation {i}:"])
+//	    try: thought, action = thought_action.strip().split(f"\nAction {i}: ")
+//	    except: thought = thought_action.strip().split('\n')[0]
+//	            action = llm(prompt + f"Thought {i}: {thought}\nAction {i}:", stop=[f"\n"]).strip()
+//	    obs, r, done, info = step(env, action[0].lower() + action[1:])
+//	    obs = obs.replace('\\n', '')
+//	    prompt += f"Thought {i}: {thought}\nAction {i}: {action}\nObservation {i}: {obs}\n"
+//	    if done: break
+func notebookRequests(base, question string, completions, observations []string) []notebookRequest {
+	var reqs []notebookRequest
+	p := base + question + "\n"
+	next := 0
+	for i := 1; i < 8; i++ {
+		reqs = append(reqs, notebookRequest{p + fmt.Sprintf("Thought %d:", i), fmt.Sprintf("\nObservation %d:", i)})
+		ta := completions[next]
+		next++
+		var thought, action string
+		if parts := strings.Split(strings.TrimSpace(ta), fmt.Sprintf("\nAction %d: ", i)); len(parts) == 2 {
+			thought, action = parts[0], parts[1]
+		} else {
+			thought = strings.Split(strings.TrimSpace(ta), "\n")[0]
+			reqs = append(reqs, notebookRequest{p + fmt.Sprintf("Thought %d: %s\nAction %d:", i, thought, i), "\n"})
+			action = strings.TrimSpace(completions[next])
+			next++
+		}
+		if strings.HasPrefix(action, "Finish[") {
+			break // done: nothing more is sent
+		}
+		obs := strings.ReplaceAll(observations[i-1], `\n`, "")
+		p += fmt.Sprintf("Thought %d: %s\nAction %d: %s\nObservation %d: %s\n", i, thought, i, action, i, obs)
+	}
+	return reqs
+}
+
+// TestNotebookEpisode drives a scripted episode through the runner, the LLM actor and the
+// real OpenAI adapter, and compares every request the server received, byte for byte,
+// with what the notebooks send for the same completions and observations.
+func TestNotebookEpisode(t *testing.T) {
+	type tc struct{ name, file, key, task, question string }
+	cases := []tc{
+		{"own hotpotqa entry", "testdata/notebook_prompts.json", "think_hotpotqa", "hotpotqa", "Where does the river of Onhava rise?"},
+		{"own fever entry", "testdata/notebook_prompts.json", "think_fever", "fever", "The river of Onhava rises in the Gol hills."},
+	}
+	if p, ok := shareddata.Lookup("react-prompts/prompts_naive.json"); ok {
+		cases = append(cases, tc{"hotpotqa webthink_simple6", p, "webthink_simple6", "hotpotqa", "Where does the river of Onhava rise?"})
+	} else {
+		t.Log("shared data react-prompts/prompts_naive.json not present: its case is skipped")
+	}
+	if p, ok := shareddata.Lookup("react-prompts/fever.json"); ok {
+		cases = append(cases, tc{"fever webthink_simple3", p, "webthink_simple3", "fever", "The river of Onhava rises in the Gol hills."})
+	} else {
+		t.Log("shared data react-prompts/fever.json not present: its case is skipped")
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			b, err := os.ReadFile(c.file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var entries map[string]string
+			if err := json.Unmarshal(b, &entries); err != nil {
+				t.Fatal(err)
+			}
+			// The HotpotQA notebook puts its instruction first (its bytes are checked
+			// against the notebook's in package prompt); the FEVER notebook sends the entry.
+			base := entries[c.key]
+			if c.task == pipeline.TaskHotpotQA {
+				base = prompt.NotebookInstruction + base
+			}
+			want := notebookRequests(base, prompt.Label(c.task)+": "+c.question, notebookCompletions, notebookObservations)
+
+			var mu sync.Mutex
+			n := 0
+			srv := llmtest.NewServer(t, func(_ context.Context, _ llmtest.Req) llmtest.Reply {
+				mu.Lock()
+				defer mu.Unlock()
+				n++
+				return llmtest.Reply{Texts: []string{notebookCompletions[n-1]}}
+			})
+			set, err := prompt.Load(c.file+"#"+c.key, c.task, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			g, l := testConfig("react", "completion")
+			g.NumExemplars = len(set.Exemplars)
+			l.Temperature, l.RequestMaxTokens = 0, 100
+			e := &scriptedEnv{obs: append([]string(nil), notebookObservations...)}
+			r, err := NewRunner(RunnerOptions{Config: g, LLM: l, Task: c.task, RunID: "test", Prompts: set,
+				Client: openAI(t, srv, 0, nil), NewEnv: func() Environment { return e }})
+			if err != nil {
+				t.Fatal(err)
+			}
+			q := pipeline.Question{ID: "q1", Task: c.task, Question: c.question, Answer: "Gol hills"}
+			ep := r.Episode(t.Context(), q, 0)
+			if ep.Error != "" || !ep.Finished || ep.Prediction != "Gol hills" {
+				t.Fatalf("episode: finished %v prediction %q error %q", ep.Finished, ep.Prediction, ep.Error)
+			}
+			log := srv.Log()
+			if len(log) != len(want) {
+				t.Fatalf("requests: got %d, want %d", len(log), len(want))
+			}
+			for i, w := range want {
+				got := log[i].Req
+				if got.Prompt != w.prompt {
+					t.Errorf("request %d: %s", i+1, diffAt(got.Prompt, w.prompt))
+				}
+				if len(got.Stop) != 1 || got.Stop[0] != w.stop {
+					t.Errorf("request %d stop: got %q, want [%q]", i+1, got.Stop, w.stop)
+				}
+				if got.Temperature != 0 || got.MaxTokens != 100 {
+					t.Errorf("request %d: temperature %v max_tokens %d, want 0 and 100", i+1, got.Temperature, got.MaxTokens)
+				}
+			}
+			if ep.BadCalls != 1 || ep.LLMCalls != len(want) {
+				t.Errorf("bad calls %d, calls %d, want 1 and %d", ep.BadCalls, ep.LLMCalls, len(want))
+			}
+			if got := ep.Steps[2].Thought; got != "I am not sure. " {
+				t.Errorf("re-asked step's thought: got %q, want the completion's first line", got)
+			}
+		})
+	}
+}
+
+// diffAt describes where two prompts part.
+func diffAt(got, want string) string {
+	i := 0
+	for i < len(got) && i < len(want) && got[i] == want[i] {
+		i++
+	}
+	lo := max(i-60, 0)
+	return fmt.Sprintf("first difference at byte %d of %d/%d:\n got …%q\nwant …%q", i, len(got), len(want),
+		got[lo:min(i+60, len(got))], want[lo:min(i+60, len(want))])
+}
