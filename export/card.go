@@ -188,9 +188,11 @@ func renderCard(info CardInfo, cfg pipeline.ExportConfig, views []string, files 
 	row("prompt tokens", fmt.Sprint(info.Usage.PromptTokens))
 	row("completion tokens", fmt.Sprint(info.Usage.CompletionTokens))
 	row("total tokens", fmt.Sprint(info.Usage.TotalTokens))
+	row("cached prompt tokens", fmt.Sprint(info.Usage.CachedTokens))
 	row("cost (USD)", fmt.Sprintf("%.4f", info.Usage.CostUSD))
 	if info.Kept > 0 {
 		row("cost per kept trajectory (USD)", fmt.Sprintf("%.6f", info.Usage.CostUSD/float64(info.Kept)))
+		row("cost per kept trajectory without prompt caching (USD)", fmt.Sprintf("%.6f", info.Usage.CostWithoutCacheUSD()/float64(info.Kept)))
 		row("tokens per kept trajectory", fmt.Sprintf("%.0f", float64(info.Usage.TotalTokens)/float64(info.Kept)))
 	}
 	if len(info.Accept) > 0 {

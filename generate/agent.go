@@ -53,6 +53,7 @@ func send(ctx context.Context, c llm.Client, req llm.Request, pr prompt.Request,
 	call.Usage = pipeline.Usage{
 		PromptTokens: resp.Usage.PromptTokens, CompletionTokens: resp.Usage.CompletionTokens,
 		TotalTokens: resp.Usage.TotalTokens, CostUSD: resp.CostUSD,
+		CachedTokens: resp.Usage.CachedPromptTokens, CacheSavingUSD: resp.CacheSavingUSD,
 	}
 	return call, resp, nil
 }

@@ -62,6 +62,9 @@ type EnvConfig struct {
 type Price struct {
 	Prompt     float64 `mapstructure:"prompt"`
 	Completion float64 `mapstructure:"completion"`
+	// CachedPrompt prices the prompt tokens the server read from its prompt cache
+	// (usage.prompt_tokens_details.cached_tokens); 0 prices them as Prompt.
+	CachedPrompt float64 `mapstructure:"cached_prompt"`
 }
 
 // LLMConfig configures the model client and its decorators.

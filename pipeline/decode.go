@@ -487,6 +487,10 @@ func (d *episodeDecoder) usage(u *Usage) bool {
 			return 2, d.int(&u.TotalTokens)
 		case "cost_usd":
 			return 3, d.float(&u.CostUSD)
+		case "cached_tokens":
+			return 4, d.int(&u.CachedTokens)
+		case "cache_saving_usd":
+			return 5, d.float(&u.CacheSavingUSD)
 		}
 		return 0, false
 	})

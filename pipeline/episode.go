@@ -79,6 +79,11 @@ type Usage struct {
 	CompletionTokens int     `json:"completion_tokens"`
 	TotalTokens      int     `json:"total_tokens"`
 	CostUSD          float64 `json:"cost_usd,omitempty"`
+	// CachedTokens are the prompt tokens the server read from its prompt cache (part of
+	// PromptTokens), priced at llm.prices' cached_prompt.
+	CachedTokens int `json:"cached_tokens,omitempty"`
+	// CacheSavingUSD is what prompt caching saved: without it, CostUSD + CacheSavingUSD.
+	CacheSavingUSD float64 `json:"cache_saving_usd,omitempty"`
 }
 
 // Add returns the sum of u and v.
@@ -88,8 +93,13 @@ func (u Usage) Add(v Usage) Usage {
 		CompletionTokens: u.CompletionTokens + v.CompletionTokens,
 		TotalTokens:      u.TotalTokens + v.TotalTokens,
 		CostUSD:          u.CostUSD + v.CostUSD,
+		CachedTokens:     u.CachedTokens + v.CachedTokens,
+		CacheSavingUSD:   u.CacheSavingUSD + v.CacheSavingUSD,
 	}
 }
+
+// CostWithoutCacheUSD is what the tokens would have cost with no prompt caching.
+func (u Usage) CostWithoutCacheUSD() float64 { return u.CostUSD + u.CacheSavingUSD }
 
 // Call records one LLM request made for an episode.
 type Call struct {

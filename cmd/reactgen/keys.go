@@ -47,7 +47,7 @@ var keyDocs = map[string]string{
 	"llm.max_requests":       "budget: stop cleanly (resumably) after this many requests (0 = unlimited)",
 	"llm.max_tokens":         "budget: stop cleanly after this many tokens in total (0 = unlimited)",
 	"llm.max_cost_usd":       "budget: stop cleanly after this much money, by llm.prices (0 = unlimited)",
-	"llm.prices":             "per model: {prompt: USD per 1M tokens, completion: USD per 1M tokens}",
+	"llm.prices":             "per model: {prompt, completion, cached_prompt: USD per 1M tokens}; cached_prompt prices the prompt tokens the server reports as cached (0 = the prompt price)",
 	"llm.cache":              "cache responses on disk, keyed by the full request, so a re-run pays for nothing",
 	"llm.cache_dir":          "response cache; empty means <run>/llm-cache",
 

@@ -61,11 +61,13 @@ type runSummary struct {
 	BadCalls      int                              `json:"bad_calls"`
 	Usage         pipeline.Usage                   `json:"usage"`
 	CostPerKept   float64                          `json:"cost_per_kept_usd,omitempty"`
-	Kept          int                              `json:"kept"`
-	Rejected      int                              `json:"rejected"`
-	RejectReasons map[string]int                   `json:"reject_reasons"`
-	Classes       map[string]classCount            `json:"by_class"` // per question type (FEVER: label)
-	Outputs       []pipeline.Output                `json:"outputs"`
+	// CostPerKeptNoCache is CostPerKept had the server cached no prompt tokens.
+	CostPerKeptNoCache float64               `json:"cost_per_kept_without_prompt_cache_usd,omitempty"`
+	Kept               int                   `json:"kept"`
+	Rejected           int                   `json:"rejected"`
+	RejectReasons      map[string]int        `json:"reject_reasons"`
+	Classes            map[string]classCount `json:"by_class"` // per question type (FEVER: label)
+	Outputs            []pipeline.Output     `json:"outputs"`
 }
 
 // classCount counts the episodes of one question type or label, generated and kept.
@@ -146,6 +148,7 @@ func summarize(dir string) (*runSummary, error) {
 	}
 	if s.Kept > 0 {
 		s.CostPerKept = s.Usage.CostUSD / float64(s.Kept)
+		s.CostPerKeptNoCache = s.Usage.CostWithoutCacheUSD() / float64(s.Kept)
 	}
 	return s, nil
 }
@@ -165,6 +168,8 @@ func (s *runSummary) print(w io.Writer) error {
 	fmt.Fprintf(tw, "llm calls\t%d (bad %d)\n", s.LLMCalls, s.BadCalls)
 	fmt.Fprintf(tw, "tokens\t%d prompt, %d completion\n", s.Usage.PromptTokens, s.Usage.CompletionTokens)
 	fmt.Fprintf(tw, "cost\t$%.4f (per kept: $%.4f)\n", s.Usage.CostUSD, s.CostPerKept)
+	fmt.Fprintf(tw, "prompt caching\t%d cached prompt tokens; without caching $%.4f (per kept: $%.4f)\n",
+		s.Usage.CachedTokens, s.Usage.CostWithoutCacheUSD(), s.CostPerKeptNoCache)
 	fmt.Fprintf(tw, "kept / rejected\t%d / %d\n", s.Kept, s.Rejected)
 	fmt.Fprintf(tw, "reject reasons\t%s\n", formatCounts(s.RejectReasons))
 	return tw.Flush()

@@ -112,6 +112,7 @@ func (bc *Budgeted) Complete(ctx context.Context, req Request) (Response, error)
 		model = req.Model
 	}
 	resp.CostUSD = Cost(model, resp.Usage, bc.prices)
+	resp.CacheSavingUSD = CostWithoutCache(model, resp.Usage, bc.prices) - resp.CostUSD
 	total := resp.Usage.TotalTokens
 	if total == 0 {
 		total = resp.Usage.PromptTokens + resp.Usage.CompletionTokens
@@ -119,21 +120,36 @@ func (bc *Budgeted) Complete(ctx context.Context, req Request) (Response, error)
 	bc.mu.Lock()
 	bc.spent = bc.spent.Add(pipeline.Usage{
 		PromptTokens: resp.Usage.PromptTokens, CompletionTokens: resp.Usage.CompletionTokens,
-		TotalTokens: total, CostUSD: resp.CostUSD,
+		TotalTokens: total, CostUSD: resp.CostUSD, CachedTokens: resp.Usage.CachedPromptTokens,
+		CacheSavingUSD: resp.CacheSavingUSD,
 	})
 	bc.mu.Unlock()
 	return resp, err
 }
 
-// Cost prices u for model in USD, with prices in USD per 1M prompt and completion tokens.
-// A model missing from the table is priced by the longest key that is a prefix of its
-// name (so "gpt-4o-mini" prices "gpt-4o-mini-2024-07-18"); with none, it costs 0.
+// Cost prices u for model in USD, with prices in USD per 1M prompt and completion tokens;
+// the prompt tokens served from the server's prompt cache are priced at CachedPrompt
+// when it is set. A model missing from the table is priced by the longest key that is a
+// prefix of its name (so "gpt-4o-mini" prices "gpt-4o-mini-2024-07-18"); with none, it
+// costs 0.
 func Cost(model string, u Usage, prices map[string]pipeline.Price) float64 {
 	p, ok := lookupPrice(model, prices)
 	if !ok {
 		return 0
 	}
-	return (float64(u.PromptTokens)*p.Prompt + float64(u.CompletionTokens)*p.Completion) / 1e6
+	cached := float64(min(u.CachedPromptTokens, u.PromptTokens))
+	cp := p.CachedPrompt
+	if cp == 0 {
+		cp = p.Prompt
+	}
+	return ((float64(u.PromptTokens)-cached)*p.Prompt + cached*cp + float64(u.CompletionTokens)*p.Completion) / 1e6
+}
+
+// CostWithoutCache is Cost with every prompt token at the full prompt price: what u
+// would have cost had the server cached nothing.
+func CostWithoutCache(model string, u Usage, prices map[string]pipeline.Price) float64 {
+	u.CachedPromptTokens = 0
+	return Cost(model, u, prices)
 }
 
 func lookupPrice(model string, prices map[string]pipeline.Price) (pipeline.Price, bool) {

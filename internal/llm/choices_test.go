@@ -3,6 +3,7 @@ package llm_test
 import (
 	"context"
 	"errors"
+	"math"
 	"testing"
 
 	"github.com/reactgen/reactgen/internal/llm"
@@ -77,5 +78,36 @@ func TestChoicesCached(t *testing.T) {
 	}
 	if got := s.Requests(); got != 1 {
 		t.Errorf("server requests: got %d, want 1 (the second client replays the cache)", got)
+	}
+}
+
+func TestCachedPromptTokensPriced(t *testing.T) {
+	s := llmtest.NewServer(t, llmtest.Script(llmtest.Reply{Texts: []string{"ok"}, PromptTokens: 1000, CachedTokens: 600, CompletionTokens: 100}))
+	prices := map[string]pipeline.Price{
+		"fake-chat": {Prompt: 2, CachedPrompt: 0.5, Completion: 8},
+		"fake-base": {Prompt: 2, Completion: 8}, // no cached price: cached tokens cost the prompt price
+	}
+	tests := []struct {
+		req        llm.Request
+		cost, save float64
+	}{
+		{chatReq("q"), (400*2 + 600*0.5 + 100*8) / 1e6, 600 * 1.5 / 1e6},
+		{promptReq("q"), (1000*2 + 100*8) / 1e6, 0},
+	}
+	for _, tt := range tests {
+		b := llm.WithBudget(newClient(t, s.URL, 0), llm.Budget{}, prices)
+		resp, err := b.Complete(t.Context(), tt.req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if resp.Usage.CachedPromptTokens != 600 {
+			t.Errorf("%s: cached prompt tokens: got %d, want 600", tt.req.Model, resp.Usage.CachedPromptTokens)
+		}
+		if math.Abs(resp.CostUSD-tt.cost) > 1e-12 || math.Abs(resp.CacheSavingUSD-tt.save) > 1e-12 {
+			t.Errorf("%s: cost %v saving %v, want %v and %v", tt.req.Model, resp.CostUSD, resp.CacheSavingUSD, tt.cost, tt.save)
+		}
+		if sp := b.Spent().Usage; sp.CachedTokens != 600 || math.Abs(sp.CostWithoutCacheUSD()-(2000+800)/1e6) > 1e-12 {
+			t.Errorf("%s: spent %+v", tt.req.Model, sp)
+		}
 	}
 }

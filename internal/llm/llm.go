@@ -42,6 +42,9 @@ type Usage struct {
 	PromptTokens     int
 	CompletionTokens int
 	TotalTokens      int
+	// CachedPromptTokens are the prompt tokens the server read from its prompt cache
+	// (usage.prompt_tokens_details.cached_tokens); they are part of PromptTokens.
+	CachedPromptTokens int `json:",omitempty"`
 }
 
 // Response is a model's answer to one Request.
@@ -53,6 +56,9 @@ type Response struct {
 	Retries int
 	Cached  bool
 	CostUSD float64
+	// CacheSavingUSD is what the server's prompt cache saved on this response: priced
+	// without it, the response would have cost CostUSD + CacheSavingUSD.
+	CacheSavingUSD float64
 }
 
 // Client sends one request and waits for its response.

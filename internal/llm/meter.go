@@ -23,6 +23,7 @@ type Meter struct {
 	next                               Client
 	requests, cached, failed, retries  atomic.Int64
 	prompt, completion, total, microUS atomic.Int64
+	cachedTokens, savedMicroUS         atomic.Int64
 }
 
 var _ Client = (*Meter)(nil)
@@ -50,6 +51,8 @@ func (m *Meter) Complete(ctx context.Context, req Request) (Response, error) {
 	m.completion.Add(int64(resp.Usage.CompletionTokens))
 	m.total.Add(int64(resp.Usage.TotalTokens))
 	m.microUS.Add(int64(resp.CostUSD*1e6 + 0.5))
+	m.cachedTokens.Add(int64(resp.Usage.CachedPromptTokens))
+	m.savedMicroUS.Add(int64(resp.CacheSavingUSD*1e6 + 0.5))
 	return resp, err
 }
 
@@ -61,6 +64,7 @@ func (m *Meter) Snapshot() MeterStats {
 		Usage: pipeline.Usage{
 			PromptTokens: int(m.prompt.Load()), CompletionTokens: int(m.completion.Load()),
 			TotalTokens: int(m.total.Load()), CostUSD: float64(m.microUS.Load()) / 1e6,
+			CachedTokens: int(m.cachedTokens.Load()), CacheSavingUSD: float64(m.savedMicroUS.Load()) / 1e6,
 		},
 	}
 }

@@ -179,9 +179,7 @@ func (o *OpenAI) chat(ctx context.Context, req Request) (Response, error) {
 	if err != nil {
 		return Response{}, err
 	}
-	out := Response{Model: r.Model, Usage: Usage{
-		PromptTokens: r.Usage.PromptTokens, CompletionTokens: r.Usage.CompletionTokens, TotalTokens: r.Usage.TotalTokens,
-	}}
+	out := Response{Model: r.Model, Usage: usage(r.Usage)}
 	for _, c := range r.Choices {
 		out.Choices = append(out.Choices, Choice{Text: c.Message.Content, FinishReason: string(c.FinishReason)})
 	}
@@ -200,13 +198,24 @@ func (o *OpenAI) completion(ctx context.Context, req Request) (Response, error) 
 		}
 		return Response{}, err
 	}
-	out := Response{Model: r.Model, Usage: Usage{
-		PromptTokens: r.Usage.PromptTokens, CompletionTokens: r.Usage.CompletionTokens, TotalTokens: r.Usage.TotalTokens,
-	}}
+	out := Response{Model: r.Model}
+	if r.Usage != nil { // a server may leave usage out
+		out.Usage = usage(*r.Usage)
+	}
 	for _, c := range r.Choices {
 		out.Choices = append(out.Choices, Choice{Text: c.Text, FinishReason: c.FinishReason})
 	}
 	return out, nil
+}
+
+// usage reads a response's usage, with the prompt tokens served from the server's prompt
+// cache when it reports them.
+func usage(u openai.Usage) Usage {
+	out := Usage{PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens, TotalTokens: u.TotalTokens}
+	if d := u.PromptTokensDetails; d != nil {
+		out.CachedPromptTokens = min(max(d.CachedTokens, 0), u.PromptTokens)
+	}
+	return out
 }
 
 // notFoundHint follows a 404 that is not about the model: the path was wrong.

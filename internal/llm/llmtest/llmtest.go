@@ -82,6 +82,7 @@ type Reply struct {
 	Texts            []string // one per choice; padded cyclically up to the request's n
 	FinishReason     string   // default "stop"; a stop sequence found in a text forces "stop"
 	PromptTokens     int      // default: an estimate (prompt chars / 4)
+	CachedTokens     int      // reported as usage.prompt_tokens_details.cached_tokens when set
 	CompletionTokens int      // default: an estimate (completion chars / 4)
 	Delay            time.Duration
 	Fault            Fault
@@ -446,9 +447,13 @@ type (
 		Content string `json:"content"`
 	}
 	wireUsage struct {
-		PromptTokens     int `json:"prompt_tokens"`
-		CompletionTokens int `json:"completion_tokens"`
-		TotalTokens      int `json:"total_tokens"`
+		PromptTokens        int                `json:"prompt_tokens"`
+		CompletionTokens    int                `json:"completion_tokens"`
+		TotalTokens         int                `json:"total_tokens"`
+		PromptTokensDetails *wirePromptDetails `json:"prompt_tokens_details,omitempty"`
+	}
+	wirePromptDetails struct {
+		CachedTokens int `json:"cached_tokens"`
 	}
 )
 
@@ -486,6 +491,10 @@ func (s *Server) completion(req Req, rep Reply) wireCompletion {
 	if rep.CompletionTokens != 0 {
 		completionTokens = rep.CompletionTokens
 	}
+	u := wireUsage{PromptTokens: promptTokens, CompletionTokens: completionTokens, TotalTokens: promptTokens + completionTokens}
+	if rep.CachedTokens > 0 {
+		u.PromptTokensDetails = &wirePromptDetails{CachedTokens: rep.CachedTokens}
+	}
 	id := s.next.Add(1)
 	object, prefix := "text_completion", "cmpl-fake-"
 	if req.Endpoint == "chat" {
@@ -494,7 +503,7 @@ func (s *Server) completion(req Req, rep Reply) wireCompletion {
 	return wireCompletion{
 		ID: prefix + strconv.FormatInt(id, 10), Object: object, Created: time.Now().Unix(), Model: req.Model,
 		Choices: choices,
-		Usage:   wireUsage{PromptTokens: promptTokens, CompletionTokens: completionTokens, TotalTokens: promptTokens + completionTokens},
+		Usage:   u,
 	}
 }
 
