@@ -7,7 +7,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -20,9 +19,6 @@ var ErrBudget = errors.New("llm budget exhausted")
 // ErrUnusable is returned by WithBreaker once the first requests of a run have all failed
 // and none ever succeeded: the server, model or key is wrong. It wraps the last error.
 var ErrUnusable = errors.New("model server unusable")
-
-// maxRetryAfter caps a server's Retry-After, so that a broken header cannot stall a run.
-const maxRetryAfter = 5 * time.Minute
 
 // APIError is an answer from the model server that is not a completion: an HTTP error
 // status with OpenAI's error JSON, or a body that is not JSON at all (an HTML page from a
@@ -88,25 +84,6 @@ func IsRetryable(err error) bool {
 	}
 	var oe *net.OpError
 	return errors.As(err, &oe)
-}
-
-// parseRetryAfter reads a Retry-After header: delay-seconds or an HTTP date. Zero means
-// absent or unreadable.
-func parseRetryAfter(v string, now time.Time) time.Duration {
-	v = strings.TrimSpace(v)
-	if v == "" {
-		return 0
-	}
-	var d time.Duration
-	if secs, err := strconv.ParseFloat(v, 64); err == nil {
-		d = time.Duration(secs * float64(time.Second))
-	} else if t, err := http.ParseTime(v); err == nil {
-		d = t.Sub(now)
-	}
-	if d < 0 {
-		return 0
-	}
-	return min(d, maxRetryAfter)
 }
 
 // redactedError carries an error whose text had the API key removed; it still unwraps to

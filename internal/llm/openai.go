@@ -16,6 +16,8 @@ import (
 	"time"
 
 	openai "github.com/sashabaranov/go-openai"
+
+	"github.com/reactgen/reactgen/internal/retry"
 )
 
 // OpenAIOptions configures the OpenAI-compatible adapter. Its String method redacts the
@@ -243,7 +245,7 @@ func (o *OpenAI) mapError(parent context.Context, seen *capture, err error) erro
 		if !ok {
 			ae = o.unreadable(re.HTTPStatusCode, header, body)
 		}
-		ae.RetryAfter = parseRetryAfter(header.Get("Retry-After"), time.Now())
+		ae.RetryAfter = retry.ParseAfter(header.Get("Retry-After"), time.Now())
 		if ae.Status == http.StatusNotFound && !strings.Contains(strings.ToLower(ae.Message), "model") {
 			ae.Message += notFoundHint
 		}
@@ -251,7 +253,7 @@ func (o *OpenAI) mapError(parent context.Context, seen *capture, err error) erro
 	case errors.As(err, &oe):
 		ae := &APIError{
 			Status: oe.HTTPStatusCode, Type: oe.Type, Message: o.scrub(oe.Message),
-			RetryAfter: parseRetryAfter(header.Get("Retry-After"), time.Now()), Body: snippet(o.scrub(string(body)), 2048),
+			RetryAfter: retry.ParseAfter(header.Get("Retry-After"), time.Now()), Body: snippet(o.scrub(string(body)), 2048),
 		}
 		switch code := oe.Code.(type) {
 		case string:

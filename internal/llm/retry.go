@@ -3,12 +3,12 @@ package llm
 import (
 	"context"
 	"errors"
-	"fmt"
-	"math/rand/v2"
 	"net"
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/reactgen/reactgen/internal/retry"
 )
 
 // RetryPolicy says how WithRetry backs off.
@@ -26,34 +26,28 @@ type RetryPolicy struct {
 	FailFastUntilSuccess bool
 }
 
-// WithRetry retries retryable errors (see IsRetryable) with exponential backoff:
-// Base*2^k capped at Max, with full jitter when asked. A server's Retry-After (up to 5
-// minutes) is honoured instead when it is longer. The returned Response counts the retries
-// made in Retries and the wall time of all tries in Latency. It stops as soon as ctx ends.
-// The error after the last try wraps the last error with the number of tries.
+// WithRetry retries retryable errors (see IsRetryable) with package retry's loop:
+// exponential backoff Base*2^k capped at Max, with full jitter when asked. A server's
+// Retry-After (up to 5 minutes) is honoured instead when it is longer. The returned
+// Response counts the retries made in Retries and the wall time of all tries in Latency.
+// It stops as soon as ctx ends. The error after the last try wraps the last error with
+// the number of tries and is ErrRetriesExhausted.
 func WithRetry(c Client, p RetryPolicy) Client {
-	if p.Base <= 0 {
-		p.Base = 500 * time.Millisecond
+	rp := retry.Policy{MaxRetries: p.MaxRetries, Base: p.Base, Max: p.Max, Sleep: p.Sleep}
+	if p.Jitter {
+		rp.Jitter = retry.FullJitter
 	}
-	if p.Max <= 0 {
-		p.Max = 30 * time.Second
-	}
-	if p.Max < p.Base {
-		p.Max = p.Base
-	}
-	if p.Sleep == nil {
-		p.Sleep = sleepCtx
-	}
-	return &retrier{next: c, p: p}
+	return &retrier{next: c, p: rp, failFast: p.FailFastUntilSuccess}
 }
 
 // ErrRetriesExhausted marks the error WithRetry returns after its last retry failed.
-var ErrRetriesExhausted = errors.New("retries exhausted")
+var ErrRetriesExhausted = retry.ErrExhausted
 
 type retrier struct {
-	next Client
-	p    RetryPolicy
-	ok   atomic.Bool // some request has succeeded
+	next     Client
+	p        retry.Policy
+	failFast bool
+	ok       atomic.Bool // some request has succeeded
 }
 
 // unreachable reports a refused connection or an unknown host.
@@ -62,71 +56,34 @@ func unreachable(err error) bool {
 	return errors.Is(err, syscall.ECONNREFUSED) || errors.As(err, &de)
 }
 
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	if d <= 0 {
-		return ctx.Err()
+// classify is the retry verdict on err and the server's Retry-After.
+func (r *retrier) classify(err error) (retry.Verdict, time.Duration) {
+	if !IsRetryable(err) {
+		return retry.Permanent, 0
 	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
-}
-
-// backoff is the wait before retry k (0-based).
-func (r *retrier) backoff(k int, err error) time.Duration {
-	d := r.p.Max
-	if k < 62 {
-		if b := r.p.Base << k; b > 0 && b < r.p.Max {
-			d = b
-		}
-	}
-	if r.p.Jitter {
-		d = time.Duration(rand.Int64N(int64(d) + 1))
+	if r.failFast && !r.ok.Load() && unreachable(err) {
+		return retry.GiveUp, 0
 	}
 	var ae *APIError
-	if errors.As(err, &ae) && ae.RetryAfter > d {
-		d = min(ae.RetryAfter, maxRetryAfter)
+	if errors.As(err, &ae) {
+		return retry.Again, ae.RetryAfter
 	}
-	return d
+	return retry.Again, 0
 }
 
 func (r *retrier) Complete(ctx context.Context, req Request) (Response, error) {
 	start := time.Now()
-	var err error
-	for k := 0; ; k++ {
-		var resp Response
+	var resp Response
+	tries, err := retry.Do(ctx, r.p, func(ctx context.Context) error {
+		var err error
 		resp, err = r.next.Complete(ctx, req)
-		if err == nil {
-			r.ok.Store(true)
-			resp.Retries += k
-			resp.Latency = time.Since(start)
-			return resp, nil
-		}
-		if !IsRetryable(err) || ctx.Err() != nil {
-			return Response{}, err
-		}
-		if k >= r.p.MaxRetries || r.p.FailFastUntilSuccess && !r.ok.Load() && unreachable(err) {
-			return Response{}, &retriesError{tries: k + 1, err: err}
-		}
-		if serr := r.p.Sleep(ctx, r.backoff(k, err)); serr != nil {
-			return Response{}, fmt.Errorf("waiting to retry after %w: %w", err, serr)
-		}
+		return err
+	}, r.classify)
+	if err != nil {
+		return Response{}, err
 	}
+	r.ok.Store(true)
+	resp.Retries += tries - 1
+	resp.Latency = time.Since(start)
+	return resp, nil
 }
-
-// retriesError is the last error after all retries; it is ErrRetriesExhausted and
-// unwraps to the last error too.
-type retriesError struct {
-	tries int
-	err   error
-}
-
-func (e *retriesError) Error() string {
-	return fmt.Sprintf("gave up after %d tries: %v", e.tries, e.err)
-}
-
-func (e *retriesError) Unwrap() []error { return []error{ErrRetriesExhausted, e.err} }

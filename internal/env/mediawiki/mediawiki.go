@@ -13,9 +13,9 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"net/http"
 	"net/url"
 	"os"
@@ -27,6 +27,7 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/reactgen/reactgen/internal/env"
+	"github.com/reactgen/reactgen/internal/retry"
 	"github.com/reactgen/reactgen/internal/sentence"
 )
 
@@ -46,7 +47,7 @@ type Options struct {
 	MaxRetries        int           // further attempts after a retryable failure; negative means 0
 	CacheDir          string        // response cache; empty means no cache
 	HTTPClient        *http.Client  // nil means a fresh http.Client
-	Backoff           time.Duration // first retry delay without Retry-After, doubling each time (capped at 30s); 0 means 500ms
+	Backoff           time.Duration // first retry delay, doubling each time (capped at 30s) plus up to 25% jitter; a longer Retry-After wins; 0 means 500ms
 }
 
 // Client is an env.Corpus over a MediaWiki API. It is safe for concurrent use.
@@ -55,6 +56,7 @@ type Client struct {
 	opts     Options
 	http     *http.Client
 	limiter  *rate.Limiter
+	retry    retry.Policy
 }
 
 var _ env.Corpus = (*Client)(nil)
@@ -106,7 +108,8 @@ func New(opts Options) (*Client, error) {
 	if hc == nil {
 		hc = &http.Client{}
 	}
-	return &Client{endpoint: opts.Endpoint, opts: opts, http: hc, limiter: rate.NewLimiter(limit, 1)}, nil
+	return &Client{endpoint: opts.Endpoint, opts: opts, http: hc, limiter: rate.NewLimiter(limit, 1),
+		retry: retry.Policy{MaxRetries: opts.MaxRetries, Base: opts.Backoff, Max: 30 * time.Second, Jitter: retry.QuarterAdded}}, nil
 }
 
 // queryResponse is the part of an action=query answer (formatversion=2) the client reads.
@@ -261,95 +264,68 @@ func (c *Client) cachePath(u string) string {
 	return filepath.Join(c.opts.CacheDir, h[:2], h+".json")
 }
 
-// fetch GETs u, retrying 429, 5xx and transport errors.
+// fetch GETs u, retrying 429, 5xx and transport errors with package retry's loop.
 func (c *Client) fetch(ctx context.Context, u string) ([]byte, error) {
-	var last error
-	for attempt := 0; ; attempt++ {
+	var body []byte
+	_, err := retry.Do(ctx, c.retry, func(ctx context.Context) error {
 		if err := c.limiter.Wait(ctx); err != nil {
-			return nil, err
+			return err
 		}
-		body, wait, err := c.once(ctx, u)
-		if err == nil {
-			return body, nil
-		}
-		last = err
-		if wait < 0 || attempt >= c.opts.MaxRetries || ctx.Err() != nil {
-			break
-		}
-		if wait == 0 {
-			wait = c.backoff(attempt)
-		}
-		timer := time.NewTimer(wait)
-		select {
-		case <-ctx.Done():
-			timer.Stop()
-			return nil, ctx.Err()
-		case <-timer.C:
-		}
+		var err error
+		body, err = c.once(ctx, u)
+		return err
+	}, classify)
+	if cerr := ctx.Err(); cerr != nil {
+		return nil, cerr
 	}
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	return nil, last
+	return body, err
 }
 
-// once makes one attempt. wait is negative when the failure is not worth retrying, the
-// server's Retry-After when it gave one, zero otherwise.
-func (c *Client) once(ctx context.Context, u string) (body []byte, wait time.Duration, err error) {
+// retryable is a failed attempt worth another: a 429, a 5xx or a transport error, with
+// the server's Retry-After.
+type retryable struct {
+	err   error
+	after time.Duration
+}
+
+func (e *retryable) Error() string { return e.err.Error() }
+func (e *retryable) Unwrap() error { return e.err }
+
+func classify(err error) (retry.Verdict, time.Duration) {
+	var r *retryable
+	if errors.As(err, &r) {
+		return retry.Again, r.after
+	}
+	return retry.Permanent, 0
+}
+
+// once makes one attempt. A failure worth retrying comes back as *retryable.
+func (c *Client) once(ctx context.Context, u string) ([]byte, error) {
 	ctx, cancel := context.WithTimeout(ctx, c.opts.Timeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {
-		return nil, -1, err
+		return nil, err
 	}
 	req.Header.Set("User-Agent", c.opts.UserAgent)
 	req.Header.Set("Accept", "application/json")
 	resp, err := c.http.Do(req)
 	if err != nil {
-		return nil, 0, err
+		return nil, &retryable{err: err}
 	}
 	defer resp.Body.Close()
-	body, err = io.ReadAll(io.LimitReader(resp.Body, maxBody))
+	body, err := io.ReadAll(io.LimitReader(resp.Body, maxBody))
 	if resp.StatusCode == http.StatusOK {
 		if err != nil {
-			return nil, 0, fmt.Errorf("read %s: %w", u, err)
+			return nil, &retryable{err: fmt.Errorf("read %s: %w", u, err)}
 		}
-		return body, 0, nil
+		return body, nil
 	}
 	apiErr := &APIError{Status: resp.StatusCode, URL: u}
 	if resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode >= 500 {
-		return nil, retryAfter(resp.Header.Get("Retry-After"), time.Now()), apiErr
+		return nil, &retryable{err: apiErr, after: retry.ParseAfter(resp.Header.Get("Retry-After"), time.Now())}
 	}
-	return nil, -1, apiErr
-}
-
-// backoff is the delay before retry attempt+1: Backoff doubled per attempt, capped at
-// 30s, with up to 25% jitter so that many episodes do not retry in step.
-func (c *Client) backoff(attempt int) time.Duration {
-	d := c.opts.Backoff << min(attempt, 16)
-	if d <= 0 || d > 30*time.Second {
-		d = 30 * time.Second
-	}
-	return d + time.Duration(rand.Int64N(int64(d)/4+1))
-}
-
-// retryAfter parses a Retry-After header (seconds or an HTTP date) into a positive delay;
-// zero means absent, unparseable or already past.
-func retryAfter(h string, now time.Time) time.Duration {
-	h = strings.TrimSpace(h)
-	if h == "" {
-		return 0
-	}
-	if s, err := strconv.Atoi(h); err == nil {
-		if s <= 0 {
-			return time.Millisecond // "retry now": still more than zero, so backoff is not used
-		}
-		return min(time.Duration(s)*time.Second, 5*time.Minute)
-	}
-	if t, err := http.ParseTime(h); err == nil && t.After(now) {
-		return min(t.Sub(now), 5*time.Minute)
-	}
-	return 0
+	return nil, apiErr
 }
 
 // writeAtomic writes data to path through a temporary file and a rename, so a reader

@@ -2,7 +2,6 @@ package mediawiki
 
 import (
 	"errors"
-	"net/http"
 	"slices"
 	"testing"
 	"time"
@@ -139,29 +138,6 @@ func TestCacheReplaysOffline(t *testing.T) {
 	}
 	if !slices.Equal(first, second) {
 		t.Errorf("second run observations differ:\n got %q\nwant %q", second, first)
-	}
-}
-
-func TestRetryAfter(t *testing.T) {
-	now := time.Date(2024, 5, 1, 12, 0, 0, 0, time.UTC)
-	tests := []struct {
-		h    string
-		want time.Duration
-	}{
-		{"", 0},
-		{"3", 3 * time.Second},
-		{"0", time.Millisecond},
-		{"99999", 5 * time.Minute},
-		{now.Add(10 * time.Second).Format(http.TimeFormat), 10 * time.Second},
-		{now.Add(-time.Minute).Format(http.TimeFormat), 0},
-		{"soon", 0},
-	}
-	for _, tt := range tests {
-		t.Run(tt.h, func(t *testing.T) {
-			if got := retryAfter(tt.h, now); got != tt.want {
-				t.Errorf("retryAfter(%q): got %v, want %v", tt.h, got, tt.want)
-			}
-		})
 	}
 }
 
