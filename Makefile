@@ -4,7 +4,7 @@ BIN     := bin/reactgen
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X main.version=$(VERSION)
 
-.PHONY: build run test test-short race bench bench-index bench-index-1m bench-generate bench-export vet clean demo-world
+.PHONY: build run test test-short race bench bench-index bench-index-1m bench-generate bench-export vet clean demo-world chromium report report-screenshot
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/reactgen
@@ -50,6 +50,27 @@ bench-generate:
 BENCH_EPISODES ?= 100000
 bench-export:
 	EXPORT_BENCH_EPISODES=$(BENCH_EPISODES) $(GO) test -run '^$$' -bench 'Export$$' -benchtime 1x -timeout 30m ./export/
+
+# Debian's Chromium, for the report's browser test (internal/report, skipped without it)
+# and the screenshot below. Needs root and the Debian package mirror.
+chromium:
+	@test -x /usr/bin/chromium || { apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends chromium; }
+
+# The demo's method runs side by side: Table 1 on stdout, runs/report/report.html and
+# runs/report/charts/*.svg.
+report: build
+	$(BIN) run --config configs/demo.yaml --out runs/demo
+	$(BIN) run --config configs/demo.yaml --out runs/demo-act --set generate.method=act
+	$(BIN) run --config configs/demo-fever.yaml --out runs/demo-fever
+	$(BIN) compare runs/demo runs/demo-act runs/demo-fever --out runs/report
+
+# A PNG of the report as headless Chromium renders it: runs/report/report.png.
+CHROMIUM_FLAGS := --headless --no-sandbox --disable-gpu --disable-quic --no-first-run \
+	--disable-background-networking --disable-component-update --disable-sync --hide-scrollbars
+report-screenshot: report chromium
+	profile=$$(mktemp -d) && /usr/bin/chromium $(CHROMIUM_FLAGS) --user-data-dir=$$profile --window-size=1000,3200 \
+		--screenshot=runs/report/report.png file://$(CURDIR)/runs/report/report.html 2>/dev/null; rm -rf $$profile
+	@ls -l runs/report/report.png
 
 clean:
 	rm -rf bin runs

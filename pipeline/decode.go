@@ -397,6 +397,8 @@ func (d *episodeDecoder) episode(ep *Episode) bool {
 			return 26, d.bool(&ep.Rationalized)
 		case "error":
 			return 27, d.string(&ep.Error)
+		case "round":
+			return 28, d.int(&ep.Round)
 		}
 		return 0, false
 	})

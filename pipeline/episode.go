@@ -168,6 +168,7 @@ type Episode struct {
 	Usage        Usage    `json:"usage"`
 	LatencyMS    int64    `json:"latency_ms"`
 	Rationalized bool     `json:"rationalized,omitempty"`
+	Round        int      `json:"round,omitempty"` // STaR round that produced it (1, 2, ...); 0 outside STaR rounds
 	Error        string   `json:"error,omitempty"`
 }
 

@@ -1,0 +1,345 @@
+// Package report scores and compares run directories the way the ReAct paper reports
+// its results. It consumes run directories (manifest.json, episodes.jsonl and the
+// filter's rejected.jsonl) and produces a Run summary each (HotpotQA EM and F1 with the
+// official normalisation, FEVER accuracy, 95% confidence intervals, per question type and
+// level, steps, tokens, cost and stop reasons), the paper's Table 1 as text, and a
+// self-contained HTML report whose charts are inline SVG drawn here, with the same charts
+// as standalone SVG files.
+package report
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"sort"
+
+	"github.com/reactgen/reactgen/internal/dataset"
+	"github.com/reactgen/reactgen/internal/score"
+	"github.com/reactgen/reactgen/pipeline"
+)
+
+// Estimate is a proportion or mean with its 95% confidence interval, all in [0, 1].
+type Estimate struct {
+	Value float64 `json:"value"`
+	Lo    float64 `json:"lo"`
+	Hi    float64 `json:"hi"`
+	N     int     `json:"n"`
+}
+
+// z is the 97.5% quantile of the standard normal: a two-sided 95% interval.
+const z = 1.959963984540054
+
+// Wilson is the proportion k/n with its Wilson score interval, which stays inside [0, 1]
+// and is sound for small n and for proportions near 0 or 1 (unlike the normal
+// approximation).
+func Wilson(k, n int) Estimate {
+	if n == 0 {
+		return Estimate{}
+	}
+	p := float64(k) / float64(n)
+	nf := float64(n)
+	d := 1 + z*z/nf
+	center := (p + z*z/(2*nf)) / d
+	half := z * math.Sqrt(p*(1-p)/nf+z*z/(4*nf*nf)) / d
+	return Estimate{Value: p, Lo: math.Max(0, center-half), Hi: math.Min(1, center+half), N: n}
+}
+
+// Mean is the mean of xs with a normal-approximation interval (mean ± z·sd/√n), clipped to
+// [0, 1]: for F1, whose values lie in [0, 1].
+func Mean(xs []float64) Estimate {
+	n := len(xs)
+	if n == 0 {
+		return Estimate{}
+	}
+	var sum float64
+	for _, x := range xs {
+		sum += x
+	}
+	m := sum / float64(n)
+	if n == 1 {
+		return Estimate{Value: m, Lo: 0, Hi: 1, N: 1}
+	}
+	var ss float64
+	for _, x := range xs {
+		ss += (x - m) * (x - m)
+	}
+	half := z * math.Sqrt(ss/float64(n-1)) / math.Sqrt(float64(n))
+	return Estimate{Value: m, Lo: math.Max(0, m-half), Hi: math.Min(1, m+half), N: n}
+}
+
+// Run is the summary of one run directory.
+type Run struct {
+	Dir       string `json:"dir"`
+	RunID     string `json:"run_id"`
+	Task      string `json:"task"`
+	Method    string `json:"method"`
+	Model     string `json:"model"` // the model name, or "expert"
+	Prompting string `json:"prompting"`
+	Format    string `json:"format,omitempty"`
+	// TrainExamples is the number of training trajectories the model was fine-tuned on,
+	// when a run given to Load recorded the job that produced the model; else 0.
+	TrainExamples int `json:"train_examples,omitempty"`
+
+	Episodes       int                    `json:"episodes"`   // every record in the log
+	N              int                    `json:"n"`          // scored: first attempts that reached an outcome
+	Unfinished     int                    `json:"unfinished"` // first attempts cut by an error, the budget or a stop
+	Correct        int                    `json:"correct"`
+	Accuracy       Estimate               `json:"accuracy"` // FEVER accuracy; HotpotQA: EM
+	EM             Estimate               `json:"em"`
+	F1             Estimate               `json:"f1"`
+	ByType         map[string]Estimate    `json:"by_type,omitempty"`   // accuracy per question type (FEVER: gold label)
+	ByLevel        map[string]Estimate    `json:"by_level,omitempty"`  // HotpotQA: easy, medium, hard
+	ByBranch       map[string]Estimate    `json:"by_branch,omitempty"` // combined methods: the method that answered
+	Steps          map[int]int            `json:"steps"`               // steps of the scored episodes that answered
+	MeanSteps      float64                `json:"mean_steps"`          // over those
+	StopReasons    map[string]int         `json:"stop_reasons"`
+	Usage          pipeline.Usage         `json:"usage"` // over every episode of the log
+	LLMCalls       int                    `json:"llm_calls"`
+	CostPerCorrect float64                `json:"cost_per_correct_usd"` // usage cost over correct episodes of the log
+	CorrectAll     int                    `json:"correct_all"`          // correct episodes of the log, every attempt
+	Rounds         map[int]int            `json:"rounds,omitempty"`     // STaR: kept examples per round
+	Kept           int                    `json:"kept"`
+	Rejected       int                    `json:"rejected"`
+	Rejects        map[string]int         `json:"rejects"` // rule/code of the filter's rejects
+	Training       []pipeline.TrainingJob `json:"training,omitempty"`
+}
+
+// Label is the row name of a run: method, and how it was prompted when not few-shot.
+func (r *Run) Label() string {
+	if r.Prompting != "" && r.Prompting != "few-shot" {
+		return r.Method + " (" + r.Prompting + ")"
+	}
+	return r.Method
+}
+
+// levels and types are read from the task file when the records do not carry them.
+type questionInfo struct{ typ, level string }
+
+// Summarize reads one run directory.
+func Summarize(dir string) (*Run, error) {
+	m, err := pipeline.ReadManifest(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("%s: %w", dir, pipeline.ErrNoRun)
+	}
+	if err != nil {
+		return nil, err
+	}
+	r := &Run{Dir: dir, RunID: m.RunID, ByType: map[string]Estimate{}, ByLevel: map[string]Estimate{}, ByBranch: map[string]Estimate{},
+		Steps: map[int]int{}, StopReasons: map[string]int{}, Rejects: map[string]int{}, Training: m.Training}
+	r.Task = configString(m.Config, "task", "name")
+	r.Method = configString(m.Config, "generate", "method")
+	r.Prompting = configString(m.Config, "generate", "prompting")
+	if r.Prompting == "" {
+		r.Prompting = "few-shot"
+	}
+	r.Model = configString(m.Config, "llm", "model")
+	if configString(m.Config, "generate", "policy") == "expert" {
+		r.Model, r.Prompting = "expert", ""
+	} else {
+		r.Format = configString(m.Config, "generate", "format")
+	}
+	levels := taskLevels(configString(m.Config, "task", "path"), r.Task)
+
+	type tally struct{ k, n int }
+	byType, byLevel, byBranch := map[string]*tally{}, map[string]*tally{}, map[string]*tally{}
+	add := func(t map[string]*tally, key string, ok bool) {
+		if key == "" {
+			return
+		}
+		if t[key] == nil {
+			t[key] = &tally{}
+		}
+		t[key].n++
+		if ok {
+			t[key].k++
+		}
+	}
+	var ems, f1s []float64
+	steps := 0
+	// The first record of each question's first attempt counts; a resumed run may hold a
+	// retryable record followed by the finished one for the same slot, so the last wins.
+	first := map[string]pipeline.Episode{}
+	var order []string
+	for ep, err := range pipeline.ReadEpisodes(filepath.Join(dir, pipeline.EpisodesFile)) {
+		if err != nil {
+			return nil, err
+		}
+		r.Episodes++
+		r.Usage = r.Usage.Add(ep.Usage)
+		r.LLMCalls += ep.LLMCalls
+		if ep.Correct {
+			r.CorrectAll++
+		}
+		if ep.Attempt != 0 || ep.Rationalized {
+			continue
+		}
+		if _, seen := first[ep.QuestionID]; !seen {
+			order = append(order, ep.QuestionID)
+		}
+		first[ep.QuestionID] = ep
+	}
+	for _, qid := range order {
+		ep := first[qid]
+		if ep.Retryable() {
+			r.Unfinished++
+			continue
+		}
+		correct, em, f1 := ep.Correct, ep.EM, ep.F1
+		if ep.Finished {
+			correct, em, f1 = score.Score(r.Task, ep.Prediction, ep.Answer)
+		}
+		r.N++
+		r.StopReasons[ep.StopReason]++
+		if correct {
+			r.Correct++
+		}
+		ems, f1s = append(ems, em), append(f1s, f1)
+		typ := ep.QuestionType
+		if r.Task == pipeline.TaskFEVER && typ == "" {
+			typ = ep.Answer
+		}
+		add(byType, typ, correct)
+		if q, ok := levels[ep.QuestionID]; ok {
+			add(byLevel, q.level, correct)
+			if typ == "" {
+				add(byType, q.typ, correct)
+			}
+		}
+		add(byBranch, ep.Branch, correct)
+		if ep.Finished {
+			r.Steps[len(ep.Steps)]++
+			steps += len(ep.Steps)
+		}
+	}
+	r.Accuracy = Wilson(r.Correct, r.N)
+	if r.Task == pipeline.TaskFEVER {
+		r.EM = r.Accuracy
+	} else {
+		r.EM = Wilson(r.Correct, r.N)
+		r.F1 = Mean(f1s)
+	}
+	if answered := sumCounts(r.Steps); answered > 0 {
+		r.MeanSteps = float64(steps) / float64(answered)
+	}
+	for k, t := range byType {
+		r.ByType[k] = Wilson(t.k, t.n)
+	}
+	for k, t := range byLevel {
+		r.ByLevel[k] = Wilson(t.k, t.n)
+	}
+	for k, t := range byBranch {
+		r.ByBranch[k] = Wilson(t.k, t.n)
+	}
+	if r.CorrectAll > 0 {
+		r.CostPerCorrect = r.Usage.CostUSD / float64(r.CorrectAll)
+	}
+	_ = ems
+	if err := r.readVerdicts(dir); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+func (r *Run) readVerdicts(dir string) error {
+	for ep, err := range pipeline.ReadKept(filepath.Join(dir, pipeline.KeptFile)) {
+		if errors.Is(err, os.ErrNotExist) {
+			break
+		}
+		if err != nil {
+			return err
+		}
+		r.Kept++
+		if ep.Round > 0 {
+			if r.Rounds == nil {
+				r.Rounds = map[int]int{}
+			}
+			r.Rounds[ep.Round]++
+		}
+	}
+	for rj, err := range pipeline.ReadRejected(filepath.Join(dir, pipeline.RejectedFile)) {
+		if errors.Is(err, os.ErrNotExist) {
+			break
+		}
+		if err != nil {
+			return err
+		}
+		r.Rejected++
+		for _, x := range rj.Rejects {
+			r.Rejects[x.Rule+"/"+x.Code]++
+		}
+	}
+	return nil
+}
+
+func sumCounts(m map[int]int) int {
+	n := 0
+	for _, v := range m {
+		n += v
+	}
+	return n
+}
+
+// configString reads section.key from a manifest's config map.
+func configString(cfg map[string]any, section, key string) string {
+	s, _ := cfg[section].(map[string]any)
+	v, _ := s[key].(string)
+	return v
+}
+
+// Load summarizes every run directory and links each fine-tuned model to the training
+// job of another given run that produced it (for accuracy against training size).
+func Load(dirs []string) ([]*Run, error) {
+	runs := make([]*Run, 0, len(dirs))
+	for _, d := range dirs {
+		r, err := Summarize(d)
+		if err != nil {
+			return nil, err
+		}
+		runs = append(runs, r)
+	}
+	trained := map[string]int{}
+	for _, r := range runs {
+		for _, j := range r.Training {
+			if j.FineTunedModel != "" && len(j.Files) > 0 {
+				trained[j.FineTunedModel] = j.Files[0].Rows
+			}
+		}
+	}
+	for _, r := range runs {
+		if n, ok := trained[r.Model]; ok {
+			r.TrainExamples = n
+		}
+	}
+	return runs, nil
+}
+
+// sortedKeys returns m's keys in order.
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// taskLevels reads the type and level of each question from the task file, for records
+// that do not carry them. A missing or unreadable file gives none.
+func taskLevels(path, task string) map[string]questionInfo {
+	if path == "" {
+		return nil
+	}
+	qs, _, err := dataset.Load(path, dataset.Options{Task: task, SkipBad: true})
+	if err != nil {
+		return nil
+	}
+	out := make(map[string]questionInfo, len(qs))
+	for _, q := range qs {
+		if q.Level != "" || q.Type != "" {
+			out[q.ID] = questionInfo{typ: q.Type, level: q.Level}
+		}
+	}
+	return out
+}
