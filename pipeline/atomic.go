@@ -10,45 +10,105 @@ import (
 	"path/filepath"
 )
 
-// WriteFileAtomic writes a file through fn under a temporary name in the same folder,
-// syncs it and renames it into place, so that a crash never leaves a half-written file
-// under path. On any error the temporary file is removed and path is untouched.
-func WriteFileAtomic(path string, fn func(w io.Writer) error) error {
+// AtomicFile is a file being written under a temporary name beside its final path:
+// Commit syncs it and renames it into place, Abort removes it, and until Commit nothing
+// stands under the final name, so a crash or a kill never leaves half a file there. It
+// is reactgen's one way to write a file that readers may open (run directory files,
+// the MediaWiki cache, the demo world). Writes are buffered; it is not safe for
+// concurrent use.
+type AtomicFile struct {
+	path string
+	f    *os.File
+	w    *bufio.Writer
+}
+
+var _ io.Writer = (*AtomicFile)(nil)
+
+// CreateAtomic starts an atomic file at path, creating its folder.
+func CreateAtomic(path string) (*AtomicFile, error) {
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("create %s: %w", dir, err)
+		return nil, fmt.Errorf("create %s: %w", dir, err)
 	}
 	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
 	if err != nil {
-		return fmt.Errorf("create temporary file for %s: %w", path, err)
+		return nil, fmt.Errorf("create temporary file for %s: %w", path, err)
 	}
-	tmp := f.Name()
-	ok := false
-	defer func() {
-		if !ok {
-			f.Close()
-			os.Remove(tmp)
+	return &AtomicFile{path: path, f: f, w: bufio.NewWriterSize(f, 1<<20)}, nil
+}
+
+// Write buffers p. Its error names the final path.
+func (a *AtomicFile) Write(p []byte) (int, error) {
+	n, err := a.w.Write(p)
+	if err != nil {
+		return n, fmt.Errorf("write %s: %w", a.path, err)
+	}
+	return n, nil
+}
+
+// Buffer is the file's buffered writer, for callers that write many small pieces.
+// Errors surface in Commit.
+func (a *AtomicFile) Buffer() *bufio.Writer { return a.w }
+
+// Commit flushes, syncs and closes the file, makes it readable by all (0644, as
+// os.Create would under the usual umask), and renames it into place. On error the
+// temporary file is removed and the final path is untouched.
+func (a *AtomicFile) Commit() error {
+	if a.f == nil {
+		return fmt.Errorf("commit %s: already committed or aborted", a.path)
+	}
+	tmp := a.f.Name()
+	err := a.w.Flush()
+	if err != nil {
+		err = fmt.Errorf("write %s: %w", a.path, err)
+	} else if err = a.f.Sync(); err != nil {
+		err = fmt.Errorf("sync %s: %w", a.path, err)
+	}
+	if cerr := a.f.Close(); err == nil && cerr != nil {
+		err = fmt.Errorf("close %s: %w", a.path, cerr)
+	}
+	a.f = nil
+	if err == nil {
+		if cerr := os.Chmod(tmp, 0o644); cerr != nil {
+			err = fmt.Errorf("chmod %s: %w", a.path, cerr)
 		}
-	}()
-	bw := bufio.NewWriterSize(f, 1<<20)
-	if err := fn(bw); err != nil {
+	}
+	if err == nil {
+		if rerr := os.Rename(tmp, a.path); rerr != nil {
+			err = fmt.Errorf("rename into %s: %w", a.path, rerr)
+		}
+	}
+	if err != nil {
+		os.Remove(tmp)
 		return err
 	}
-	if err := bw.Flush(); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := f.Sync(); err != nil {
-		return fmt.Errorf("sync %s: %w", path, err)
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("close %s: %w", path, err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		return fmt.Errorf("rename into %s: %w", path, err)
-	}
-	ok = true
-	syncDir(dir)
+	syncDir(filepath.Dir(a.path))
 	return nil
+}
+
+// Abort removes the temporary file; the final path is untouched. It is a no-op after
+// Commit or a previous Abort.
+func (a *AtomicFile) Abort() {
+	if a.f != nil {
+		name := a.f.Name()
+		a.f.Close()
+		os.Remove(name)
+		a.f = nil
+	}
+}
+
+// WriteFileAtomic writes a file through fn with an AtomicFile. On any error the
+// temporary file is removed and path is untouched.
+func WriteFileAtomic(path string, fn func(w io.Writer) error) error {
+	a, err := CreateAtomic(path)
+	if err != nil {
+		return err
+	}
+	if err := fn(a); err != nil {
+		a.Abort()
+		return err
+	}
+	return a.Commit()
 }
 
 // syncDir makes a rename in dir durable. Errors are ignored: some file systems do not

@@ -542,22 +542,18 @@ func readLineInto(r *bufio.Reader, buf []byte) ([]byte, error) {
 // Commit renames into place, so a half-written file never stands under its final name.
 type JSONLWriter struct {
 	path string
-	f    *os.File
+	a    *AtomicFile
 	w    *bufio.Writer
 	Rows int
 }
 
 // CreateJSONL starts an atomic JSONL file at path.
 func CreateJSONL(path string) (*JSONLWriter, error) {
-	dir := dirOf(path)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("create %s: %w", dir, err)
-	}
-	f, err := os.CreateTemp(dir, "."+baseOf(path)+".tmp-*")
+	a, err := CreateAtomic(path)
 	if err != nil {
-		return nil, fmt.Errorf("create temporary file for %s: %w", path, err)
+		return nil, err
 	}
-	return &JSONLWriter{path: path, f: f, w: bufio.NewWriterSize(f, 1<<20)}, nil
+	return &JSONLWriter{path: path, a: a, w: a.Buffer()}, nil
 }
 
 // Write appends one record.
@@ -616,34 +612,7 @@ func (j *JSONLWriter) WriteRejected(line []byte, rejects []Reject) error {
 }
 
 // Commit syncs the file and renames it into place.
-func (j *JSONLWriter) Commit() error {
-	if err := j.w.Flush(); err != nil {
-		j.Abort()
-		return fmt.Errorf("write %s: %w", j.path, err)
-	}
-	if err := j.f.Sync(); err != nil {
-		j.Abort()
-		return fmt.Errorf("sync %s: %w", j.path, err)
-	}
-	tmp := j.f.Name()
-	if err := j.f.Close(); err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("close %s: %w", j.path, err)
-	}
-	if err := os.Rename(tmp, j.path); err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("rename into %s: %w", j.path, err)
-	}
-	syncDir(dirOf(j.path))
-	return nil
-}
+func (j *JSONLWriter) Commit() error { return j.a.Commit() }
 
 // Abort removes the temporary file; the final name is untouched.
-func (j *JSONLWriter) Abort() {
-	if j.f != nil {
-		name := j.f.Name()
-		j.f.Close()
-		os.Remove(name)
-		j.f = nil
-	}
-}
+func (j *JSONLWriter) Abort() { j.a.Abort() }

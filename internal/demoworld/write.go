@@ -4,8 +4,11 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
+
+	"github.com/reactgen/reactgen/pipeline"
 )
 
 // Write saves the world under dir (created if missing) as corpus.jsonl (one
@@ -47,7 +50,10 @@ func (w *World) Write(dir string) error {
 		name string
 		data []byte
 	}{{"corpus.jsonl", corpus.Bytes()}, {"hotpotqa.json", hotpot.Bytes()}, {"fever.jsonl", fever.Bytes()}} {
-		if err := writeAtomic(filepath.Join(dir, f.name), f.data); err != nil {
+		if err := pipeline.WriteFileAtomic(filepath.Join(dir, f.name), func(w io.Writer) error {
+			_, err := w.Write(f.data)
+			return err
+		}); err != nil {
 			return err
 		}
 	}
@@ -59,32 +65,4 @@ func encodeLine(buf *bytes.Buffer, v any) error {
 	enc := json.NewEncoder(buf)
 	enc.SetEscapeHTML(false)
 	return enc.Encode(v)
-}
-
-// writeAtomic writes data to a temporary file beside path, syncs it and renames it over
-// path.
-func writeAtomic(path string, data []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	defer os.Remove(tmp.Name()) // a no-op once renamed
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return fmt.Errorf("sync %s: %w", path, err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("close %s: %w", path, err)
-	}
-	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
-		return fmt.Errorf("chmod %s: %w", path, err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return fmt.Errorf("rename into %s: %w", path, err)
-	}
-	return nil
 }

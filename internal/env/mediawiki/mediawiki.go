@@ -29,6 +29,7 @@ import (
 	"github.com/reactgen/reactgen/internal/env"
 	"github.com/reactgen/reactgen/internal/retry"
 	"github.com/reactgen/reactgen/internal/sentence"
+	"github.com/reactgen/reactgen/pipeline"
 )
 
 // DefaultUserAgent is sent when Options.UserAgent is empty. Wikimedia asks every client
@@ -246,7 +247,7 @@ func (c *Client) get(ctx context.Context, q url.Values, v *queryResponse) error 
 		return &APIError{Status: http.StatusOK, Code: v.Error.Code, Info: v.Error.Info, URL: u}
 	}
 	if path != "" {
-		if err := writeAtomic(path, body); err != nil {
+		if err := pipeline.WriteFileAtomic(path, func(w io.Writer) error { _, err := w.Write(body); return err }); err != nil {
 			return fmt.Errorf("cache %s: %w", u, err)
 		}
 	}
@@ -326,31 +327,6 @@ func (c *Client) once(ctx context.Context, u string) ([]byte, error) {
 		return nil, &retryable{err: apiErr, after: retry.ParseAfter(resp.Header.Get("Retry-After"), time.Now())}
 	}
 	return nil, apiErr
-}
-
-// writeAtomic writes data to path through a temporary file and a rename, so a reader
-// never sees half a response.
-func writeAtomic(path string, data []byte) error {
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	f, err := os.CreateTemp(dir, ".tmp-*")
-	if err != nil {
-		return err
-	}
-	_, err = f.Write(data)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(f.Name(), path)
-	}
-	if err != nil {
-		os.Remove(f.Name())
-		return err
-	}
-	return nil
 }
 
 // cleanTitle turns an entity into the title MediaWiki is asked for: the folding of
