@@ -22,19 +22,10 @@ type CardInfo struct {
 	Task       string // hotpotqa or fever
 	Method     string
 	License    string // empty: cc-by-sa-4.0 for HotpotQA, cc-by-sa-3.0 for FEVER (Wikipedia text)
-	Generated  int    // episodes generated
-	Kept       int    // episodes kept by the filters
-	// RejectReasons counts rejected episodes by reason, e.g. "correct/wrong_answer".
-	RejectReasons map[string]int
-	Usage         pipeline.Usage // tokens and cost of the whole run
-	// Accept is the accept rate per question type (HotpotQA) or label (FEVER).
-	Accept map[string]Accept
-}
-
-// Accept counts the episodes generated and kept for one question type or label.
-type Accept struct {
-	Generated int
-	Kept      int
+	// Summary is the run summary (pipeline.Summarize), the same figures `reactgen stats`
+	// prints: episodes generated and kept, tokens and cost, reject reasons, and the
+	// accept rate per question type (HotpotQA) or label (FEVER).
+	Summary pipeline.Summary
 }
 
 type cardDataFiles struct {
@@ -180,25 +171,26 @@ func renderCard(info CardInfo, cfg pipeline.ExportConfig, views []string, files 
 	row("corpus hash", info.CorpusHash)
 	row("task", info.Task)
 	row("method", info.Method)
-	row("episodes generated", fmt.Sprint(info.Generated))
-	row("episodes kept", fmt.Sprint(info.Kept))
-	if info.Generated > 0 {
-		row("accept rate", fmt.Sprintf("%.1f%%", 100*float64(info.Kept)/float64(info.Generated)))
+	sum := &info.Summary
+	row("episodes generated", fmt.Sprint(sum.Episodes))
+	row("episodes kept", fmt.Sprint(sum.Kept))
+	if sum.Episodes > 0 {
+		row("accept rate", fmt.Sprintf("%.1f%%", 100*float64(sum.Kept)/float64(sum.Episodes)))
 	}
-	row("prompt tokens", fmt.Sprint(info.Usage.PromptTokens))
-	row("completion tokens", fmt.Sprint(info.Usage.CompletionTokens))
-	row("total tokens", fmt.Sprint(info.Usage.TotalTokens))
-	row("cached prompt tokens", fmt.Sprint(info.Usage.CachedTokens))
-	row("cost (USD)", fmt.Sprintf("%.4f", info.Usage.CostUSD))
-	if info.Kept > 0 {
-		row("cost per kept trajectory (USD)", fmt.Sprintf("%.6f", info.Usage.CostUSD/float64(info.Kept)))
-		row("cost per kept trajectory without prompt caching (USD)", fmt.Sprintf("%.6f", info.Usage.CostWithoutCacheUSD()/float64(info.Kept)))
-		row("tokens per kept trajectory", fmt.Sprintf("%.0f", float64(info.Usage.TotalTokens)/float64(info.Kept)))
+	row("prompt tokens", fmt.Sprint(sum.Usage.PromptTokens))
+	row("completion tokens", fmt.Sprint(sum.Usage.CompletionTokens))
+	row("total tokens", fmt.Sprint(sum.Usage.TotalTokens))
+	row("cached prompt tokens", fmt.Sprint(sum.Usage.CachedTokens))
+	row("cost (USD)", fmt.Sprintf("%.4f", sum.Usage.CostUSD))
+	if sum.Kept > 0 {
+		row("cost per kept trajectory (USD)", fmt.Sprintf("%.6f", sum.Usage.CostUSD/float64(sum.Kept)))
+		row("cost per kept trajectory without prompt caching (USD)", fmt.Sprintf("%.6f", sum.Usage.CostWithoutCacheUSD()/float64(sum.Kept)))
+		row("tokens per kept trajectory", fmt.Sprintf("%.0f", float64(sum.Usage.TotalTokens)/float64(sum.Kept)))
 	}
-	if len(info.Accept) > 0 {
+	if len(sum.Classes) > 0 {
 		b.WriteString("\n## Accept rate by question type or label\n\n| group | generated | kept | rate |\n|---|---|---|---|\n")
-		for _, k := range sortedKeys(info.Accept) {
-			a := info.Accept[k]
+		for _, k := range sortedKeys(sum.Classes) {
+			a := sum.Classes[k]
 			rate := 0.0
 			if a.Generated > 0 {
 				rate = 100 * float64(a.Kept) / float64(a.Generated)
@@ -206,10 +198,10 @@ func renderCard(info CardInfo, cfg pipeline.ExportConfig, views []string, files 
 			fmt.Fprintf(&b, "| %s | %d | %d | %.1f%% |\n", k, a.Generated, a.Kept, rate)
 		}
 	}
-	if len(info.RejectReasons) > 0 {
+	if len(sum.RejectReasons) > 0 {
 		b.WriteString("\n## Reject reasons\n\n| reason | episodes |\n|---|---|\n")
-		for _, k := range sortedKeys(info.RejectReasons) {
-			fmt.Fprintf(&b, "| %s | %d |\n", k, info.RejectReasons[k])
+		for _, k := range sortedKeys(sum.RejectReasons) {
+			fmt.Fprintf(&b, "| %s | %d |\n", k, sum.RejectReasons[k])
 		}
 	}
 	b.WriteString("\n## Files\n\n| file | format | view | split | rows | bytes |\n|---|---|---|---|---|---|\n")

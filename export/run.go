@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strings"
 
 	"golang.org/x/sync/errgroup"
 
@@ -26,6 +27,9 @@ func Formats() []string {
 	slices.Sort(names)
 	return names
 }
+
+// Views lists the names export.views accepts.
+var Views = []string{ViewReAct, ViewAct, ViewStandard}
 
 // newExporter is the one place a format name becomes an exporter.
 func newExporter(dir, format, view string, cfg pipeline.ExportConfig) (fileExporter, error) {
@@ -70,8 +74,8 @@ func views(cfg pipeline.ExportConfig) ([]string, error) {
 	}
 	seen := map[string]bool{}
 	for _, v := range cfg.Views {
-		if v != ViewReAct && v != ViewAct && v != ViewStandard {
-			return nil, &pipeline.ConfigError{Key: "export.views", Message: fmt.Sprintf("%q is not one of react, act, standard", v)}
+		if !slices.Contains(Views, v) {
+			return nil, &pipeline.ConfigError{Key: "export.views", Message: fmt.Sprintf("%q is not one of %s", v, strings.Join(Views, ", "))}
 		}
 		if seen[v] {
 			return nil, &pipeline.ConfigError{Key: "export.views", Message: fmt.Sprintf("%q is named twice", v)}

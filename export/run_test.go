@@ -705,9 +705,9 @@ func TestRunCard(t *testing.T) {
 	cfg := pipeline.ExportConfig{Formats: []string{"parquet", "openai-chat"}, ValidationFraction: 0.25, SplitSeed: 2, Views: []string{ViewReAct, ViewAct}, ShardRows: 15}
 	info := CardInfo{
 		RunID: "run-7", Model: "model-x", PromptHash: "ph123", CorpusHash: "ch456", Task: "hotpotqa", Method: "react",
-		Generated: 80, Kept: n, RejectReasons: map[string]int{"correct/wrong_answer": 30},
-		Usage:  pipeline.Usage{PromptTokens: 1000, CompletionTokens: 200, TotalTokens: 1200, CostUSD: 0.5},
-		Accept: map[string]Accept{"bridge": {Generated: 50, Kept: 30}, "comparison": {Generated: 30, Kept: 20}},
+		Summary: pipeline.Summary{Episodes: 80, Kept: n, RejectReasons: map[string]int{"correct/wrong_answer": 30},
+			Usage:   pipeline.Usage{PromptTokens: 1000, CompletionTokens: 200, TotalTokens: 1200, CostUSD: 0.5},
+			Classes: map[string]pipeline.ClassCount{"bridge": {Generated: 50, Kept: 30}, "comparison": {Generated: 30, Kept: 20}}},
 	}
 	dir := filepath.Join(t.TempDir(), "export")
 	res, err := Run(t.Context(), RunOptions{Config: cfg, Dir: dir, Kept: episodes(n, nil), Card: info})

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"hash"
 	"hash/fnv"
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -226,6 +227,9 @@ var (
 	_ TokenCounter = Bytes4{}
 )
 
+// TokenCounterNames are the built-in counters filter.token_counter may name.
+var TokenCounterNames = []string{"estimate", "bytes4"}
+
 func counterFor(name string, extra map[string]TokenCounter) (TokenCounter, error) {
 	if tc, ok := extra[name]; ok {
 		return tc, nil
@@ -236,7 +240,7 @@ func counterFor(name string, extra map[string]TokenCounter) (TokenCounter, error
 	case "bytes4":
 		return Bytes4{}, nil
 	}
-	names := []string{"estimate", "bytes4"}
+	names := slices.Clone(TokenCounterNames)
 	for k := range extra {
 		names = append(names, k)
 	}

@@ -146,9 +146,6 @@ type ExportConfig struct {
 	MaxTokens          int      `mapstructure:"max_tokens"`
 }
 
-// Methods are the prompting methods of the paper.
-var Methods = []string{"standard", "cot", "cot-sc", "act", "react", "react-cot-sc", "cot-sc-react"}
-
 // Default returns the configuration before any file, environment or flag.
 func Default() Config {
 	return Config{
@@ -207,14 +204,13 @@ func oneOf(key, val string, allowed ...string) error {
 	return &ConfigError{Key: key, Message: fmt.Sprintf("%q is not one of %s", val, strings.Join(allowed, ", "))}
 }
 
-// Validate checks every value that can be checked without touching the disk.
+// Validate checks every value that can be checked without touching the disk. The names
+// of implementations (policies, methods, environment backends, filter rules, export
+// formats and views) are checked against the registry cmd/reactgen builds.
 func (c *Config) Validate() error {
 	checks := []error{
 		oneOf("task.name", c.Task.Name, TaskHotpotQA, TaskFEVER),
 		oneOf("task.format", c.Task.Format, "auto", "hotpotqa", "hotpotqa-simple", "fever", "jsonl"),
-		oneOf("env.backend", c.Env.Backend, "local", "mediawiki"),
-		oneOf("generate.policy", c.Generate.Policy, "llm", "expert"),
-		oneOf("generate.method", c.Generate.Method, Methods...),
 		oneOf("generate.format", c.Generate.Format, "completion", "chat"),
 		oneOf("generate.progress", c.Generate.Progress, "auto", "bar", "lines", "off"),
 		oneOf("filter.dedupe_policy", c.Filter.DedupePolicy, "first", "shortest", "diverse"),

@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -90,17 +91,24 @@ type loaded struct {
 	Line   map[string]int    // key -> line in File
 }
 
-// usageError is a problem with the command line or the config: exit code 2.
-type usageError struct{ err error }
+// usagef is a problem with the command line or the config: exit code 2.
+func usagef(format string, args ...any) error {
+	return &pipeline.InputError{Err: fmt.Errorf(format, args...)}
+}
 
-func (e *usageError) Error() string { return e.err.Error() }
-func (e *usageError) Unwrap() error { return e.err }
+// configSource is where a command's config comes from, lowest precedence first: a run's
+// recorded config or a YAML file, then REACTGEN_* variables, then --set flags.
+type configSource struct {
+	file     string
+	recorded map[string]any // a run's manifest config (filter and export without --config)
+	sets     []string
+}
 
-func usagef(format string, args ...any) error { return &usageError{fmt.Errorf(format, args...)} }
-
-// loadConfig merges defaults, the YAML file, REACTGEN_* environment variables and --set
-// flags, in that order, and decodes them strictly into a pipeline.Config.
-func loadConfig(file string, sets []string, getenv func(string) string) (*loaded, error) {
+// loadConfig merges defaults, the recorded config or YAML file, REACTGEN_* environment
+// variables and --set flags, in that order, decodes them strictly into a pipeline.Config,
+// validates it and resolves every name in it against reg.
+func loadConfig(reg *registry, src configSource, getenv func(string) string) (*loaded, error) {
+	file, sets := src.file, src.sets
 	keys := configKeys()
 	known := map[string]keyInfo{}
 	for _, k := range keys {
@@ -119,6 +127,8 @@ func loadConfig(file string, sets []string, getenv func(string) string) (*loaded
 			return fmt.Sprintf(" (environment variable %s)", envName(key))
 		case "flag":
 			return " (--set)"
+		case "run":
+			return " (the run's " + pipeline.ManifestFile + ")"
 		}
 		return ""
 	}
@@ -145,6 +155,18 @@ func loadConfig(file string, sets []string, getenv func(string) string) (*loaded
 			}
 			v.Set(key, val)
 			ld.Source[key] = "file"
+		}
+	}
+
+	if src.recorded != nil {
+		values := map[string]any{}
+		flattenRecorded(src.recorded, "", known, values)
+		for key, val := range values {
+			if _, ok := known[key]; !ok {
+				return nil, usagef("the run's %s records key %q, which this reactgen does not know; pass --config", pipeline.ManifestFile, key)
+			}
+			v.Set(key, val)
+			ld.Source[key] = "run"
 		}
 	}
 
@@ -200,12 +222,14 @@ func loadConfig(file string, sets []string, getenv func(string) string) (*loaded
 	if cfg.LLM.BaseURL == "" {
 		cfg.LLM.BaseURL = "https://api.openai.com/v1"
 	}
-	if err := cfg.Validate(); err != nil {
-		var ce *pipeline.ConfigError
-		if errors.As(err, &ce) {
-			return nil, usagef("%s%s", err, where(ce.Key))
+	for _, check := range []func(*pipeline.Config) error{(*pipeline.Config).Validate, reg.check} {
+		if err := check(&cfg); err != nil {
+			var ce *pipeline.ConfigError
+			if errors.As(err, &ce) {
+				return nil, usagef("%s%s", err, where(ce.Key))
+			}
+			return nil, usagef("%w", err)
 		}
-		return nil, usagef("%w", err)
 	}
 	ld.Config = cfg
 	return ld, nil
@@ -255,6 +279,31 @@ func flattenYAML(n *yaml.Node, prefix string, known map[string]keyInfo, out map[
 		lines[key] = k.Line
 	}
 	return nil
+}
+
+// flattenRecorded turns a recorded config (pipeline.Config.Redacted, read back from
+// JSON) into dotted keys. Open keys (llm.prices) stay whole; llm.headers is left out, as
+// its credentials were redacted (the stages that reuse a recorded config send no
+// request). JSON numbers come back as float64: integer keys get their integers back.
+func flattenRecorded(m map[string]any, prefix string, known map[string]keyInfo, out map[string]any) {
+	for k, val := range m {
+		key := k
+		if prefix != "" {
+			key = prefix + "." + k
+		}
+		info, isKnown := known[key]
+		if sub, ok := val.(map[string]any); ok && !isKnown {
+			flattenRecorded(sub, key, known, out)
+			continue
+		}
+		if key == "llm.headers" {
+			continue
+		}
+		if f, ok := val.(float64); ok && info.Type == "integer" && f == math.Trunc(f) {
+			val = int64(f)
+		}
+		out[key] = val
+	}
 }
 
 func resolvePaths(val any, base string) any {
@@ -350,47 +399,4 @@ func suggest(key string, keys []keyInfo) string {
 		return fmt.Sprintf("; did you mean %s?", best)
 	}
 	return "; run `reactgen config keys` for the list"
-}
-
-// redactedConfig is the effective config as a map, for config show and the manifest. It
-// holds no secret: API keys never enter the Config, only the name of their variable.
-func redactedConfig(cfg pipeline.Config) map[string]any {
-	out := map[string]any{}
-	var walk func(prefix string, v reflect.Value, dst map[string]any)
-	walk = func(prefix string, v reflect.Value, dst map[string]any) {
-		t := v.Type()
-		for i := range t.NumField() {
-			tag := t.Field(i).Tag.Get("mapstructure")
-			fv := v.Field(i)
-			if fv.Kind() == reflect.Struct && fv.Type() != reflect.TypeOf(time.Duration(0)) {
-				sub := map[string]any{}
-				walk(tag, fv, sub)
-				dst[tag] = sub
-				continue
-			}
-			val := fv.Interface()
-			if d, ok := val.(time.Duration); ok {
-				val = d.String()
-			}
-			if prefix == "llm" && tag == "headers" {
-				val = redactHeaders(cfg.LLM.Headers)
-			}
-			dst[tag] = val
-		}
-	}
-	walk("", reflect.ValueOf(cfg), out)
-	return out
-}
-
-// redactHeaders hides the values of headers that carry credentials.
-func redactHeaders(h map[string]string) map[string]string {
-	out := map[string]string{}
-	for k, v := range h {
-		lk := strings.ToLower(k)
-		if strings.Contains(lk, "auth") || strings.Contains(lk, "key") || strings.Contains(lk, "token") || strings.Contains(lk, "secret") {
-			v = "[redacted]"
-		}
-		out[k] = v
-	}
-	return out
 }

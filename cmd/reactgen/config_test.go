@@ -37,7 +37,7 @@ func TestEveryShippedConfigLoads(t *testing.T) {
 	}
 	for _, f := range files {
 		t.Run(filepath.Base(f), func(t *testing.T) {
-			ld, err := loadConfig(f, nil, noEnv)
+			ld, err := testLoad(f, nil, noEnv)
 			if err != nil {
 				t.Fatalf("load: %v", err)
 			}
@@ -50,7 +50,7 @@ func TestEveryShippedConfigLoads(t *testing.T) {
 }
 
 func TestPaperConfigs(t *testing.T) {
-	ld, err := loadConfig("../../configs/hotpotqa-react.yaml", nil, noEnv)
+	ld, err := testLoad("../../configs/hotpotqa-react.yaml", nil, noEnv)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,7 +59,7 @@ func TestPaperConfigs(t *testing.T) {
 		c.LLM.Temperature != 0 || c.Generate.TargetCorrect != 3000 {
 		t.Errorf("hotpotqa-react.yaml is not the paper's setup: %+v", c.Generate)
 	}
-	ld, err = loadConfig("../../configs/fever-react.yaml", nil, noEnv)
+	ld, err = testLoad("../../configs/fever-react.yaml", nil, noEnv)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,7 +71,7 @@ func TestPaperConfigs(t *testing.T) {
 func TestConfigPrecedence(t *testing.T) {
 	path := writeConfig(t, minimalConfig+"  concurrency: 3\n  attempts: 2\n")
 	env := map[string]string{"REACTGEN_GENERATE_CONCURRENCY": "5", "REACTGEN_GENERATE_ATTEMPTS": "4"}
-	ld, err := loadConfig(path, []string{"generate.attempts=6", "export.formats=[openai-chat, parquet]"}, func(k string) string { return env[k] })
+	ld, err := testLoad(path, []string{"generate.attempts=6", "export.formats=[openai-chat, parquet]"}, func(k string) string { return env[k] })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,7 +95,7 @@ func TestConfigPrecedence(t *testing.T) {
 
 func TestConfigBaseURL(t *testing.T) {
 	path := writeConfig(t, minimalConfig)
-	ld, err := loadConfig(path, nil, func(k string) string {
+	ld, err := testLoad(path, nil, func(k string) string {
 		if k == "OPENAI_BASE_URL" {
 			return "http://127.0.0.1:9/v1"
 		}
@@ -129,7 +129,7 @@ func TestConfigErrors(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			path := writeConfig(t, tc.body)
-			_, err := loadConfig(path, tc.sets, noEnv)
+			_, err := testLoad(path, tc.sets, noEnv)
 			if err == nil {
 				t.Fatal("got nil error")
 			}
@@ -166,35 +166,7 @@ func TestEveryKeyDocumented(t *testing.T) {
 	}
 }
 
-func TestRedactedConfigHidesAuthHeaders(t *testing.T) {
-	cfg := pipeline.Default()
-	cfg.LLM.Headers = map[string]string{"Authorization": "Bearer sk-canary", "X-Team": "research"}
-	m := redactedConfig(cfg)
-	h := m["llm"].(map[string]any)["headers"].(map[string]string)
-	if h["Authorization"] != "[redacted]" || h["X-Team"] != "research" {
-		t.Errorf("headers: got %v", h)
-	}
-}
-
-func TestExemplarInputPinsTheFile(t *testing.T) {
-	in, err := exemplarInput("", "fever")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if in.Path != "embedded:prompts/fever.json" || len(in.SHA256) != 64 || in.Bytes == 0 {
-		t.Errorf("embedded: %+v", in)
-	}
-	path := filepath.Join(t.TempDir(), "p.json")
-	os.WriteFile(path, []byte(`{"webthink_simple6": "Question: x"}`), 0o644)
-	in, err = exemplarInput(path+"#webthink_simple6", "hotpotqa")
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, sum, _ := pipeline.FileDigest(path)
-	if in.SHA256 != sum || in.Path != path+"#webthink_simple6" {
-		t.Errorf("file#key: %+v, want sha256 %s", in, sum)
-	}
-	if _, err := exemplarInput(filepath.Join(t.TempDir(), "none.json"), "hotpotqa"); err == nil {
-		t.Error("a missing exemplar file: got nil error")
-	}
+// testLoad loads a config file with --set flags, as the stage commands do.
+func testLoad(file string, sets []string, getenv func(string) string) (*loaded, error) {
+	return loadConfig(newRegistry(), configSource{file: file, sets: sets}, getenv)
 }

@@ -29,7 +29,7 @@ func (a *app) newConfigCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			m := redactedConfig(ld.Config)
+			m := ld.Config.Redacted()
 			if asJSON {
 				enc := json.NewEncoder(a.stdout)
 				enc.SetIndent("", "  ")

@@ -45,7 +45,7 @@ func (a *app) runEnv(ctx context.Context, o envOptions) error {
 	}
 	ix, err := index.Open(o.index)
 	if err != nil {
-		return &usageError{err}
+		return &pipeline.InputError{Err: err}
 	}
 	defer ix.Close()
 	w := env.New(ix, env.Options{Task: o.task, Sentences: o.sentences, MaxObservationChars: pipeline.Default().Env.MaxObservationChars})

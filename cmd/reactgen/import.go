@@ -3,10 +3,10 @@ package main
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/reactgen/reactgen/filter"
 	"github.com/reactgen/reactgen/internal/ingest"
 	"github.com/reactgen/reactgen/pipeline"
 )
@@ -63,68 +63,19 @@ func (a *app) runImport(ctx context.Context, o importOptions, files []string) er
 	}
 	cfg.Task.Name = o.task
 	cfg.Run.Out = o.out
-	dir := pipeline.RunDir{Path: o.out}
-	if dir.Exists() {
-		return usagef("%s already holds a run; import into a new directory", o.out)
-	}
-	lock, err := pipeline.AcquireLock(o.out, "import")
+	src := ingest.Stage{Options: ingest.Options{Format: o.format, Task: o.task, Gold: o.gold, SkipBad: o.skipBad}, Files: files}
+	results, inputs, err := src.Pin()
 	if err != nil {
 		return err
 	}
-	results := map[string]string{"import.format": o.format, "task.name": o.task}
-	m := &pipeline.Manifest{Schema: 1, Version: version, Created: time.Now().UTC(), Config: redactedConfig(cfg),
-		Stages: map[string]*pipeline.StageRecord{}}
-	for _, f := range append(append([]string{}, files...), o.gold) {
-		if f == "" {
-			continue
-		}
-		role := "import"
-		if f == o.gold {
-			role = "gold"
-		}
-		in, err := pipeline.DescribeInput(role, f)
-		if err != nil {
-			lock.Release()
-			return &usageError{err}
-		}
-		m.Inputs = append(m.Inputs, in)
-		results[role+":"+f] = in.SHA256
-	}
-	m.Results = results
-	m.RunID = pipeline.RunID(results)
-	rs := &runState{dir: dir, cfg: cfg, lock: lock, manifest: m}
-	defer lock.Release()
-
-	err = rs.stage(ctx, "import", func(ctx context.Context) (map[string]int, error) {
-		log, _, _, err := pipeline.OpenEpisodeLog(dir.File(pipeline.EpisodesFile), 1000, time.Second)
-		if err != nil {
-			return nil, err
-		}
-		defer log.Close()
-		rep, err := ingest.Import(ctx, ingest.Options{Format: o.format, Task: o.task, Gold: o.gold, SkipBad: o.skipBad}, files,
-			func(ep pipeline.Episode) error {
-				ep.RunID = m.RunID
-				return log.Write(ctx, ep)
-			})
-		if err != nil {
-			return nil, &usageError{err}
-		}
-		return map[string]int{"read": rep.Read, "imported": rep.Imported, "skipped": rep.Skipped, "correct": rep.Correct}, nil
-	})
+	spec := pipeline.Spec{Dir: o.out, Command: "import", Mode: pipeline.New, Version: version, Config: cfg.Redacted(),
+		Results: results, Inputs: inputs, Logger: a.log}
+	r, err := pipeline.Execute(ctx, spec, src, filter.Stage{Config: cfg.Filter, Task: cfg.Task.Name}, a.exportStage(&cfg))
 	if err != nil {
 		return err
 	}
-	if _, err := a.stageFilter(ctx, rs); err != nil {
-		return err
-	}
-	if err := a.stageExport(ctx, rs); err != nil {
-		return err
-	}
-	if err := m.Write(o.out); err != nil {
-		return err
-	}
-	st := m.Stages["import"].Counts
+	st := r.Manifest.Stages[pipeline.StageImport].Counts
 	fmt.Fprintf(a.stdout, "imported %d of %d records (%d correct, %d skipped) into %s\n", st["imported"], st["read"], st["correct"], st["skipped"], o.out)
-	a.printOutputs(rs)
+	r.Report(a.stdout)
 	return nil
 }

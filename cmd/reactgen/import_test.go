@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/reactgen/reactgen/data"
+	"github.com/reactgen/reactgen/generate/prompt"
 	"github.com/reactgen/reactgen/internal/shareddata"
 	"github.com/reactgen/reactgen/pipeline"
 )
@@ -163,11 +165,11 @@ func TestPlayWritesAnExemplar(t *testing.T) {
 		t.Errorf("exemplars after a second play: got %d, want 2", len(set.Exemplars))
 	}
 	// The saved file loads as generate.exemplars.
-	ld, err := loadConfig(writeConfig(t, "task:\n  name: fever\n  path: x.jsonl\ncorpus:\n  path: c.jsonl\ngenerate:\n  exemplars: "+save+"\n"), nil, noEnv)
+	ld, err := testLoad(writeConfig(t, "task:\n  name: fever\n  path: x.jsonl\ncorpus:\n  path: c.jsonl\ngenerate:\n  exemplars: "+save+"\n"), nil, noEnv)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := loadPrompts(&ld.Config); err != nil {
+	if _, _, err := prompt.Configured(ld.Config.Generate, ld.Config.Task.Name, data.FS); err != nil {
 		t.Errorf("the played exemplar file does not load: %v", err)
 	}
 }

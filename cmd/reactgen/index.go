@@ -7,6 +7,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/reactgen/reactgen/pipeline"
+
 	"github.com/reactgen/reactgen/internal/index"
 )
 
@@ -58,7 +60,7 @@ func (a *app) runIndex(ctx context.Context, o indexOptions) error {
 		},
 	})
 	if err != nil {
-		return &usageError{err}
+		return &pipeline.InputError{Err: err}
 	}
 	fmt.Fprintf(a.stdout, "index %s: %d pages (%d duplicates, %d skipped, %d disambiguation) in %.1fs, fingerprint %s\n",
 		o.out, info.Pages, info.Duplicates, info.Skipped, info.Disambiguation, time.Since(start).Seconds(), info.Fingerprint)

@@ -66,14 +66,12 @@ var errSilent = errors.New("already reported")
 
 // exitCode maps an error to the process exit code, in one place.
 func exitCode(err error) int {
-	var ue *usageError
-	var ce *pipeline.ConfigError
 	var re *pipeline.ResumeError
 	var le *pipeline.LockedError
 	switch {
 	case err == nil:
 		return exitOK
-	case errors.As(err, &ue), errors.As(err, &ce), errors.As(err, &re), errors.As(err, &le):
+	case pipeline.IsBadInput(err), errors.As(err, &re), errors.As(err, &le):
 		return exitUsage
 	case errors.Is(err, context.Canceled):
 		return exitInterrupted
@@ -81,16 +79,18 @@ func exitCode(err error) int {
 	return exitFailure
 }
 
-// app is what every command is handed: its streams, the environment and a logger.
+// app is what every command is handed: its streams, the environment, a logger and the
+// registry of names a config may use.
 type app struct {
 	stdin  io.Reader
 	stdout io.Writer
 	stderr io.Writer
 	getenv func(string) string
 	log    *slog.Logger
+	reg    *registry
 }
 
 func newApp(stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) *app {
 	return &app{stdin: stdin, stdout: stdout, stderr: stderr, getenv: getenv,
-		log: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))}
+		log: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo})), reg: newRegistry()}
 }

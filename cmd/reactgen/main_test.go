@@ -230,7 +230,7 @@ func TestStatsAndInspect(t *testing.T) {
 	if res.code != 0 {
 		t.Fatalf("stats: %s", res.stderr)
 	}
-	var s runSummary
+	var s pipeline.Summary
 	if err := json.Unmarshal([]byte(res.stdout), &s); err != nil {
 		t.Fatalf("stats --json: %v", err)
 	}

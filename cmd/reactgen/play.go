@@ -57,7 +57,7 @@ func (a *app) runPlay(ctx context.Context, o playOptions) error {
 	}
 	qs, _, err := dataset.Load(o.questions, dataset.Options{Task: o.task, Format: "auto"})
 	if err != nil {
-		return &usageError{err}
+		return &pipeline.InputError{Err: err}
 	}
 	var q *pipeline.Question
 	for i := range qs {
@@ -73,7 +73,7 @@ func (a *app) runPlay(ctx context.Context, o playOptions) error {
 	}
 	ix, err := index.Open(o.index)
 	if err != nil {
-		return &usageError{err}
+		return &pipeline.InputError{Err: err}
 	}
 	defer ix.Close()
 	w := env.New(ix, env.Options{Task: o.task, Sentences: 5, MaxObservationChars: pipeline.Default().Env.MaxObservationChars})

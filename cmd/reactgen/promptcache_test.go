@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/reactgen/reactgen/internal/llm/llmtest"
+	"github.com/reactgen/reactgen/pipeline"
 )
 
 // TestPromptCachePricing runs against a server that reports most of every prompt as read
@@ -38,7 +39,7 @@ func TestPromptCachePricing(t *testing.T) {
 	if res.code != 0 {
 		t.Fatalf("stats: %s", res.stderr)
 	}
-	var s runSummary
+	var s pipeline.Summary
 	if err := json.Unmarshal([]byte(res.stdout), &s); err != nil {
 		t.Fatal(err)
 	}

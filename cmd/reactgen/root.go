@@ -5,6 +5,8 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+
+	"github.com/reactgen/reactgen/pipeline"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -32,7 +34,7 @@ func (a *app) load(f *configFlags) (*loaded, error) {
 	if f.file == "" {
 		return nil, usagef("--config is required (try configs/demo.yaml)")
 	}
-	ld, err := loadConfig(f.file, f.sets, a.getenv)
+	ld, err := loadConfig(a.reg, configSource{file: f.file, sets: f.sets}, a.getenv)
 	if err != nil {
 		return nil, err
 	}
@@ -55,7 +57,7 @@ answer, and exports training sets as JSONL, Arrow and Parquet.`,
 	}
 	root.SetOut(a.stdout)
 	root.SetErr(a.stderr)
-	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return &usageError{err} })
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return &pipeline.InputError{Err: err} })
 	root.AddCommand(
 		a.newRunCmd(), a.newGenerateCmd(), a.newFilterCmd(), a.newExportCmd(),
 		a.newIndexCmd(), a.newEnvCmd(), a.newStatsCmd(), a.newInspectCmd(),
@@ -69,7 +71,7 @@ func (a *app) execute(ctx context.Context, args []string) error {
 	root.SetArgs(args)
 	cmd, err := root.ExecuteContextC(ctx)
 	if err != nil && cmd != nil && isCobraUsage(err) {
-		return &usageError{err}
+		return &pipeline.InputError{Err: err}
 	}
 	return err
 }

@@ -86,7 +86,7 @@ func (a *app) runTrain(ctx context.Context, o trainOptions) error {
 	})
 	var se *finetune.SettingsError
 	if errors.As(err, &se) {
-		return &usageError{err}
+		return &pipeline.InputError{Err: err}
 	}
 	if err != nil {
 		return err

@@ -1,0 +1,170 @@
+package main
+
+import (
+	"cmp"
+	"fmt"
+	"maps"
+	"os"
+	"slices"
+	"strings"
+
+	"github.com/reactgen/reactgen/export"
+	"github.com/reactgen/reactgen/filter"
+	"github.com/reactgen/reactgen/generate"
+	"github.com/reactgen/reactgen/generate/expert"
+	"github.com/reactgen/reactgen/internal/env"
+	"github.com/reactgen/reactgen/internal/env/mediawiki"
+	"github.com/reactgen/reactgen/internal/index"
+	"github.com/reactgen/reactgen/internal/levenshtein"
+	"github.com/reactgen/reactgen/pipeline"
+)
+
+// registry is every name a config may use, with what implements it: policies, methods,
+// environment backends, filter rules and token counters, export formats and views. It
+// is built in one place, newRegistry, and loadConfig resolves a config against it, so
+// that an unknown name exits 2 before any input is read, any index is built or any
+// request is sent.
+type registry struct {
+	policies map[string]policy
+	backends map[string]backend
+	methods  []string
+	rules    []string
+	counters []string
+	formats  []string
+	views    []string
+}
+
+// policy is what plays the episodes.
+type policy struct {
+	model  bool                                   // prompts the model through an LLM client
+	actors func(env.Corpus) generate.ActorFactory // nil: the model acts
+}
+
+// backend is an environment backend: the corpus the agent's Search and Lookup read.
+type backend struct {
+	// check fails on a corpus that cannot be read, before the run directory is touched.
+	check func(cfg *pipeline.Config) error
+	// identity pins the corpus for resume: its result key and the inputs it adds.
+	identity func(cfg *pipeline.Config) (string, []pipeline.Input, error)
+	// stage is the stage that makes the corpus ready before generate (the local
+	// index); nil for none.
+	stage func(a *app, cfg *pipeline.Config) pipeline.Stage
+	// open opens the corpus when the generate stage starts.
+	open func(cfg *pipeline.Config) (env.Corpus, func(), error)
+}
+
+func newRegistry() *registry {
+	return &registry{
+		policies: map[string]policy{
+			"llm": {model: true},
+			"expert": {actors: func(c env.Corpus) generate.ActorFactory {
+				ex := expert.New(c)
+				return func(pipeline.Question, int, int64) generate.Actor { return ex }
+			}},
+		},
+		backends: map[string]backend{
+			"local": {
+				check: func(cfg *pipeline.Config) error {
+					if cfg.Corpus.Index != "" && index.Exists(cfg.Corpus.Index) {
+						return nil
+					}
+					if cfg.Corpus.Path == "" {
+						return &pipeline.ConfigError{Key: "corpus.index", Message: fmt.Sprintf("no index at %s and no corpus.path to build one from", cfg.Corpus.Index)}
+					}
+					if _, err := index.Sources(cfg.Corpus.Path); err != nil {
+						return &pipeline.ConfigError{Key: "corpus.path", Message: fmt.Sprintf("cannot read corpus: %v", err)}
+					}
+					return nil
+				},
+				identity: func(cfg *pipeline.Config) (string, []pipeline.Input, error) {
+					return index.Identity(cfg.IndexDir(), cfg.Corpus.Path)
+				},
+				stage: func(a *app, cfg *pipeline.Config) pipeline.Stage {
+					return index.Stage{Corpus: cfg.Corpus.Path, Dir: cfg.IndexDir(), SkipBad: cfg.Task.SkipBad, Logger: a.log}
+				},
+				open: func(cfg *pipeline.Config) (env.Corpus, func(), error) {
+					ix, err := index.Open(cfg.IndexDir())
+					if err != nil {
+						return nil, nil, &pipeline.ConfigError{Key: "corpus.index", Message: err.Error()}
+					}
+					return ix, func() { ix.Close() }, nil
+				},
+			},
+			"mediawiki": {
+				check: func(*pipeline.Config) error { return nil },
+				identity: func(cfg *pipeline.Config) (string, []pipeline.Input, error) {
+					return "mediawiki:" + cfg.Env.MediaWikiURL, nil, nil
+				},
+				open: func(cfg *pipeline.Config) (env.Corpus, func(), error) {
+					e := cfg.Env
+					cache := e.CacheDir
+					if cache == "" {
+						cache = (pipeline.RunDir{Path: cfg.Run.Out}).File(pipeline.WikiCacheDir)
+					}
+					c, err := mediawiki.New(mediawiki.Options{Endpoint: e.MediaWikiURL, UserAgent: e.UserAgent,
+						RequestsPerSecond: e.RequestsPerSecond, Timeout: e.Timeout, MaxRetries: cfg.LLM.MaxRetries, CacheDir: cache})
+					if err != nil {
+						return nil, nil, &pipeline.ConfigError{Key: "env.mediawiki_url", Message: err.Error()}
+					}
+					return c, func() {}, nil
+				},
+			},
+		},
+		methods:  generate.Methods,
+		rules:    filter.RuleNames,
+		counters: filter.TokenCounterNames,
+		formats:  export.Formats(),
+		views:    export.Views,
+	}
+}
+
+// check resolves every name cfg uses. An unknown one is a *pipeline.ConfigError that
+// names the key and the nearest valid name.
+func (r *registry) check(cfg *pipeline.Config) error {
+	names := []struct {
+		key   string
+		names []string
+		valid []string
+	}{
+		{"generate.policy", []string{cfg.Generate.Policy}, slices.Sorted(maps.Keys(r.policies))},
+		{"generate.method", []string{cfg.Generate.Method}, r.methods},
+		{"env.backend", []string{cfg.Env.Backend}, slices.Sorted(maps.Keys(r.backends))},
+		{"filter.rules", cfg.Filter.Rules, r.rules},
+		{"filter.token_counter", []string{cmp.Or(cfg.Filter.TokenCounter, r.counters[0])}, r.counters},
+		{"export.formats", cfg.Export.Formats, r.formats},
+		{"export.views", cfg.Export.Views, r.views},
+	}
+	for _, n := range names {
+		seen := map[string]bool{}
+		for _, name := range n.names {
+			if !slices.Contains(n.valid, name) {
+				return &pipeline.ConfigError{Key: n.key, Message: fmt.Sprintf("%q is not one of %s; did you mean %q?",
+					name, strings.Join(n.valid, ", "), nearest(name, n.valid))}
+			}
+			if seen[name] {
+				return &pipeline.ConfigError{Key: n.key, Message: fmt.Sprintf("%q is named twice", name)}
+			}
+			seen[name] = true
+		}
+	}
+	if slices.Contains(cfg.Filter.Rules, "decontaminate") && len(cfg.Filter.EvalFiles) == 0 {
+		return &pipeline.ConfigError{Key: "filter.eval_files", Message: filter.ErrNoEvalFiles.Error()}
+	}
+	return nil
+}
+
+// checkEvalFiles fails on an evaluation file that cannot be read.
+func checkEvalFiles(cfg *pipeline.Config) error {
+	for _, f := range cfg.Filter.EvalFiles {
+		if _, err := os.Stat(f); err != nil {
+			return &pipeline.ConfigError{Key: "filter.eval_files", Message: fmt.Sprintf("cannot read evaluation file: %v", err)}
+		}
+	}
+	return nil
+}
+
+// nearest is the valid name closest to a mistyped one.
+func nearest(s string, valid []string) string {
+	best, _ := levenshtein.Nearest(s, valid)
+	return best
+}

@@ -1,0 +1,60 @@
+package export
+
+import (
+	"context"
+	"iter"
+	"log/slog"
+	"path/filepath"
+
+	"github.com/reactgen/reactgen/pipeline"
+)
+
+// Stage is the export stage of a run: kept.jsonl (and rejected.jsonl, for pairs) into
+// the training files and the dataset card under export/, listed in the manifest.
+type Stage struct {
+	Config pipeline.ExportConfig
+	// Card holds what the config says of the run (model, task, method); the run id, the
+	// hashes and the run summary are filled in from the run.
+	Card   CardInfo
+	Logger *slog.Logger
+}
+
+var _ pipeline.Stage = Stage{}
+
+// Name implements pipeline.Stage.
+func (Stage) Name() string { return pipeline.StageExport }
+
+// Run implements pipeline.Stage.
+func (s Stage) Run(ctx context.Context, r *pipeline.Run) (pipeline.Counts, error) {
+	sum, err := pipeline.Summarize(r.Dir.Path, r.Manifest)
+	if err != nil {
+		return nil, err
+	}
+	card := s.Card
+	card.RunID = r.Manifest.RunID
+	card.PromptHash = r.Manifest.Results["generate.exemplars"]
+	card.CorpusHash = r.Manifest.Results["corpus"]
+	card.Summary = *sum
+	res, err := Run(ctx, RunOptions{
+		Config: s.Config, Dir: r.Dir.File(pipeline.ExportDir),
+		Kept: func() iter.Seq2[pipeline.Episode, error] { return pipeline.ReadKept(r.Dir.File(pipeline.KeptFile)) },
+		Rejected: func() iter.Seq2[pipeline.Rejected, error] {
+			return pipeline.ReadRejected(r.Dir.File(pipeline.RejectedFile))
+		},
+		Card: card, Logger: s.Logger,
+	})
+	if err != nil {
+		return nil, err
+	}
+	outs := make([]pipeline.Output, 0, len(res.Files))
+	for _, f := range res.Files {
+		outs = append(outs, pipeline.Output{Path: filepath.ToSlash(filepath.Join(pipeline.ExportDir, f.Path)), Stage: pipeline.StageExport,
+			Format: f.Format, Split: f.Split, Rows: f.Rows, Bytes: f.Bytes, SHA256: f.SHA256})
+	}
+	r.Manifest.SetOutputs(pipeline.StageExport, outs)
+	counts := pipeline.Counts{"examples": res.Examples, "files": len(res.Files), "pairs": res.Pairs}
+	for split, n := range res.Splits {
+		counts["split:"+split] = n
+	}
+	return counts, nil
+}

@@ -1,0 +1,138 @@
+package generate
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"time"
+
+	"github.com/reactgen/reactgen/generate/prompt"
+	"github.com/reactgen/reactgen/internal/env"
+	"github.com/reactgen/reactgen/internal/llm"
+	"github.com/reactgen/reactgen/pipeline"
+)
+
+// Methods are the prompting methods generate.method may name: the paper's.
+var Methods = []string{prompt.MethodStandard, prompt.MethodCoT, prompt.MethodCoTSC, prompt.MethodAct,
+	prompt.MethodReAct, prompt.MethodReActCoTSC, prompt.MethodCoTSCReAct}
+
+// Stage is the generate stage of a run: it runs the agent over the questions whose
+// episodes are not in the run's episode log yet and appends them to it. Everything it
+// reads from outside the run directory (questions, exemplars) is loaded and checked
+// before the run directory is opened; the corpus and the model client are opened when
+// the stage starts, after the index stage built what they need.
+type Stage struct {
+	Config    pipeline.GenerateConfig
+	LLM       pipeline.LLMConfig
+	RunConfig pipeline.RunConfig // fsync policy and grace period
+	Env       env.Options
+	Questions []pipeline.Question
+	Prompts   prompt.Set
+	// Corpus opens what the environment searches; close releases it.
+	Corpus func() (c env.Corpus, close func(), err error)
+	// Actors, when set, makes the actors over the corpus (the expert); nil: the model
+	// acts, through Client.
+	Actors func(c env.Corpus) ActorFactory
+	// Client opens the model client with its response cache in cacheDir; nil for a
+	// policy that sends no request.
+	Client   func(ctx context.Context, cacheDir string) (llm.Client, *llm.Meter, error)
+	Progress io.Writer // nil: none
+	Logger   *slog.Logger
+}
+
+var _ pipeline.Stage = (*Stage)(nil)
+
+// Name implements pipeline.Stage.
+func (*Stage) Name() string { return pipeline.StageGenerate }
+
+// Run implements pipeline.Stage.
+func (s *Stage) Run(ctx context.Context, r *pipeline.Run) (pipeline.Counts, error) {
+	log := s.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	corpus, closeCorpus, err := s.Corpus()
+	if err != nil {
+		return nil, err
+	}
+	defer closeCorpus()
+
+	episodes, state, rec, err := pipeline.OpenEpisodeLog(r.Dir.File(pipeline.EpisodesFile), s.RunConfig.FsyncEvery, s.RunConfig.FsyncInterval)
+	if err != nil {
+		return nil, err
+	}
+	defer episodes.Close()
+	if rec.TornBytes > 0 {
+		msg := fmt.Sprintf("dropped a torn last line of %d bytes from %s (a write cut by a crash): %q", rec.TornBytes, pipeline.EpisodesFile, rec.TornPrefix)
+		log.Warn(msg)
+		r.Manifest.Recovered = append(r.Manifest.Recovered, msg)
+	}
+	if len(state.Done) > 0 {
+		log.Info("resuming", "finished", len(state.Done), "correct", state.Correct, "to_retry", state.Retry)
+	}
+
+	var client llm.Client
+	var meter *llm.Meter
+	var actors ActorFactory
+	if s.Actors != nil {
+		actors = s.Actors(corpus)
+	}
+	if s.Client != nil {
+		c, m, err := s.Client(ctx, cmp.Or(s.LLM.CacheDir, r.Dir.File(pipeline.LLMCacheDir)))
+		if err != nil {
+			return nil, &pipeline.ConfigError{Key: "llm.base_url", Message: err.Error()}
+		}
+		client, meter = c, m
+	}
+
+	// The grace period: a signal cancels ctx, which stops new episodes; in-flight ones
+	// run on under hard until they finish or the grace period ends.
+	hard, cancelHard := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancelHard()
+	finished := make(chan struct{})
+	defer close(finished)
+	go func() {
+		select {
+		case <-ctx.Done():
+			select {
+			case <-time.After(s.RunConfig.GracePeriod):
+				cancelHard()
+			case <-finished:
+			}
+		case <-finished:
+		}
+	}()
+
+	sum, err := Run(ctx, RunOptions{
+		Config: s.Config, LLM: s.LLM, Task: s.Env.Task, RunID: r.Manifest.RunID,
+		Questions: s.Questions, Done: state.Done, CorrectSoFar: state.Correct, Prompts: s.Prompts,
+		NewEnv: func() Environment { return env.New(corpus, s.Env) }, Client: client, NewActor: actors,
+		Sink: episodes, Progress: s.Progress, Logger: log, Hard: hard,
+	})
+	counts := pipeline.Counts{"questions": len(s.Questions), "planned": sum.Planned, "episodes": sum.Episodes,
+		"correct": sum.Correct, "requests": sum.Requests, "tokens": sum.Usage.TotalTokens,
+		"resumed_done": len(state.Done), "log_records": episodes.Count()}
+	if meter != nil {
+		m := meter.Snapshot()
+		counts["cached"] = int(m.Cached)
+		counts["failed_requests"] = int(m.Failed)
+		counts["retries"] = int(m.Retries)
+	}
+	switch {
+	case errors.Is(err, llm.ErrUnusable):
+		return counts, fmt.Errorf("every request to %s failed, so the run stopped: %w", s.LLM.BaseURL, err)
+	case err != nil:
+		return counts, err
+	case sum.Stopped == StoppedInterrupted:
+		return counts, context.Canceled
+	}
+	log.Info("generated", "episodes", sum.Episodes, "correct", sum.Correct, "stopped", sum.Stopped, "elapsed", sum.Elapsed.Round(time.Millisecond))
+	if sum.Stopped == StoppedBudget {
+		r.SetStatus(pipeline.StatusBudget)
+		log.Warn("the LLM budget ran out: the run stopped cleanly; raise llm.max_requests / llm.max_tokens / llm.max_cost_usd and run again to resume")
+	}
+	return counts, nil
+}

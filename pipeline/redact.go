@@ -1,0 +1,54 @@
+package pipeline
+
+import (
+	"reflect"
+	"strings"
+	"time"
+)
+
+// Redacted is the config as a map keyed like the config file, for `reactgen config show`
+// and the manifest. It holds no secret: API keys never enter the Config, only the name of
+// their variable, and the values of headers that carry credentials are hidden.
+func (c Config) Redacted() map[string]any {
+	out := map[string]any{}
+	var walk func(prefix string, v reflect.Value, dst map[string]any)
+	walk = func(prefix string, v reflect.Value, dst map[string]any) {
+		t := v.Type()
+		for i := range t.NumField() {
+			tag := t.Field(i).Tag.Get("mapstructure")
+			fv := v.Field(i)
+			if fv.Kind() == reflect.Struct && fv.Type() != reflect.TypeOf(time.Duration(0)) {
+				sub := map[string]any{}
+				walk(tag, fv, sub)
+				dst[tag] = sub
+				continue
+			}
+			val := fv.Interface()
+			if d, ok := val.(time.Duration); ok {
+				val = d.String()
+			}
+			if prefix == "llm" && tag == "headers" {
+				val = redactHeaders(c.LLM.Headers)
+			}
+			dst[tag] = val
+		}
+	}
+	walk("", reflect.ValueOf(c), out)
+	return out
+}
+
+// RedactedValue is the value that stands for a hidden header value.
+const RedactedValue = "[redacted]"
+
+// redactHeaders hides the values of headers that carry credentials.
+func redactHeaders(h map[string]string) map[string]string {
+	out := map[string]string{}
+	for k, v := range h {
+		lk := strings.ToLower(k)
+		if strings.Contains(lk, "auth") || strings.Contains(lk, "key") || strings.Contains(lk, "token") || strings.Contains(lk, "secret") {
+			v = RedactedValue
+		}
+		out[k] = v
+	}
+	return out
+}

@@ -1,0 +1,42 @@
+package pipeline
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+)
+
+// ResultKeys are the settings that change what a run produces: a resume must match them.
+// taskSHA pins the task file, corpusID the corpus (its source file's hash or its index's
+// fingerprint) and promptID the exemplars as loaded.
+func (c *Config) ResultKeys(taskSHA, corpusID, promptID string) map[string]string {
+	g, l := c.Generate, c.LLM
+	keys := map[string]string{
+		"task.name": c.Task.Name, "task.file_sha256": taskSHA, "corpus": corpusID,
+		"env.backend": c.Env.Backend, "env.sentences": fmt.Sprint(c.Env.Sentences),
+		"env.max_observation_chars": fmt.Sprint(c.Env.MaxObservationChars),
+		"generate.policy":           g.Policy, "generate.method": g.Method, "generate.exemplars": promptID,
+		"generate.max_steps": fmt.Sprint(g.MaxStepsFor(c.Task.Name)), "generate.seed": fmt.Sprint(g.Seed),
+		"generate.shuffle": fmt.Sprint(g.Shuffle), "generate.rationalize": fmt.Sprint(g.Rationalize),
+	}
+	if g.Policy == "llm" {
+		keys["llm.model"] = l.Model
+		keys["generate.format"] = g.Format
+		keys["llm.temperature"] = fmt.Sprint(l.Temperature)
+		keys["llm.top_p"] = fmt.Sprint(l.TopP)
+		keys["llm.request_max_tokens"] = fmt.Sprint(l.RequestMaxTokens)
+		keys["llm.stop"] = strings.Join(l.Stop, "\x00")
+		keys["llm.seed"] = fmt.Sprint(l.Seed)
+		keys["generate.samples"] = fmt.Sprint(g.Samples)
+		keys["generate.sample_temperature"] = fmt.Sprint(g.SampleTemperature)
+	}
+	return keys
+}
+
+// IndexDir is where the corpus index lives: corpus.index, or <run>/index.
+func (c *Config) IndexDir() string {
+	if c.Corpus.Index != "" {
+		return c.Corpus.Index
+	}
+	return filepath.Join(c.Run.Out, IndexDir)
+}

@@ -1,0 +1,329 @@
+package pipeline
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"time"
+)
+
+// ManifestSchema is the version of manifest.json's layout.
+const ManifestSchema = 1
+
+// The stages of a run, by the name the manifest records them under.
+const (
+	StageIndex    = "index"    // build the local corpus index when it is missing
+	StageImport   = "import"   // episodes from existing corpora instead of generate
+	StageGenerate = "generate" // the agent: episodes.jsonl
+	StageFilter   = "filter"   // kept.jsonl and rejected.jsonl
+	StageExport   = "export"   // the training files and the dataset card
+)
+
+// StageOrder is the order stages run in, whatever order they are handed in.
+var StageOrder = []string{StageIndex, StageImport, StageGenerate, StageFilter, StageExport}
+
+// Stage statuses, as the manifest records them.
+const (
+	StatusRunning     = "running"
+	StatusDone        = "done"
+	StatusFailed      = "failed"
+	StatusInterrupted = "interrupted"
+	StatusBudget      = "budget" // the LLM budget ran out: stopped cleanly, resumable
+)
+
+// Counts are what a stage did, by name ("episodes", "kept", "reject:correct/wrong_answer").
+type Counts = map[string]int
+
+// Stage is one step of a run. The concrete stages live with the work they do
+// (generate.Stage, filter.Stage, export.Stage, index.Stage, ingest.Stage) and receive
+// their typed config section when they are built; pipeline runs them.
+//
+// Run does the stage's work in r's directory and returns its counts, which the manifest
+// records whether or not it failed. It may read and change r.Manifest (its outputs, the
+// pins of what it built); the Run writes the manifest. An error that is the user's to fix
+// (a *ConfigError or *InputError) ends the command with exit 2, and on a new run
+// directory leaves no manifest behind; context.Canceled records the stage as interrupted.
+type Stage interface {
+	Name() string
+	Run(ctx context.Context, r *Run) (Counts, error)
+}
+
+// Optional is a Stage that may have nothing to do (an index that exists already). A
+// stage that is not Needed is skipped and leaves no record.
+type Optional interface {
+	Needed(r *Run) bool
+}
+
+// Mode says what a command expects of its run directory.
+type Mode int
+
+const (
+	// Resume starts a new run or resumes the one in the directory, whose result keys must
+	// match (or, with Spec.ForceNew, whose files are moved aside).
+	Resume Mode = iota
+	// Existing works on a run that generate or import made (filter, export): the result
+	// keys and inputs stay as recorded, and only the sections of Spec.Config replace
+	// their recorded counterparts.
+	Existing
+	// New needs a directory that holds no run yet (import).
+	New
+)
+
+// Spec is what a command knows of its run before the directory is touched. Everything
+// in it is read and checked first: Execute changes nothing on disk when a check fails.
+type Spec struct {
+	Dir      string
+	Command  string // who holds the lock, as a second process is told
+	Mode     Mode
+	Version  string            // reactgen's version
+	Config   map[string]any    // the effective config, secrets redacted (Config.Redacted)
+	Results  map[string]string // the settings that change results (Config.ResultKeys)
+	Inputs   []Input           // every file outside the run directory the run reads
+	RunID    string            // run.id; empty derives one from Results
+	ForceNew bool              // Resume: move a mismatching run's files aside instead of refusing
+	Logger   *slog.Logger      // nil: discard
+}
+
+// Run is an open run directory: its lock and its manifest, while stages run.
+type Run struct {
+	Dir      RunDir
+	Manifest *Manifest
+	log      *slog.Logger
+	lock     *Lock
+	fresh    bool   // the directory held no manifest when the run opened
+	status   string // the status the running stage ends with, when SetStatus set one
+}
+
+// Execute opens the run directory that spec describes (taking its lock, checking that a
+// resume would not mix results), runs the stages in StageOrder, recording each one's
+// start, end, counts and outcome in the manifest, and closes it (writing the manifest and
+// releasing the lock). It stops at the first stage that fails, and after any stage once
+// ctx is done. The returned Run, when not nil, is closed; its Manifest is what was written.
+func Execute(ctx context.Context, spec Spec, stages ...Stage) (*Run, error) {
+	r, err := open(spec)
+	if err != nil {
+		return nil, err
+	}
+	err = r.run(ctx, stages)
+	if r.fresh && IsBadInput(err) {
+		// Bad input found by a stage of a new run (a corpus that cannot be indexed):
+		// leave no manifest behind, so the directory does not pass for a run.
+		os.Remove(r.Dir.File(ManifestFile))
+		r.lock.Release()
+		return r, err
+	}
+	if cerr := r.close(); err == nil {
+		err = cerr
+	}
+	return r, err
+}
+
+// open takes the lock and reads or starts the manifest. Nothing in an existing run
+// directory is changed before every check passed.
+func open(spec Spec) (*Run, error) {
+	log := spec.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	r := &Run{Dir: RunDir{Path: spec.Dir}, log: log}
+	switch exists := r.Dir.Exists(); {
+	case spec.Mode == Existing && !exists:
+		return nil, noRun(spec.Dir)
+	case spec.Mode == New && exists:
+		return nil, &InputError{Err: fmt.Errorf("%s already holds a run; use a new directory", spec.Dir)}
+	default:
+		r.fresh = !exists
+	}
+	lock, err := AcquireLock(spec.Dir, spec.Command)
+	if err != nil {
+		return nil, err
+	}
+	r.lock = lock
+	if err := r.start(spec); err != nil {
+		lock.Release()
+		return nil, err
+	}
+	return r, nil
+}
+
+// noRun is the error for a directory that holds no run.
+func noRun(dir string) error {
+	return &InputError{Err: fmt.Errorf("%s: %w; run `reactgen run` or `reactgen generate` first", dir, ErrNoRun)}
+}
+
+// start reads the manifest, checks it against spec and writes what the run is now.
+func (r *Run) start(spec Spec) error {
+	m, err := ReadManifest(r.Dir.Path)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		m = nil
+	case err != nil:
+		return err
+	}
+	if spec.Mode == Existing {
+		if m == nil {
+			return noRun(r.Dir.Path)
+		}
+		if m.Config == nil {
+			m.Config = map[string]any{}
+		}
+		for section, v := range spec.Config {
+			m.Config[section] = v
+		}
+		r.Manifest = m
+		return nil
+	}
+	if m != nil {
+		if diff := CompareResults(m.Results, spec.Results); len(diff) > 0 {
+			if !spec.ForceNew {
+				return &ResumeError{Dir: r.Dir.Path, Mismatches: diff}
+			}
+			aside, err := MoveAside(r.Dir.Path)
+			if err != nil {
+				return fmt.Errorf("--force-new: move old run aside: %w", err)
+			}
+			r.log.Info("started afresh; the previous run's files were moved aside", "to", aside)
+			m = nil
+		} else {
+			m.Resumes++
+		}
+	}
+	if m == nil {
+		m = newManifest(cmp.Or(spec.RunID, RunID(spec.Results)))
+	}
+	m.Version = spec.Version
+	m.Config = spec.Config
+	m.Results = spec.Results
+	m.Inputs = spec.Inputs
+	r.Manifest = m
+	return m.Write(r.Dir.Path)
+}
+
+// newManifest is the one place a manifest is made.
+func newManifest(runID string) *Manifest {
+	return &Manifest{Schema: ManifestSchema, RunID: runID, Created: time.Now().UTC(), Stages: map[string]*StageRecord{}}
+}
+
+// run runs the stages in StageOrder.
+func (r *Run) run(ctx context.Context, stages []Stage) error {
+	ordered := slices.Clone(stages)
+	for _, s := range ordered {
+		if !slices.Contains(StageOrder, s.Name()) {
+			return fmt.Errorf("pipeline: unknown stage %q", s.Name())
+		}
+	}
+	slices.SortStableFunc(ordered, func(a, b Stage) int {
+		return slices.Index(StageOrder, a.Name()) - slices.Index(StageOrder, b.Name())
+	})
+	for _, s := range ordered {
+		if o, ok := s.(Optional); ok && !o.Needed(r) {
+			continue
+		}
+		if err := r.record(ctx, s); err != nil {
+			return err
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// record runs one stage, recording its start, end, counts and outcome.
+func (r *Run) record(ctx context.Context, s Stage) error {
+	rec := &StageRecord{Status: StatusRunning, Started: time.Now().UTC()}
+	r.Manifest.Stages[s.Name()] = rec
+	if err := r.Manifest.Write(r.Dir.Path); err != nil {
+		return err
+	}
+	r.status = ""
+	counts, err := s.Run(ctx, r)
+	rec.Ended = time.Now().UTC()
+	rec.Counts = counts
+	switch {
+	case err == nil:
+		rec.Status = cmp.Or(r.status, StatusDone)
+	case errors.Is(err, context.Canceled):
+		rec.Status = StatusInterrupted
+		rec.Error = err.Error()
+	default:
+		rec.Status = StatusFailed
+		rec.Error = err.Error()
+	}
+	if werr := r.Manifest.Write(r.Dir.Path); werr != nil && err == nil {
+		err = werr
+	}
+	return err
+}
+
+// SetStatus sets the status the running stage ends with when it returns no error, in
+// place of StatusDone (StatusBudget: it stopped cleanly before its work was done).
+func (r *Run) SetStatus(status string) { r.status = status }
+
+// Fresh reports whether the run directory held no run when it was opened.
+func (r *Run) Fresh() bool { return r.fresh }
+
+// close writes the manifest and releases the lock.
+func (r *Run) close() error {
+	err := r.Manifest.Write(r.Dir.Path)
+	r.lock.Release()
+	return err
+}
+
+// Report tells the user where a run's files are: the episode log, the verdicts and every
+// exported file, with their rows and bytes.
+func (r *Run) Report(w io.Writer) {
+	m := r.Manifest
+	fmt.Fprintf(w, "run %s in %s\n", m.RunID, r.Dir.Path)
+	if st, ok := m.Stages[StageGenerate]; ok {
+		fmt.Fprintf(w, "  episodes: %s (%d in the log; this run added %d, %d correct)\n", r.Dir.File(EpisodesFile),
+			st.Counts["log_records"], st.Counts["episodes"], st.Counts["correct"])
+	}
+	if st, ok := m.Stages[StageFilter]; ok {
+		fmt.Fprintf(w, "  kept: %s (%d), rejected: %s (%d)\n", r.Dir.File(KeptFile), st.Counts["kept"], r.Dir.File(RejectedFile), st.Counts["rejected"])
+	}
+	for _, o := range m.Outputs {
+		if o.Stage != StageExport || o.Format == "arrow-meta" {
+			continue // the HF folder's metadata files go with its .arrow files
+		}
+		if o.Rows == 0 && o.Format == "card" {
+			fmt.Fprintf(w, "  card: %s\n", filepath.Join(r.Dir.Path, o.Path))
+			continue
+		}
+		fmt.Fprintf(w, "  %s: %s (%d rows, %d bytes)\n", o.Format, filepath.Join(r.Dir.Path, o.Path), o.Rows, o.Bytes)
+	}
+}
+
+// RecordedConfig is the effective config a run directory's manifest holds (secrets
+// redacted), for the stages that work on an existing run without a config file.
+func RecordedConfig(dir string) (map[string]any, error) {
+	m, err := ReadManifest(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, noRun(dir)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return m.Config, nil
+}
+
+// InputError is input the user must fix: a flag, a config value, a task file, a corpus
+// or a file to import. It exits 2.
+type InputError struct{ Err error }
+
+func (e *InputError) Error() string { return e.Err.Error() }
+func (e *InputError) Unwrap() error { return e.Err }
+
+// IsBadInput reports whether err is the user's input to fix (*InputError, *ConfigError)
+// rather than a failure of the run.
+func IsBadInput(err error) bool {
+	var ie *InputError
+	var ce *ConfigError
+	return errors.As(err, &ie) || errors.As(err, &ce)
+}

@@ -1,0 +1,145 @@
+package pipeline
+
+import (
+	"fmt"
+	"io"
+	"path/filepath"
+	"sort"
+	"text/tabwriter"
+)
+
+// Summary is the run summary: what `reactgen stats` prints and what the dataset card
+// reports. Summarize is the one place it is counted.
+type Summary struct {
+	RunID         string                  `json:"run_id"`
+	Stages        map[string]*StageRecord `json:"stages"`
+	Episodes      int                     `json:"episodes"`
+	Correct       int                     `json:"correct"`
+	SuccessRate   float64                 `json:"success_rate"`
+	StopReasons   map[string]int          `json:"stop_reasons"`
+	MeanSteps     float64                 `json:"mean_steps"`
+	StepHistogram map[int]int             `json:"step_histogram"`
+	LLMCalls      int                     `json:"llm_calls"`
+	BadCalls      int                     `json:"bad_calls"`
+	Usage         Usage                   `json:"usage"`
+	CostPerKept   float64                 `json:"cost_per_kept_usd,omitempty"`
+	// CostPerKeptNoCache is CostPerKept had the server cached no prompt tokens.
+	CostPerKeptNoCache float64               `json:"cost_per_kept_without_prompt_cache_usd,omitempty"`
+	Kept               int                   `json:"kept"`
+	Rejected           int                   `json:"rejected"`
+	RejectReasons      map[string]int        `json:"reject_reasons"` // "rule/code" -> rejected episodes
+	Classes            map[string]ClassCount `json:"by_class"`       // per question type (FEVER: label)
+	Outputs            []Output              `json:"outputs"`
+}
+
+// ClassCount counts the episodes of one question type or label, generated and kept.
+type ClassCount struct {
+	Generated int `json:"generated"`
+	Kept      int `json:"kept"`
+}
+
+// episodeClass is the group an episode's accept rate is counted in.
+func episodeClass(ep *Episode) string {
+	if ep.QuestionType != "" {
+		return ep.QuestionType
+	}
+	return "all"
+}
+
+// Summarize counts a run directory's episodes and verdicts, and takes the run id, the
+// stages and the outputs from its manifest m.
+func Summarize(dir string, m *Manifest) (*Summary, error) {
+	s := &Summary{StopReasons: map[string]int{}, StepHistogram: map[int]int{},
+		RejectReasons: map[string]int{}, Classes: map[string]ClassCount{}}
+	if m != nil {
+		s.RunID, s.Stages, s.Outputs = m.RunID, m.Stages, m.Outputs
+	}
+	steps := 0
+	for ep, err := range ReadEpisodes(filepath.Join(dir, EpisodesFile)) {
+		if err != nil {
+			return nil, err
+		}
+		s.Episodes++
+		if ep.Correct {
+			s.Correct++
+		}
+		s.StopReasons[ep.StopReason]++
+		s.StepHistogram[len(ep.Steps)]++
+		steps += len(ep.Steps)
+		s.LLMCalls += ep.LLMCalls
+		s.BadCalls += ep.BadCalls
+		s.Usage = s.Usage.Add(ep.Usage)
+		c := s.Classes[episodeClass(&ep)]
+		c.Generated++
+		s.Classes[episodeClass(&ep)] = c
+	}
+	if s.Episodes > 0 {
+		s.SuccessRate = float64(s.Correct) / float64(s.Episodes)
+		s.MeanSteps = float64(steps) / float64(s.Episodes)
+	}
+	for ep, err := range ReadKept(filepath.Join(dir, KeptFile)) {
+		if err != nil {
+			return nil, err
+		}
+		s.Kept++
+		c := s.Classes[episodeClass(&ep)]
+		c.Kept++
+		s.Classes[episodeClass(&ep)] = c
+	}
+	for r, err := range ReadRejected(filepath.Join(dir, RejectedFile)) {
+		if err != nil {
+			return nil, err
+		}
+		s.Rejected++
+		for _, x := range r.Rejects {
+			s.RejectReasons[x.Rule+"/"+x.Code]++
+		}
+	}
+	if s.Kept > 0 {
+		s.CostPerKept = s.Usage.CostUSD / float64(s.Kept)
+		s.CostPerKeptNoCache = s.Usage.CostWithoutCacheUSD() / float64(s.Kept)
+	}
+	return s, nil
+}
+
+// Print writes the summary for a person, one line a figure.
+func (s *Summary) Print(w io.Writer) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintf(tw, "run\t%s\n", s.RunID)
+	for _, name := range StageOrder {
+		if st, ok := s.Stages[name]; ok {
+			fmt.Fprintf(tw, "stage %s\t%s\t%s\n", name, st.Status, formatCounts(st.Counts))
+		}
+	}
+	fmt.Fprintf(tw, "episodes\t%d\n", s.Episodes)
+	fmt.Fprintf(tw, "correct\t%d (%.1f%%)\n", s.Correct, 100*s.SuccessRate)
+	fmt.Fprintf(tw, "stop reasons\t%s\n", formatCounts(s.StopReasons))
+	fmt.Fprintf(tw, "mean steps\t%.2f\n", s.MeanSteps)
+	fmt.Fprintf(tw, "llm calls\t%d (bad %d)\n", s.LLMCalls, s.BadCalls)
+	fmt.Fprintf(tw, "tokens\t%d prompt, %d completion\n", s.Usage.PromptTokens, s.Usage.CompletionTokens)
+	fmt.Fprintf(tw, "cost\t$%.4f (per kept: $%.4f)\n", s.Usage.CostUSD, s.CostPerKept)
+	fmt.Fprintf(tw, "prompt caching\t%d cached prompt tokens; without caching $%.4f (per kept: $%.4f)\n",
+		s.Usage.CachedTokens, s.Usage.CostWithoutCacheUSD(), s.CostPerKeptNoCache)
+	fmt.Fprintf(tw, "kept / rejected\t%d / %d\n", s.Kept, s.Rejected)
+	fmt.Fprintf(tw, "reject reasons\t%s\n", formatCounts(s.RejectReasons))
+	return tw.Flush()
+}
+
+func formatCounts(m map[string]int) string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	out := ""
+	for i, k := range keys {
+		if i > 0 {
+			out += ", "
+		}
+		out += fmt.Sprintf("%s %d", k, m[k])
+	}
+	if out == "" {
+		return "-"
+	}
+	return out
+}
