@@ -329,7 +329,7 @@ func TestDecontaminate(t *testing.T) {
 		{QuestionID: "q-gram", EvalID: "h1", EvalFile: "dev.json", Match: "13-gram"},
 		{QuestionID: "q-exact", EvalID: "h2", EvalFile: "dev.json", Match: "exact"},
 		{QuestionID: "q-claim", EvalID: "42", EvalFile: "fever.jsonl", Match: "exact"},
-		{QuestionID: "q-generic", EvalID: "0", EvalFile: "more.jsonl", Match: "exact"},
+		{QuestionID: "q-generic", EvalID: "hotpotqa-0", EvalFile: "more.jsonl", Match: "exact"},
 	}
 	if len(res.stats.Decontaminated) != len(want) {
 		t.Fatalf("decontaminated: got %+v, want %+v", res.stats.Decontaminated, want)
@@ -402,25 +402,14 @@ func writeFile(t *testing.T, path, s string) {
 	}
 }
 
-func TestReadEvalQuestionsRealFiles(t *testing.T) {
-	tests := []struct {
-		rel  string
-		want int
-	}{
-		{"hotpotqa/hotpot_dev_v1_simplified.json", 7405},
-		{"fever/paper_dev.jsonl", 9999},
-	}
-	for _, tt := range tests {
-		t.Run(tt.rel, func(t *testing.T) {
-			path := shareddata.Path(t, tt.rel)
-			n := 0
-			if err := ReadEvalQuestions(path, func(id, text string) { n++ }); err != nil {
-				t.Fatal(err)
-			}
-			if n != tt.want {
-				t.Errorf("questions: got %d, want %d", n, tt.want)
-			}
-		})
+// TestDecontaminateBadEvalFile fails on an evaluation file the question reader refuses,
+// naming the file and line.
+func TestDecontaminateBadEvalFile(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "eval.jsonl")
+	writeFile(t, p, "{\"id\": \"e1\", \"question\": \"Q?\"}\n{\"id\": \"e2\", \"question\": \n")
+	_, err := New(pipeline.FilterConfig{Rules: []string{"decontaminate"}, EvalFiles: []string{p}}, pipeline.TaskHotpotQA, Options{})
+	if want := p + " line 2: malformed JSON"; err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("got %v, want an error containing %q", err, want)
 	}
 }
 

@@ -38,7 +38,7 @@ sections, or the defaults).`,
 	cmd.Flags().StringVar(&o.format, "format", "", "openai-chat, alpaca, react-transcript or fireact-trajs")
 	cmd.MarkFlagRequired("format")
 	cmd.Flags().StringVar(&o.task, "task", pipeline.TaskHotpotQA, "hotpotqa or fever")
-	cmd.Flags().StringVar(&o.gold, "gold", "", "gold answers to re-score against (HotpotQA JSON, FEVER JSONL)")
+	cmd.Flags().StringVar(&o.gold, "gold", "", "gold answers to re-score against: a question file of --task (HotpotQA JSON, FEVER JSONL, JSONL {id, question, answer})")
 	cmd.Flags().StringVarP(&o.out, "out", "o", "", "run directory to create")
 	cmd.MarkFlagRequired("out")
 	cmd.Flags().StringVarP(&o.config.file, "config", "c", "", "config whose filter and export sections apply")

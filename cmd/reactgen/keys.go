@@ -76,7 +76,7 @@ var keyDocs = map[string]string{
 	"filter.token_counter":     "token counter for max_tokens: estimate (words and symbols, the default) or bytes4 (bytes/4)",
 	"filter.max_per_question":  "dedupe: keep at most this many episodes per question (0 = no cap)",
 	"filter.dedupe_policy":     "dedupe: which to keep: first, shortest or diverse",
-	"filter.eval_files":        "decontaminate: evaluation question files whose questions must not be trained on",
+	"filter.eval_files":        "decontaminate: evaluation question files (any task file format; answers optional) whose questions must not be trained on",
 	"filter.balance_by":        "balance: label (FEVER) or type (HotpotQA)",
 	"filter.balance_tolerance": "balance: allowed deviation from equal shares",
 

@@ -1,13 +1,21 @@
-// Package dataset loads the questions of a run from a task file. It consumes HotpotQA's
-// official JSON, the simplified HotpotQA list that the ReAct paper's code reads, FEVER
-// JSONL and a generic JSONL of {id, question, answer}, and produces pipeline.Questions
-// with a Report of what was read, kept and skipped.
+// Package dataset is reactgen's one reader of question files: the task file of a run,
+// the evaluation files of decontamination, the gold file of an import and a HotpotQA
+// question file read as a corpus all come through it, so a format is detected, and a bad
+// record reported, in one way. It consumes HotpotQA's official JSON, the simplified
+// HotpotQA list that the ReAct paper's code reads, FEVER JSONL and a generic JSONL of
+// {id, question, answer}, and produces pipeline.Questions (Load, or a Reader record by
+// record) with a Report of what was read, kept and skipped.
 //
 // Files are streamed record by record (a JSON array through json.Decoder tokens, JSONL
 // through a bufio.Reader with no line-length limit), so memory follows the questions kept,
 // not the file, and reading stops as soon as Limit questions are kept. Either container
 // may hold any format: a file whose first character is '[' is a JSON array, one whose
-// first character is '{' is JSONL.
+// first character is '{' is JSONL. With Format auto, the first record decides: a "claim"
+// key means FEVER; "_id", "context" or "supporting_facts" official HotpotQA; otherwise an
+// array is the simplified list and JSON lines are generic JSONL.
+//
+// Messages name the file and the record: "line 18" (1-based) in JSON lines, "record 17"
+// (0-based, the index that hotpotqa-simple ids carry) in an array.
 //
 // Question ids:
 //   - hotpotqa: the record's _id.
@@ -50,16 +58,20 @@ const (
 // maxProblems is how many problem descriptions a Report keeps.
 const maxProblems = 10
 
-// Options select what Load reads.
+// Options select what a Reader reads.
 type Options struct {
 	Task    string // pipeline.TaskHotpotQA or pipeline.TaskFEVER; empty follows the format
 	Format  string // auto (or empty), hotpotqa, hotpotqa-simple, fever or jsonl
 	SkipBad bool   // skip records that are invalid or duplicate instead of failing
 	Limit   int    // keep at most this many questions (0 = all)
 	Offset  int    // ignore this many records at the start of the file first
+	// AnswersOptional reads files whose records may lack the answer or label (test
+	// splits, read for their questions or their context paragraphs); an answer that is
+	// there is still checked.
+	AnswersOptional bool
 }
 
-// Report says what Load did.
+// Report says what a Reader did.
 type Report struct {
 	Format   string   // the format read (auto resolved)
 	Read     int      // records examined after Offset
@@ -68,98 +80,180 @@ type Report struct {
 	Problems []string // the first few reasons records were skipped
 }
 
-// Load reads the questions in path. A malformed file, a bad record (unless SkipBad), a
-// duplicate id (unless SkipBad), an empty file or a file with no question left to keep is
-// an error that names the file and the record or line. A JSON syntax error ends reading
-// even with SkipBad, since a JSON array cannot be resumed past it.
-func Load(path string, opts Options) ([]pipeline.Question, Report, error) {
-	var rep Report
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, rep, fmt.Errorf("open task file: %w", err)
-	}
-	defer f.Close()
-	r := bufio.NewReaderSize(f, 1<<16)
+// Record is one question and where it sits in its file.
+type Record struct {
+	pipeline.Question
+	Index int    // 0-based position among the file's records, whatever Offset is
+	Where string // "line 18" (JSON lines) or "record 17" (a JSON array), for messages
+}
 
-	src, err := newSource(path, r)
+// Load reads every question in path (see Reader for the rules).
+func Load(path string, opts Options) ([]pipeline.Question, Report, error) {
+	r, err := Open(path, opts)
 	if err != nil {
-		return nil, rep, err
+		return nil, Report{}, err
 	}
-	format := opts.Format
-	if format == "" {
-		format = FormatAuto
-	}
-	switch format {
-	case FormatAuto, FormatHotpotQA, FormatHotpotQASimple, FormatFEVER, FormatJSONL:
-	default:
-		return nil, rep, fmt.Errorf("%s: unknown format %q (want auto, hotpotqa, hotpotqa-simple, fever or jsonl)", path, format)
-	}
-	var (
-		out   []pipeline.Question
-		seen  = map[string]string{} // id -> position of the first record with it
-		parse recordParser
-		task  = opts.Task
-	)
+	defer r.Close()
+	var out []pipeline.Question
 	for {
-		rec, err := src.next()
+		rec, err := r.Next()
 		if errors.Is(err, io.EOF) {
-			break
+			return out, r.Report(), nil
 		}
 		if err != nil {
-			return nil, rep, err
+			return nil, r.Report(), err
 		}
-		if rec.bad == nil && format == FormatAuto {
-			format = detect(rec.raw, src.array())
+		out = append(out, rec.Question)
+	}
+}
+
+// Reader streams the questions of one question file, the only code in reactgen that
+// reads one: the task file of a run, the evaluation files of decontamination, the gold
+// file of an import and a question file used as a corpus all come through it. It is not
+// safe for concurrent use.
+type Reader struct {
+	name   string
+	opts   Options
+	src    *source
+	closer io.Closer
+	format string
+	parse  recordParser
+	task   string
+	seen   map[string]string // id -> position of the first record with it
+	rep    Report
+	done   bool
+}
+
+// Open opens the question file at path. Close it when done.
+func Open(path string, opts Options) (*Reader, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("open question file: %w", err)
+	}
+	r, err := NewReader(f, path, opts)
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	r.closer = f
+	return r, nil
+}
+
+// NewReader reads a question file from in; name is the file named in messages.
+func NewReader(in io.Reader, name string, opts Options) (*Reader, error) {
+	if opts.Format == "" {
+		opts.Format = FormatAuto
+	}
+	switch opts.Format {
+	case FormatAuto, FormatHotpotQA, FormatHotpotQASimple, FormatFEVER, FormatJSONL:
+	default:
+		return nil, fmt.Errorf("%s: unknown format %q (want auto, hotpotqa, hotpotqa-simple, fever or jsonl)", name, opts.Format)
+	}
+	src, err := newSource(name, bufio.NewReaderSize(in, 1<<16))
+	if err != nil {
+		return nil, err
+	}
+	return &Reader{name: name, opts: opts, src: src, format: opts.Format, task: opts.Task, seen: map[string]string{}}, nil
+}
+
+// Next returns the next question, or io.EOF after the last one (or after Limit kept).
+// A malformed file, a bad record (unless SkipBad), a duplicate id (unless SkipBad), an
+// empty file or a file with no question left to keep is an error that names the file and
+// the record or line; after one, the Reader is done. A JSON syntax error in an array
+// ends reading even with SkipBad, since a JSON array cannot be resumed past it.
+func (r *Reader) Next() (Record, error) {
+	if r.done {
+		return Record{}, io.EOF
+	}
+	rec, err := r.next()
+	if err != nil {
+		r.done = true
+	}
+	return rec, err
+}
+
+func (r *Reader) next() (Record, error) {
+	for {
+		if r.opts.Limit > 0 && r.rep.Kept >= r.opts.Limit {
+			return Record{}, io.EOF
 		}
-		if rec.bad == nil && parse == nil {
-			if parse, task, err = parserFor(format, task); err != nil {
-				return nil, rep, fmt.Errorf("%s: %w", path, err)
+		raw, err := r.src.next()
+		if errors.Is(err, io.EOF) {
+			return Record{}, r.end()
+		}
+		if err != nil {
+			return Record{}, err
+		}
+		if raw.bad == nil && r.format == FormatAuto {
+			r.format = detect(raw.raw, r.src.array())
+		}
+		if raw.bad == nil && r.parse == nil {
+			if r.parse, r.task, err = parserFor(r.format, r.task); err != nil {
+				return Record{}, fmt.Errorf("%s: %w", r.name, err)
 			}
-			rep.Format = format
+			r.rep.Format = r.format
 		}
-		if rec.index < opts.Offset {
+		if raw.index < r.opts.Offset {
 			continue
 		}
-		rep.Read++
+		r.rep.Read++
 		var q pipeline.Question
-		err = rec.bad // a JSON line that is not a record is a bad record like any other
+		err = raw.bad // a JSON line that is not a record is a bad record like any other
 		if err == nil {
-			q, err = parse(rec.raw, rec.index, task)
+			q, err = r.parse(raw.raw, raw.index, parseOpts{task: r.task, answersOptional: r.opts.AnswersOptional})
 		}
 		if err == nil {
-			if first, dup := seen[q.ID]; dup {
+			if first, dup := r.seen[q.ID]; dup {
 				err = fmt.Errorf("duplicate id %q (first at %s)", q.ID, first)
 			}
 		}
 		if err != nil {
-			err = fmt.Errorf("%s %s: %w", path, rec.pos, err)
-			if !opts.SkipBad {
-				return nil, rep, err
+			err = fmt.Errorf("%s %s: %w", r.name, raw.pos, err)
+			if !r.opts.SkipBad {
+				return Record{}, err
 			}
-			rep.Skipped++
-			if len(rep.Problems) < maxProblems {
-				rep.Problems = append(rep.Problems, err.Error())
+			r.rep.Skipped++
+			if len(r.rep.Problems) < maxProblems {
+				r.rep.Problems = append(r.rep.Problems, err.Error())
 			}
 			continue
 		}
-		seen[q.ID] = rec.pos
-		out = append(out, q)
-		rep.Kept++
-		if opts.Limit > 0 && rep.Kept >= opts.Limit {
-			break
-		}
+		r.seen[q.ID] = raw.pos
+		r.rep.Kept++
+		return Record{Question: q, Index: raw.index, Where: raw.pos}, nil
 	}
-	if rep.Kept == 0 {
-		switch {
-		case src.count() == 0:
-			return nil, rep, fmt.Errorf("%s: no records", path)
-		case rep.Read == 0:
-			return nil, rep, fmt.Errorf("%s: offset %d is past the last of %d records", path, opts.Offset, src.count())
-		default:
-			return nil, rep, fmt.Errorf("%s: no valid questions in %d records (%d skipped)", path, rep.Read, rep.Skipped)
-		}
+}
+
+// end is what reading past the last record returns: io.EOF, or why nothing was kept.
+func (r *Reader) end() error {
+	if r.rep.Kept > 0 {
+		return io.EOF
 	}
-	return out, rep, nil
+	switch {
+	case r.src.count() == 0:
+		return fmt.Errorf("%s: no records", r.name)
+	case r.rep.Read == 0:
+		return fmt.Errorf("%s: offset %d is past the last of %d records", r.name, r.opts.Offset, r.src.count())
+	}
+	return fmt.Errorf("%s: no valid questions in %d records (%d skipped)", r.name, r.rep.Read, r.rep.Skipped)
+}
+
+// Report says what the Reader has read so far.
+func (r *Reader) Report() Report { return r.rep }
+
+// Task is the task of the questions: Options.Task, or the one the format implies once
+// Next has returned a question.
+func (r *Reader) Task() string { return r.task }
+
+// Close closes the file Open opened; a Reader from NewReader has nothing to close.
+func (r *Reader) Close() error {
+	r.done = true
+	if r.closer == nil {
+		return nil
+	}
+	c := r.closer
+	r.closer = nil
+	return c.Close()
 }
 
 // record is one raw record and where it sits.
@@ -299,7 +393,13 @@ func detect(raw []byte, array bool) string {
 	return FormatJSONL
 }
 
-type recordParser func(raw []byte, index int, task string) (pipeline.Question, error)
+// parseOpts is what a record parser needs besides the record.
+type parseOpts struct {
+	task            string
+	answersOptional bool
+}
+
+type recordParser func(raw []byte, index int, o parseOpts) (pipeline.Question, error)
 
 // parserFor returns the parser of format and the task it implies.
 func parserFor(format, task string) (recordParser, string, error) {
@@ -361,6 +461,14 @@ func decodeRecord(raw []byte, v any) error {
 	return nil
 }
 
+// answer is a required field, or with optional one that may be missing or empty ("").
+func answer(name string, v *string, optional bool) (string, error) {
+	if optional && (v == nil || strings.TrimSpace(*v) == "") {
+		return "", nil
+	}
+	return required(name, v)
+}
+
 func required(name string, v *string) (string, error) {
 	if v == nil {
 		return "", fmt.Errorf("missing %q", name)
@@ -382,7 +490,7 @@ type hotpotRecord struct {
 	Context         []json.RawMessage `json:"context"`
 }
 
-func parseHotpot(raw []byte, _ int, task string) (pipeline.Question, error) {
+func parseHotpot(raw []byte, _ int, o parseOpts) (pipeline.Question, error) {
 	var r hotpotRecord
 	if err := decodeRecord(raw, &r); err != nil {
 		return pipeline.Question{}, err
@@ -394,11 +502,11 @@ func parseHotpot(raw []byte, _ int, task string) (pipeline.Question, error) {
 	if !ok {
 		return pipeline.Question{}, errors.New(`missing "_id"`)
 	}
-	q := pipeline.Question{ID: id, Task: task, Type: r.Type, Level: r.Level}
+	q := pipeline.Question{ID: id, Task: o.task, Type: r.Type, Level: r.Level}
 	if q.Question, err = required("question", r.Question); err != nil {
 		return q, err
 	}
-	if q.Answer, err = required("answer", r.Answer); err != nil {
+	if q.Answer, err = answer("answer", r.Answer, o.answersOptional); err != nil {
 		return q, err
 	}
 	for i, sf := range r.SupportingFacts {
@@ -420,7 +528,7 @@ func parseHotpot(raw []byte, _ int, task string) (pipeline.Question, error) {
 	return q, nil
 }
 
-func parseHotpotSimple(raw []byte, index int, task string) (pipeline.Question, error) {
+func parseHotpotSimple(raw []byte, index int, o parseOpts) (pipeline.Question, error) {
 	var r struct {
 		Question *string `json:"question"`
 		Answer   *string `json:"answer"`
@@ -430,18 +538,18 @@ func parseHotpotSimple(raw []byte, index int, task string) (pipeline.Question, e
 	if err := decodeRecord(raw, &r); err != nil {
 		return pipeline.Question{}, err
 	}
-	q := pipeline.Question{ID: "hotpot-" + strconv.Itoa(index), Task: task, Type: r.Type, Level: r.Level}
+	q := pipeline.Question{ID: "hotpot-" + strconv.Itoa(index), Task: o.task, Type: r.Type, Level: r.Level}
 	var err error
 	if q.Question, err = required("question", r.Question); err != nil {
 		return q, err
 	}
-	if q.Answer, err = required("answer", r.Answer); err != nil {
+	if q.Answer, err = answer("answer", r.Answer, o.answersOptional); err != nil {
 		return q, err
 	}
 	return q, nil
 }
 
-func parseFEVER(raw []byte, _ int, task string) (pipeline.Question, error) {
+func parseFEVER(raw []byte, _ int, o parseOpts) (pipeline.Question, error) {
 	var r struct {
 		ID       json.RawMessage       `json:"id"`
 		Label    *string               `json:"label"`
@@ -458,16 +566,18 @@ func parseFEVER(raw []byte, _ int, task string) (pipeline.Question, error) {
 	if !ok {
 		return pipeline.Question{}, errors.New(`missing "id"`)
 	}
-	q := pipeline.Question{ID: id, Task: task}
+	q := pipeline.Question{ID: id, Task: o.task}
 	if q.Question, err = required("claim", r.Claim); err != nil {
 		return q, err
 	}
-	label, err := required("label", r.Label)
+	label, err := answer("label", r.Label, o.answersOptional)
 	if err != nil {
 		return q, err
 	}
-	if q.Answer, err = checkLabel(label); err != nil {
-		return q, err
+	if label != "" {
+		if q.Answer, err = checkLabel(label); err != nil {
+			return q, err
+		}
 	}
 	q.Type = q.Answer
 	seen := map[pipeline.Fact]bool{}
@@ -494,7 +604,7 @@ func parseFEVER(raw []byte, _ int, task string) (pipeline.Question, error) {
 	return q, nil
 }
 
-func parseGeneric(raw []byte, index int, task string) (pipeline.Question, error) {
+func parseGeneric(raw []byte, index int, o parseOpts) (pipeline.Question, error) {
 	var r struct {
 		ID       json.RawMessage `json:"id"`
 		Question *string         `json:"question"`
@@ -510,16 +620,16 @@ func parseGeneric(raw []byte, index int, task string) (pipeline.Question, error)
 		return pipeline.Question{}, err
 	}
 	if !ok {
-		id = task + "-" + strconv.Itoa(index)
+		id = o.task + "-" + strconv.Itoa(index)
 	}
-	q := pipeline.Question{ID: id, Task: task, Type: r.Type, Level: r.Level}
+	q := pipeline.Question{ID: id, Task: o.task, Type: r.Type, Level: r.Level}
 	if q.Question, err = required("question", r.Question); err != nil {
 		return q, err
 	}
-	if q.Answer, err = required("answer", r.Answer); err != nil {
+	if q.Answer, err = answer("answer", r.Answer, o.answersOptional); err != nil {
 		return q, err
 	}
-	if task == pipeline.TaskFEVER {
+	if o.task == pipeline.TaskFEVER && q.Answer != "" {
 		if q.Answer, err = checkLabel(q.Answer); err != nil {
 			return q, err
 		}

@@ -1,7 +1,9 @@
 package dataset
 
 import (
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -146,7 +148,7 @@ func TestLoadBadInput(t *testing.T) {
 		{"offset past end", "q.jsonl", `{"id": "a", "question": "Q?", "answer": "A"}`, Options{Offset: 5}, "offset 5 is past the last of 1 records"},
 		{"task mismatch", "f.jsonl", `{"id": 1, "label": "SUPPORTS", "claim": "C"}`, Options{Task: "hotpotqa"}, `format fever holds fever questions, not task "hotpotqa"`},
 		{"unknown format", "f.jsonl", `{"id": 1}`, Options{Format: "csv"}, `unknown format "csv"`},
-		{"missing file", "", "", Options{}, "open task file"},
+		{"missing file", "", "", Options{}, "open question file"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -293,5 +295,97 @@ func TestSkipBadSkipsMalformedAndInvalidUTF8Lines(t *testing.T) {
 	}
 	if len(rep.Problems) != 2 || !strings.Contains(rep.Problems[0], "line 2") || !strings.Contains(rep.Problems[1], "line 3: invalid UTF-8") {
 		t.Errorf("problems: %q", rep.Problems)
+	}
+}
+
+// TestReaderRecords reads record by record from an io.Reader: each record says where it
+// sits, and the task follows the format.
+func TestReaderRecords(t *testing.T) {
+	in := strings.NewReader("{\"id\": 4, \"label\": \"SUPPORTS\", \"claim\": \"A is B.\"}\n\n{\"id\": 5, \"label\": \"Refutes.\", \"claim\": \"C is D.\"}\n")
+	r, err := NewReader(in, "claims.jsonl", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []Record
+	for {
+		rec, err := r.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, rec)
+	}
+	want := []Record{
+		{Question: pipeline.Question{ID: "4", Task: "fever", Question: "A is B.", Answer: "SUPPORTS", Type: "SUPPORTS"}, Index: 0, Where: "line 1"},
+		{Question: pipeline.Question{ID: "5", Task: "fever", Question: "C is D.", Answer: "REFUTES", Type: "REFUTES"}, Index: 1, Where: "line 3"},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("records:\n got %+v\nwant %+v", got, want)
+	}
+	if r.Task() != pipeline.TaskFEVER || r.Report().Format != FormatFEVER || r.Report().Kept != 2 {
+		t.Errorf("task %q, report %+v: want fever, format fever, 2 kept", r.Task(), r.Report())
+	}
+	if _, err := r.Next(); !errors.Is(err, io.EOF) {
+		t.Errorf("after the end: got %v, want io.EOF", err)
+	}
+}
+
+// TestAnswersOptional reads evaluation splits that hold no answers; an answer that is
+// there is still checked.
+func TestAnswersOptional(t *testing.T) {
+	tests := []struct {
+		name, file, content string
+		want                []pipeline.Question
+		wantErr             string
+	}{
+		{
+			name: "hotpotqa without answers", file: "test.json",
+			content: `[{"_id": "t1", "question": "Q1?", "context": [["T", ["s."]]]}, {"_id": "t2", "question": "Q2?", "answer": "A2"}]`,
+			want: []pipeline.Question{
+				{ID: "t1", Task: "hotpotqa", Question: "Q1?", Context: []pipeline.Paragraph{{Title: "T", Sentences: []string{"s."}}}},
+				{ID: "t2", Task: "hotpotqa", Question: "Q2?", Answer: "A2"},
+			},
+		},
+		{
+			name: "fever without labels", file: "test.jsonl",
+			content: "{\"id\": 1, \"claim\": \"A is B.\"}\n{\"id\": 2, \"label\": \"\", \"claim\": \"C is D.\"}\n",
+			want: []pipeline.Question{
+				{ID: "1", Task: "fever", Question: "A is B."},
+				{ID: "2", Task: "fever", Question: "C is D."},
+			},
+		},
+		{
+			name: "a bad label is still refused", file: "test.jsonl",
+			content: `{"id": 1, "label": "NOT ENOUGH INFORMATION", "claim": "A is B."}`,
+			wantErr: `test.jsonl line 1: label "NOT ENOUGH INFORMATION"`,
+		},
+		{
+			name: "a question is still required", file: "test.json",
+			content: `[{"_id": "t1", "answer": "A"}]`,
+			wantErr: `test.json record 0: missing "question"`,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			path := write(t, tt.file, tt.content)
+			got, _, err := Load(path, Options{AnswersOptional: true})
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("got error %v, want one containing %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("questions:\n got %+v\nwant %+v", got, tt.want)
+			}
+			if _, _, err := Load(path, Options{}); err == nil || !strings.Contains(err.Error(), "missing") {
+				t.Errorf("without AnswersOptional: got %v, want a missing answer or label", err)
+			}
+		})
 	}
 }

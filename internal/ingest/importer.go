@@ -20,6 +20,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/reactgen/reactgen/internal/dataset"
 	"github.com/reactgen/reactgen/internal/react"
 	"github.com/reactgen/reactgen/internal/score"
 	"github.com/reactgen/reactgen/pipeline"
@@ -32,8 +33,9 @@ var Formats = []string{"openai-chat", "alpaca", "react-transcript", "fireact-tra
 type Options struct {
 	Format string // one of Formats
 	Task   string // hotpotqa or fever; empty means hotpotqa
-	// Gold is an optional file of gold answers (HotpotQA JSON, full or simplified, or
-	// FEVER JSONL), matched by normalised question text, else by question id. A matched
+	// Gold is an optional question file of the task with the gold answers, in any
+	// format the dataset package reads (HotpotQA JSON, full or simplified, FEVER JSONL,
+	// generic JSONL), matched by normalised question text, else by question id. A matched
 	// episode gets the gold answer and type and is re-scored; an unmatched one keeps the
 	// outcome the corpus recorded.
 	Gold string
@@ -92,7 +94,7 @@ func Import(ctx context.Context, opts Options, files []string, emit func(pipelin
 	}
 	var gold *goldSet
 	if opts.Gold != "" {
-		g, err := loadGold(opts.Gold)
+		g, err := loadGold(opts.Gold, opts.Task)
 		if err != nil {
 			return rep, err
 		}
@@ -555,71 +557,26 @@ func (g *goldSet) find(id, question string) (goldRec, bool) {
 	return r, ok && id != ""
 }
 
-// loadGold reads a HotpotQA JSON array (full or simplified) or FEVER JSONL.
-func loadGold(path string) (*goldSet, error) {
-	g := &goldSet{byID: map[string]goldRec{}, byText: map[string][]goldRec{}}
-	add := func(n int, b []byte) error {
-		var rec struct {
-			ID       json.RawMessage `json:"id"`
-			UID      string          `json:"_id"`
-			Question string          `json:"question"`
-			Claim    string          `json:"claim"`
-			Answer   string          `json:"answer"`
-			Label    string          `json:"label"`
-			Type     string          `json:"type"`
-		}
-		if err := json.Unmarshal(b, &rec); err != nil {
-			return err
-		}
-		r := goldRec{id: rec.UID, answer: rec.Answer, typ: rec.Type, pos: n}
-		if r.id == "" {
-			r.id = string(bytes.Trim(rec.ID, `"`))
-		}
-		text := rec.Question
-		if text == "" {
-			text = rec.Claim
-		}
-		if rec.Label != "" && rec.Answer == "" {
-			r.answer = rec.Label
-		}
-		if r.id != "" {
-			g.byID[r.id] = r
-		}
-		if text != "" {
-			k := score.NormalizeAnswer(text)
-			g.byText[k] = append(g.byText[k], r)
-		}
-		return nil
-	}
-	f, err := os.Open(path)
+// loadGold reads a question file of the import's task with the project's question
+// reader (dataset): HotpotQA JSON (full or simplified), FEVER JSONL or generic JSONL.
+func loadGold(path, task string) (*goldSet, error) {
+	r, err := dataset.Open(path, dataset.Options{Task: task})
 	if err != nil {
 		return nil, fmt.Errorf("import gold: %w", err)
 	}
-	br := bufio.NewReader(f)
-	first, err := br.Peek(1)
-	f.Close()
-	if err != nil && !errors.Is(err, io.EOF) {
-		return nil, fmt.Errorf("read gold %s: %w", path, err)
+	defer r.Close()
+	g := &goldSet{byID: map[string]goldRec{}, byText: map[string][]goldRec{}}
+	for {
+		rec, err := r.Next()
+		if errors.Is(err, io.EOF) {
+			return g, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("import gold: %w", err)
+		}
+		gr := goldRec{id: rec.ID, answer: rec.Answer, typ: rec.Type, pos: rec.Index}
+		g.byID[gr.id] = gr
+		k := score.NormalizeAnswer(rec.Question.Question)
+		g.byText[k] = append(g.byText[k], gr)
 	}
-	if len(first) == 1 && first[0] == '[' {
-		err = eachArray(path, func(n int, raw json.RawMessage) error {
-			if err := add(n, raw); err != nil {
-				return fmt.Errorf("read gold %s record %d: %w", path, n+1, err)
-			}
-			return nil
-		})
-	} else {
-		n := 0
-		err = eachLine(path, func(line int, b []byte) error {
-			n++
-			if err := add(n-1, b); err != nil {
-				return fmt.Errorf("read gold %s line %d: %w", path, line, err)
-			}
-			return nil
-		})
-	}
-	if err != nil {
-		return nil, err
-	}
-	return g, nil
 }

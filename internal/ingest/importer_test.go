@@ -363,3 +363,24 @@ func TestImportWithRealGold(t *testing.T) {
 		t.Errorf("re-scored correct: got %d, want the 270 the transcripts record", rep.Correct)
 	}
 }
+
+// TestImportBadGold fails on a gold file the question reader refuses, naming its line.
+func TestImportBadGold(t *testing.T) {
+	p := write(t, "chat.jsonl", chatFixture)
+	tests := []struct {
+		name, file, content, task, want string
+	}{
+		{"malformed line", "gold.jsonl", "{\"id\": 1, \"label\": \"SUPPORTS\", \"claim\": \"C\"}\n{\"id\": 2,\n", pipeline.TaskFEVER, "gold.jsonl line 2: malformed JSON"},
+		{"not a label", "gold.jsonl", `{"id": 1, "label": "NOT ENOUGH INFORMATION", "claim": "C"}`, pipeline.TaskFEVER, `gold.jsonl line 1: label "NOT ENOUGH INFORMATION"`},
+		{"other task", "gold.jsonl", `{"id": 1, "label": "SUPPORTS", "claim": "C"}`, pipeline.TaskHotpotQA, `format fever holds fever questions, not task "hotpotqa"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			gold := write(t, tt.file, tt.content)
+			_, err := Import(t.Context(), Options{Format: "openai-chat", Task: tt.task, Gold: gold}, []string{p}, func(pipeline.Episode) error { return nil })
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("got %v, want an error containing %q", err, tt.want)
+			}
+		})
+	}
+}

@@ -34,7 +34,7 @@ type Doc struct {
 	// "disambiguation": true); the index also detects it from the title and text.
 	Disambiguation bool
 	File           string // source file the page came from
-	Line           int    // line (JSONL, bz2 dump) or record number (question file)
+	Line           int    // line (JSONL, bz2 dump), or 0-based record index (question file)
 }
 
 // File is one source file read to its end.

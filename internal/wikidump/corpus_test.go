@@ -237,18 +237,26 @@ func TestQuestionsContext(t *testing.T) {
 }
 
 func TestQuestionsErrors(t *testing.T) {
-	bad := `[{"context": [["A", ["a."]]]}, {"context": [["B", "not a list"]]}, {"context": [["C", ["c."]]]}]`
+	// Records are numbered from 0, as the question reader (dataset) numbers them.
+	bad := `[{"_id": "a", "question": "A?", "context": [["A", ["a."]]]},
+		{"_id": "b", "question": "B?", "context": [["B", "not a list"]]},
+		{"_id": "c", "question": "C?", "context": [["C", ["c."]]]},
+		{"_id": "d", "question": "D?"}]`
 	p := writeFile(t, "dev.json", bad)
 	_, _, err := readAll(t, p, FormatHotpotQuestions, Options{})
-	if err == nil || !strings.Contains(err.Error(), p+" record 2") {
-		t.Errorf("error: got %v, want it to name %s record 2", err, p)
+	if err == nil || !strings.Contains(err.Error(), p+" record 1") {
+		t.Errorf("error: got %v, want it to name %s record 1", err, p)
 	}
 	docs, r, err := readAll(t, p, FormatHotpotQuestions, Options{SkipBad: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(docs) != 2 || r.Stats().Skipped != 1 {
-		t.Errorf("skip bad: got %d docs, %d skipped, want 2 and 1", len(docs), r.Stats().Skipped)
+	// Skipped: record 1 (bad context, by the question reader) and record 3 (no context).
+	if len(docs) != 2 || r.Stats().Skipped != 2 {
+		t.Errorf("skip bad: got %d docs, %d skipped, want 2 and 2", len(docs), r.Stats().Skipped)
+	}
+	if f := r.Files(); len(f) != 1 || f[0].SHA256 != sha(t, p) {
+		t.Errorf("files: got %+v, want sha %s", f, sha(t, p))
 	}
 }
 

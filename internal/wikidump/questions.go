@@ -1,29 +1,30 @@
 package wikidump
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/reactgen/reactgen/internal/dataset"
 )
 
 // questionsReader streams the context paragraphs of an official HotpotQA question file
-// (a top-level array of {..., "context": [[title, [sentences...]], ...]}) with
-// json.Decoder tokens, so the whole file is never in memory. A title seen before is
-// skipped: the same page is the context of many questions.
+// (records with "context": [[title, [sentences...]], ...]). The file is read record by
+// record by the project's question reader (dataset), so the whole file is never in
+// memory and its records are checked as a task file's are; answers may be missing (a
+// test split). A title seen before is skipped: the same page is the context of many
+// questions.
 type questionsReader struct {
 	path    string
-	opts    Options
 	hf      *hashedFile
-	dec     *json.Decoder
-	record  int
+	qs      *dataset.Reader
 	pending []Doc
 	seen    map[string]struct{}
 	files   []File
-	stats   Stats
+	skipBad bool
+	skipped int // records skipped here; the question reader counts its own
 	done    bool
 }
 
@@ -32,21 +33,12 @@ func openQuestions(path string, opts Options) (*questionsReader, error) {
 	if err != nil {
 		return nil, err
 	}
-	dec := json.NewDecoder(bufio.NewReaderSize(hf, 1<<20))
-	tok, err := dec.Token()
+	qs, err := dataset.NewReader(hf, path, dataset.Options{Format: dataset.FormatHotpotQA, SkipBad: opts.SkipBad, AnswersOptional: true})
 	if err != nil {
 		hf.Close()
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return nil, err
 	}
-	if d, ok := tok.(json.Delim); !ok || d != '[' {
-		hf.Close()
-		return nil, fmt.Errorf("%s: want a top-level array of questions, got %v", path, tok)
-	}
-	return &questionsReader{path: path, opts: opts, hf: hf, dec: dec, seen: map[string]struct{}{}}, nil
-}
-
-type questionRecord struct {
-	Context []json.RawMessage `json:"context"`
+	return &questionsReader{path: path, hf: hf, qs: qs, seen: map[string]struct{}{}, skipBad: opts.SkipBad}, nil
 }
 
 func (r *questionsReader) Next(ctx context.Context) (Doc, error) {
@@ -62,11 +54,8 @@ func (r *questionsReader) Next(ctx context.Context) (Doc, error) {
 		if r.done {
 			return Doc{}, io.EOF
 		}
-		if !r.dec.More() {
-			if _, err := r.dec.Token(); err != nil { // the closing ']'
-				r.fail()
-				return Doc{}, fmt.Errorf("%s after record %d: %w", r.path, r.record, err)
-			}
+		rec, err := r.qs.Next()
+		if errors.Is(err, io.EOF) {
 			r.done = true
 			f, err := r.hf.finish()
 			if err != nil {
@@ -75,57 +64,39 @@ func (r *questionsReader) Next(ctx context.Context) (Doc, error) {
 			r.files = append(r.files, f)
 			return Doc{}, io.EOF
 		}
-		r.record++
-		var raw json.RawMessage
-		if err := r.dec.Decode(&raw); err != nil {
-			// A syntax error leaves the stream unusable, so it fails even with SkipBad.
-			r.fail()
-			return Doc{}, fmt.Errorf("%s record %d (byte %d): %w", r.path, r.record, r.dec.InputOffset(), err)
-		}
-		docs, err := r.parse(raw)
 		if err != nil {
-			if r.opts.SkipBad {
-				r.stats.Skipped++
+			r.fail()
+			return Doc{}, err
+		}
+		docs, err := r.docs(rec)
+		if err != nil {
+			if r.skipBad {
+				r.skipped++
 				continue
 			}
 			r.fail()
-			return Doc{}, fmt.Errorf("%s record %d: %w", r.path, r.record, err)
+			return Doc{}, fmt.Errorf("%s %s: %w", r.path, rec.Where, err)
 		}
 		r.pending = docs
 	}
 }
 
-func (r *questionsReader) parse(raw json.RawMessage) ([]Doc, error) {
-	var q questionRecord
-	if err := json.Unmarshal(raw, &q); err != nil {
-		return nil, fmt.Errorf("invalid question: %w", err)
+// docs returns the pages of a record's context not seen before.
+func (r *questionsReader) docs(rec dataset.Record) ([]Doc, error) {
+	if len(rec.Context) == 0 {
+		return nil, errors.New(`no "context"`)
 	}
 	var docs []Doc
-	for i, c := range q.Context {
-		var pair []json.RawMessage
-		if err := json.Unmarshal(c, &pair); err != nil || len(pair) != 2 {
-			return nil, fmt.Errorf("context[%d]: want [title, [sentences...]]", i)
-		}
-		var title string
-		var sents []string
-		if err := json.Unmarshal(pair[0], &title); err != nil {
-			return nil, fmt.Errorf("context[%d] title: %w", i, err)
-		}
-		if err := json.Unmarshal(pair[1], &sents); err != nil {
-			return nil, fmt.Errorf("context[%d] sentences: %w", i, err)
-		}
-		title = strings.TrimSpace(title)
+	for i, p := range rec.Context {
+		title := strings.TrimSpace(p.Title)
 		if title == "" {
-			return nil, fmt.Errorf("context[%d]: empty title", i)
+			return nil, fmt.Errorf(`"context" %d: empty title`, i)
 		}
 		if _, ok := r.seen[title]; ok {
 			continue
 		}
 		r.seen[title] = struct{}{}
-		docs = append(docs, Doc{Title: title, Sentences: cleanSentences(sents), File: r.path, Line: r.record})
-	}
-	if len(docs) == 0 && len(q.Context) == 0 {
-		return nil, errors.New(`no "context"`)
+		docs = append(docs, Doc{Title: title, Sentences: cleanSentences(p.Sentences), File: r.path, Line: rec.Index})
 	}
 	return docs, nil
 }
@@ -137,7 +108,10 @@ func (r *questionsReader) fail() {
 }
 
 func (r *questionsReader) Files() []File { return r.files }
-func (r *questionsReader) Stats() Stats  { return r.stats }
+
+func (r *questionsReader) Stats() Stats {
+	return Stats{Skipped: r.skipped + r.qs.Report().Skipped}
+}
 
 func (r *questionsReader) Close() error {
 	if r.done {
