@@ -194,3 +194,100 @@ func diffAt(got, want string) string {
 	return fmt.Sprintf("first difference at byte %d of %d/%d:\n got …%q\nwant …%q", i, len(got), len(want),
 		got[lo:min(i+60, len(got))], want[lo:min(i+60, len(want))])
 }
+
+// loopEnv never finds anything, so a ReAct episode loops and the hybrids fall back.
+type loopEnv struct{}
+
+func (loopEnv) Step(_ context.Context, raw string) (env.Result, error) {
+	a := env.ParseAction(raw)
+	if a.Type == pipeline.ActionFinish {
+		return env.Result{Action: a, Observation: "Episode finished, reward = 0\n", Done: true, Answer: a.Argument}, nil
+	}
+	return env.Result{Action: a, Observation: "Could not find Nowhere. Similar: []."}, nil
+}
+
+// With generate.cot_exemplars, every CoT prompt is that file's entry verbatim (its own
+// instruction, none here: never the ReAct tool instruction), and the ReAct prompts of the
+// hybrids stay the ReAct file's.
+func TestCoTExemplars(t *testing.T) {
+	const file = "testdata/notebook_prompts.json"
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var entries map[string]string
+	if err := json.Unmarshal(b, &entries); err != nil {
+		t.Fatal(err)
+	}
+	react, err := prompt.Load(file+"#think_hotpotqa", "hotpotqa", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cot, err := prompt.Load(file+"#cot_hotpotqa", "hotpotqa", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const question = "Where does the river of Onhava rise?"
+	wantCoT := entries["cot_hotpotqa"] + "Question: " + question + "\nThought:"
+	reactHead := prompt.NotebookInstruction + entries["think_hotpotqa"] + "Question: " + question + "\n"
+	tests := []struct {
+		method      string
+		cot, agents bool // whether CoT and ReAct requests are sent
+	}{
+		{"cot", true, false},
+		{"cot-sc", true, false},
+		{"react-cot-sc", true, true}, // ReAct loops, CoT-SC answers
+		{"cot-sc-react", true, true}, // the votes split, ReAct runs
+	}
+	for _, tc := range tests {
+		t.Run(tc.method, func(t *testing.T) {
+			var mu sync.Mutex
+			sample := 0
+			srv := llmtest.NewServer(t, func(_ context.Context, r llmtest.Req) llmtest.Reply {
+				if strings.HasSuffix(r.Prompt, "\nThought:") {
+					mu.Lock()
+					defer mu.Unlock()
+					var texts []string
+					for range max(r.N, 1) {
+						sample++
+						texts = append(texts, fmt.Sprintf(" It is a guess.\nAnswer: hill %d", sample))
+					}
+					return llmtest.Reply{Texts: texts}
+				}
+				return llmtest.Reply{Texts: []string{" I must search.\nAction 1: Search[Nowhere]"}}
+			})
+			g, l := testConfig(tc.method, "completion")
+			r, err := NewRunner(RunnerOptions{Config: g, LLM: l, Task: "hotpotqa", RunID: "test", Prompts: react, CoTPrompts: &cot,
+				Client: openAI(t, srv, 0, nil), NewEnv: func() Environment { return loopEnv{} }})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ep := r.Episode(t.Context(), pipeline.Question{ID: "q1", Task: "hotpotqa", Question: question, Answer: "Gol hills"}, 0)
+			if ep.Error != "" {
+				t.Fatalf("episode error: %s", ep.Error)
+			}
+			var sawCoT, sawReAct bool
+			for i, rec := range srv.Log() {
+				p := rec.Req.Prompt
+				switch {
+				case strings.HasSuffix(p, "\nThought:"):
+					sawCoT = true
+					if p != wantCoT {
+						t.Errorf("request %d (CoT): %s", i+1, diffAt(p, wantCoT))
+					}
+				default:
+					sawReAct = true
+					if !strings.HasPrefix(p, reactHead) {
+						t.Errorf("request %d (ReAct): %s", i+1, diffAt(p[:min(len(p), len(reactHead))], reactHead))
+					}
+				}
+			}
+			if want := map[string]string{"react-cot-sc": "cot-sc", "cot-sc-react": "react"}[tc.method]; ep.Branch != want {
+				t.Errorf("branch: got %q, want %q", ep.Branch, want)
+			}
+			if sawCoT != tc.cot || sawReAct != tc.agents {
+				t.Errorf("CoT requests %v, ReAct requests %v, want %v and %v", sawCoT, sawReAct, tc.cot, tc.agents)
+			}
+		})
+	}
+}

@@ -36,7 +36,8 @@ type RunOptions struct {
 	// earlier run; they are skipped. CorrectSoFar is how many of them were correct.
 	Done         map[string]bool
 	CorrectSoFar int
-	Prompts      prompt.Set // as loaded by prompt.Load
+	Prompts      prompt.Set  // as loaded by prompt.Load
+	CoTPrompts   *prompt.Set // generate.cot_exemplars; nil = derived from Prompts (see RunnerOptions)
 	NewEnv       func() Environment
 	Client       llm.Client
 	NewActor     ActorFactory // nil = LLMActor
@@ -79,7 +80,7 @@ type job struct {
 func Run(ctx context.Context, o RunOptions) (Summary, error) {
 	start := time.Now()
 	runner, err := NewRunner(RunnerOptions{
-		Config: o.Config, LLM: o.LLM, Task: o.Task, RunID: o.RunID, Prompts: o.Prompts,
+		Config: o.Config, LLM: o.LLM, Task: o.Task, RunID: o.RunID, Prompts: o.Prompts, CoTPrompts: o.CoTPrompts,
 		Client: o.Client, NewEnv: o.NewEnv, NewActor: o.NewActor,
 	})
 	if err != nil {

@@ -29,14 +29,19 @@ type ActorFactory func(hinted pipeline.Question, attempt int, seed int64) Actor
 
 // RunnerOptions configure a Runner.
 type RunnerOptions struct {
-	Config   pipeline.GenerateConfig
-	LLM      pipeline.LLMConfig
-	Task     string
-	RunID    string
-	Prompts  prompt.Set // as loaded by prompt.Load; derived per method here
-	Client   llm.Client // not needed by the expert policy with methods act and react
-	NewEnv   func() Environment
-	NewActor ActorFactory // nil = LLMActor (generate.policy llm)
+	Config  pipeline.GenerateConfig
+	LLM     pipeline.LLMConfig
+	Task    string
+	RunID   string
+	Prompts prompt.Set // as loaded by prompt.Load; derived per method here
+	// CoTPrompts, when set (generate.cot_exemplars), are the exemplars of the CoT prompts
+	// (methods cot and cot-sc, and the CoT half of react-cot-sc and cot-sc-react) in
+	// place of those derived from Prompts: the paper's CoT file beside its ReAct file.
+	// generate.instruction does not apply to them.
+	CoTPrompts *prompt.Set
+	Client     llm.Client // not needed by the expert policy with methods act and react
+	NewEnv     func() Environment
+	NewActor   ActorFactory // nil = LLMActor (generate.policy llm)
 }
 
 // Runner runs single episodes by one prompting method. It is safe for concurrent use.
@@ -62,13 +67,17 @@ func NewRunner(o RunnerOptions) (*Runner, error) {
 		return nil, errors.New("generate: task is required")
 	}
 	build := func(method string) (*prompt.Layout, error) {
-		s, err := o.Prompts.For(method)
+		src, instruction := o.Prompts, o.Config.Instruction
+		if o.CoTPrompts != nil && prompt.MethodKind(method) == prompt.KindCoT {
+			src, instruction = *o.CoTPrompts, ""
+		}
+		s, err := src.For(method)
 		if err != nil {
 			return nil, fmt.Errorf("exemplars for method %s: %w", method, err)
 		}
 		s = s.Truncate(o.Config.NumExemplars)
-		if o.Config.Instruction != "" {
-			s.Instruction = o.Config.Instruction
+		if instruction != "" {
+			s = s.WithInstruction(instruction)
 		}
 		return prompt.NewLayout(s, o.Config.Format)
 	}

@@ -25,12 +25,13 @@ var Methods = []string{prompt.MethodStandard, prompt.MethodCoT, prompt.MethodCoT
 // before the run directory is opened; the corpus and the model client are opened when
 // the stage starts, after the index stage built what they need.
 type Stage struct {
-	Config    pipeline.GenerateConfig
-	LLM       pipeline.LLMConfig
-	RunConfig pipeline.RunConfig // fsync policy and grace period
-	Env       env.Options
-	Questions []pipeline.Question
-	Prompts   prompt.Set
+	Config     pipeline.GenerateConfig
+	LLM        pipeline.LLMConfig
+	RunConfig  pipeline.RunConfig // fsync policy and grace period
+	Env        env.Options
+	Questions  []pipeline.Question
+	Prompts    prompt.Set
+	CoTPrompts *prompt.Set // generate.cot_exemplars; nil = derived from Prompts
 	// Corpus opens what the environment searches; close releases it.
 	Corpus func() (c env.Corpus, close func(), err error)
 	// Actors, when set, makes the actors over the corpus (the expert); nil: the model
@@ -108,7 +109,7 @@ func (s *Stage) Run(ctx context.Context, r *pipeline.Run) (pipeline.Counts, erro
 
 	sum, err := Run(ctx, RunOptions{
 		Config: s.Config, LLM: s.LLM, Task: s.Env.Task, RunID: r.Manifest.RunID,
-		Questions: s.Questions, Done: state.Done, CorrectSoFar: state.Correct, Prompts: s.Prompts,
+		Questions: s.Questions, Done: state.Done, CorrectSoFar: state.Correct, Prompts: s.Prompts, CoTPrompts: s.CoTPrompts,
 		NewEnv: func() Environment { return env.New(corpus, s.Env) }, Client: client, NewActor: actors,
 		Sink: episodes, Progress: s.Progress, Logger: log, Hard: hard,
 	})

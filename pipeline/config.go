@@ -95,10 +95,11 @@ type LLMConfig struct {
 
 // GenerateConfig configures the agent loop.
 type GenerateConfig struct {
-	Policy            string  `mapstructure:"policy"`    // llm or expert
-	Method            string  `mapstructure:"method"`    // standard, cot, cot-sc, act, react, react-cot-sc, cot-sc-react
-	Format            string  `mapstructure:"format"`    // completion or chat
-	Exemplars         string  `mapstructure:"exemplars"` // empty = the embedded set for the task; or FILE, or FILE#key
+	Policy            string  `mapstructure:"policy"`        // llm or expert
+	Method            string  `mapstructure:"method"`        // standard, cot, cot-sc, act, react, react-cot-sc, cot-sc-react
+	Format            string  `mapstructure:"format"`        // completion or chat
+	Exemplars         string  `mapstructure:"exemplars"`     // empty = the embedded set for the task; or FILE, or FILE#key
+	CoTExemplars      string  `mapstructure:"cot_exemplars"` // the CoT prompts' own exemplars; empty = derived from Exemplars
 	NumExemplars      int     `mapstructure:"num_exemplars"`
 	Instruction       string  `mapstructure:"instruction"` // overrides the task's instruction
 	MaxSteps          int     `mapstructure:"max_steps"`   // 0 = the paper's (7 HotpotQA, 5 FEVER)
@@ -269,6 +270,10 @@ func (c *Config) Validate() error {
 	}
 	if c.Env.Backend == "mediawiki" && c.Env.MediaWikiURL == "" {
 		return &ConfigError{Key: "env.mediawiki_url", Message: "is required with env.backend mediawiki"}
+	}
+	if c.Generate.CoTExemplars != "" && !slices.Contains([]string{"cot", "cot-sc", "react-cot-sc", "cot-sc-react"}, c.Generate.Method) {
+		return &ConfigError{Key: "generate.cot_exemplars", Message: fmt.Sprintf(
+			"method %s sends no CoT prompt; the key serves cot, cot-sc, react-cot-sc and cot-sc-react", c.Generate.Method)}
 	}
 	if c.Generate.Policy == "llm" && c.LLM.Model == "" {
 		return &ConfigError{Key: "llm.model", Message: "is required with generate.policy llm"}

@@ -46,7 +46,7 @@ func (d RunDir) Exists() bool {
 
 // Input is one file a run read, pinned by its hash.
 type Input struct {
-	Role   string `json:"role"` // task, corpus, corpus-index, exemplars, eval
+	Role   string `json:"role"` // task, corpus, corpus-index, exemplars, cot-exemplars, eval
 	Path   string `json:"path"`
 	Bytes  int64  `json:"bytes"`
 	SHA256 string `json:"sha256"`

@@ -80,7 +80,8 @@ func typeName(t reflect.Type) string {
 // pathKeys are resolved relative to the config file that sets them.
 var pathKeys = map[string]bool{
 	"task.path": true, "corpus.path": true, "corpus.index": true, "generate.exemplars": true,
-	"filter.eval_files": true, "llm.cache_dir": true, "env.cache_dir": true,
+	"generate.cot_exemplars": true,
+	"filter.eval_files":      true, "llm.cache_dir": true, "env.cache_dir": true,
 }
 
 // loaded is an effective configuration and where each key's value came from.

@@ -169,7 +169,7 @@ func TestPlayWritesAnExemplar(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := prompt.Configured(ld.Config.Generate, ld.Config.Task.Name, data.FS); err != nil {
+	if _, _, _, err := prompt.Configured(ld.Config.Generate, ld.Config.Task.Name, data.FS); err != nil {
 		t.Errorf("the played exemplar file does not load: %v", err)
 	}
 }

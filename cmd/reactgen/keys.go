@@ -55,6 +55,7 @@ var keyDocs = map[string]string{
 	"generate.method":             "standard, cot, cot-sc, act, react, react-cot-sc or cot-sc-react",
 	"generate.format":             "completion (the paper's text layout) or chat",
 	"generate.exemplars":          "empty = the embedded exemplars for the task; FILE (reactgen JSON) or FILE#key (the paper's prompt files)",
+	"generate.cot_exemplars":      "the CoT prompts' own exemplars (cot, cot-sc and the CoT half of react-cot-sc and cot-sc-react), e.g. prompts_naive.json#cotqa_simple6; empty = derived from generate.exemplars",
 	"generate.num_exemplars":      "use only the first N exemplars (0 = all)",
 	"generate.instruction":        "replace the task's instruction text",
 	"generate.max_steps":          "step limit (0 = the paper's: 7 for HotpotQA, 5 for FEVER)",

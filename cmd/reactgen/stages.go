@@ -87,7 +87,7 @@ func (a *app) generation(cfg *pipeline.Config, forceNew bool, command string) (p
 			"the environment variable %s is empty, and %s needs a key (export %s=..., or point llm.base_url / OPENAI_BASE_URL at your own server)",
 			key, cfg.LLM.BaseURL, key)}
 	}
-	prompts, promptID, err := prompt.Configured(cfg.Generate, cfg.Task.Name, data.FS)
+	prompts, cotPrompts, promptID, err := prompt.Configured(cfg.Generate, cfg.Task.Name, data.FS)
 	if err != nil {
 		return pipeline.Spec{}, nil, err
 	}
@@ -117,6 +117,14 @@ func (a *app) generation(cfg *pipeline.Config, forceNew bool, command string) (p
 			return pipeline.Spec{}, nil, &pipeline.ConfigError{Key: "generate.exemplars", Message: err.Error()}
 		}
 		inputs = append(inputs, in)
+		if ref := cfg.Generate.CoTExemplars; ref != "" {
+			in, err := prompt.Input(ref, cfg.Task.Name, data.FS)
+			if err != nil {
+				return pipeline.Spec{}, nil, &pipeline.ConfigError{Key: "generate.cot_exemplars", Message: err.Error()}
+			}
+			in.Role = "cot-exemplars"
+			inputs = append(inputs, in)
+		}
 	}
 	for _, f := range cfg.Filter.EvalFiles {
 		in, err := pipeline.DescribeInput("eval", f)
@@ -128,7 +136,7 @@ func (a *app) generation(cfg *pipeline.Config, forceNew bool, command string) (p
 	spec := pipeline.Spec{Dir: cfg.Run.Out, Command: command, Mode: pipeline.Resume, Version: version, Config: cfg.Redacted(),
 		Results: cfg.ResultKeys(taskIn.SHA256, corpusID, promptID), Inputs: inputs, RunID: cfg.Run.ID, ForceNew: forceNew, Logger: a.log}
 
-	gen := &generate.Stage{Config: cfg.Generate, LLM: cfg.LLM, RunConfig: cfg.Run, Questions: questions, Prompts: prompts,
+	gen := &generate.Stage{Config: cfg.Generate, LLM: cfg.LLM, RunConfig: cfg.Run, Questions: questions, Prompts: prompts, CoTPrompts: cotPrompts,
 		Env:    env.Options{Task: cfg.Task.Name, Sentences: cfg.Env.Sentences, MaxObservationChars: cfg.Env.MaxObservationChars},
 		Corpus: func() (env.Corpus, func(), error) { return be.open(cfg) }, Actors: pol.actors, Progress: a.stderr, Logger: a.log}
 	if pol.model {

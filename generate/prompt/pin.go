@@ -11,22 +11,36 @@ import (
 )
 
 // Configured loads the exemplars cfg names for a task (fsys holds the embedded defaults),
-// truncated to generate.num_exemplars and with generate.instruction applied, and the id
-// that pins them for resume: a hash of the set as loaded.
-func Configured(cfg pipeline.GenerateConfig, task string, fsys fs.FS) (Set, string, error) {
+// truncated to generate.num_exemplars and with generate.instruction applied; the CoT
+// prompts' own exemplars when generate.cot_exemplars names them (nil otherwise),
+// truncated alike; and the id that pins them for resume: a hash of the sets as loaded.
+func Configured(cfg pipeline.GenerateConfig, task string, fsys fs.FS) (Set, *Set, string, error) {
 	set, err := Load(cfg.Exemplars, task, fsys)
 	if err != nil {
-		return Set{}, "", &pipeline.ConfigError{Key: "generate.exemplars", Message: err.Error()}
+		return Set{}, nil, "", &pipeline.ConfigError{Key: "generate.exemplars", Message: err.Error()}
 	}
-	if cfg.NumExemplars > 0 {
-		set = set.Truncate(cfg.NumExemplars)
-	}
+	set = set.Truncate(cfg.NumExemplars)
 	if cfg.Instruction != "" {
-		set.Instruction = cfg.Instruction
+		set = set.WithInstruction(cfg.Instruction)
+	}
+	var cot *Set
+	if cfg.CoTExemplars != "" {
+		c, err := Load(cfg.CoTExemplars, task, fsys)
+		if err == nil {
+			_, err = c.For(MethodCoT)
+		}
+		if err != nil {
+			return Set{}, nil, "", &pipeline.ConfigError{Key: "generate.cot_exemplars", Message: err.Error()}
+		}
+		c = c.Truncate(cfg.NumExemplars)
+		cot = &c
 	}
 	h := sha256.New()
 	fmt.Fprintf(h, "%+v", set)
-	return set, hex.EncodeToString(h.Sum(nil))[:16], nil
+	if cot != nil {
+		fmt.Fprintf(h, "%+v", *cot)
+	}
+	return set, cot, hex.EncodeToString(h.Sum(nil))[:16], nil
 }
 
 // Input pins the exemplar file by the sha256 of its bytes: the embedded default for the
