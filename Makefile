@@ -4,7 +4,7 @@ BIN     := bin/reactgen
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X main.version=$(VERSION)
 
-.PHONY: build run test test-short race bench bench-index bench-index-1m bench-generate bench-export vet clean demo-world chromium report report-screenshot
+.PHONY: build run test jsdeps test-short race bench bench-index bench-index-1m bench-generate bench-export vet clean demo-world chromium report report-screenshot
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/reactgen
@@ -14,8 +14,15 @@ build:
 run: build
 	$(BIN) run --config configs/demo.yaml --out runs/demo
 
-test:
+test: jsdeps
 	$(GO) test -count=1 -timeout 20m ./...
+
+# The independent readers some tests compare against (js-tiktoken, apache-arrow,
+# hyparquet; jscheck/package-lock.json pins them). Without npm those tests skip.
+jsdeps:
+	@if command -v npm >/dev/null 2>&1; then \
+		[ -d jscheck/node_modules ] || npm ci --prefix jscheck --no-audit --no-fund --loglevel=error; \
+	else echo "npm not found: the tests that read exports with JavaScript readers will skip"; fi
 
 test-short:
 	$(GO) test -short -count=1 ./...

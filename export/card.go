@@ -95,7 +95,7 @@ func cardSource(formats []string) string {
 // renderCard writes the dataset card README.md: Hugging Face YAML front matter (configs
 // with data_files per split, dataset_info, license, task categories, tags) and a body with
 // the run's statistics.
-func renderCard(info CardInfo, cfg pipeline.ExportConfig, views []string, files []File) ([]byte, error) {
+func renderCard(info CardInfo, cfg pipeline.ExportConfig, views []string, files []File, t *tally) ([]byte, error) {
 	license := info.License
 	if license == "" {
 		license = "cc-by-sa-4.0"
@@ -197,6 +197,20 @@ func renderCard(info CardInfo, cfg pipeline.ExportConfig, views []string, files 
 			}
 			fmt.Fprintf(&b, "| %s | %d | %d | %.1f%% |\n", k, a.Generated, a.Kept, rate)
 		}
+	}
+	b.WriteString("\n## Tokens\n\n")
+	fmt.Fprintf(&b, "Counted with %s: each turn's role and content plus %d tokens of chat template per turn and %d for the reply (OpenAI's accounting).\n", t.counter.Name(), perMessage, replyPriming)
+	if len(t.tokens) > 0 {
+		sorted := slices.Clone(t.tokens)
+		slices.Sort(sorted)
+		total := 0
+		for _, n := range sorted {
+			total += n
+		}
+		fmt.Fprintf(&b, "Per example (%s view): min %d, median %d, mean %.0f, max %d.\n", views[0], sorted[0], sorted[len(sorted)/2], float64(total)/float64(len(sorted)), sorted[len(sorted)-1])
+	}
+	if cfg.MaxTokens > 0 {
+		fmt.Fprintf(&b, "export.max_tokens %d: %d episodes over it were left out.\n", cfg.MaxTokens, t.dropped["max_tokens"])
 	}
 	if len(sum.RejectReasons) > 0 {
 		b.WriteString("\n## Reject reasons\n\n| reason | episodes |\n|---|---|\n")

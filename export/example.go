@@ -67,6 +67,7 @@ type Example struct {
 	Messages     []Message `json:"messages"`
 	Text         string    `json:"text"` // the paper's layout: question line, then the numbered trajectory
 	Rationalized bool      `json:"rationalized"`
+	Tokens       int64     `json:"n_tokens"` // ChatTokens of Messages with export.tokenizer
 	RunID        string    `json:"run_id"`
 	View         string    `json:"view"`
 	Split        string    `json:"split"`

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/reactgen/reactgen/internal/bpe"
 	"github.com/reactgen/reactgen/pipeline"
 )
 
@@ -120,7 +121,6 @@ func TestValidate(t *testing.T) {
 		{"two users", func(ex *Example) { ex.Messages[1].Role = RoleUser }, ValidateOptions{}, "turn 2: role"},
 		{"observation trainable", func(ex *Example) { ex.Messages[2].Trainable = true }, ValidateOptions{}, "user turn is marked trainable"},
 		{"question trainable", func(ex *Example) { ex.Messages[0].Trainable = true }, ValidateOptions{TrainObservations: true}, "user turn is marked trainable"},
-		{"too long", func(*Example) {}, ValidateOptions{MaxTokens: 10}, "over export.max_tokens 10"},
 		{"finish in the middle", func(ex *Example) { ex.Steps[0].ActionType = "finish" }, ValidateOptions{}, "step 1 is a Finish"},
 	}
 	for _, tt := range tests {
@@ -145,16 +145,23 @@ func TestValidate(t *testing.T) {
 	}
 }
 
-func TestEstimateTokens(t *testing.T) {
+func TestChatTokens(t *testing.T) {
+	c, err := bpe.Open("o200k_base")
+	if err != nil {
+		t.Fatal(err)
+	}
 	tests := []struct {
-		content string
-		want    int
+		msgs []Message
+		want int
 	}{
-		{"", 4}, {"abcd", 5}, {"abcde", 6}, {"ééééé", 6},
+		{nil, replyPriming},
+		// user (1) + "The cat sat." (4) + 3 of template, then 3 to prime the reply.
+		{[]Message{{Role: RoleUser, Content: "The cat sat."}}, 11},
+		{[]Message{{Role: RoleUser, Content: "The cat sat."}, {Role: RoleAssistant, Content: ""}}, 15},
 	}
 	for _, tt := range tests {
-		if got := EstimateTokens([]Message{{Content: tt.content}}); got != tt.want {
-			t.Errorf("EstimateTokens(%q): got %d, want %d", tt.content, got, tt.want)
+		if got := ChatTokens(c, tt.msgs); got != tt.want {
+			t.Errorf("ChatTokens(%v): got %d, want %d", tt.msgs, got, tt.want)
 		}
 	}
 }

@@ -15,6 +15,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/reactgen/reactgen/internal/bpe"
 	"github.com/reactgen/reactgen/pipeline"
 )
 
@@ -65,6 +66,11 @@ type Result struct {
 	Examples int            // examples per view
 	Splits   map[string]int // examples per split, per view
 	Pairs    int            // preference pairs written
+	// Dropped counts the kept episodes left out of every view, by reason: "max_tokens"
+	// when a rendering of it has more than export.max_tokens tokens.
+	Dropped map[string]int
+	// Tokenizer names the counter of the token figures.
+	Tokenizer string
 }
 
 // views returns the configured views, react when none.
@@ -115,8 +121,15 @@ func Run(ctx context.Context, opts RunOptions) (Result, error) {
 	if opts.Kept == nil {
 		return Result{}, errors.New("export: no kept episodes stream")
 	}
+	if cfg.MaxTokens < 0 {
+		return Result{}, &pipeline.ConfigError{Key: "export.max_tokens", Message: fmt.Sprintf("must not be negative, got %d", cfg.MaxTokens)}
+	}
+	counter, err := bpe.Open(cfg.Tokenizer)
+	if err != nil {
+		return Result{}, &pipeline.ConfigError{Key: "export.tokenizer", Message: err.Error()}
+	}
 	ropts := RenderOptions{System: cfg.System, TrainObservations: cfg.TrainObservations}
-	vopts := ValidateOptions{CorrectOnly: cfg.CorrectOnly, MaxTokens: cfg.MaxTokens, TrainObservations: cfg.TrainObservations}
+	vopts := ValidateOptions{CorrectOnly: cfg.CorrectOnly, TrainObservations: cfg.TrainObservations}
 
 	// Pairs, pass 1: which questions have a wrong finished trajectory.
 	var wrong map[string]bool
@@ -152,12 +165,12 @@ func Run(ctx context.Context, opts RunOptions) (Result, error) {
 		}()
 	}
 
-	t := tally{splits: map[string]int{}, wrong: wrong, chosen: map[string]string{}}
+	t := tally{splits: map[string]int{}, wrong: wrong, chosen: map[string]string{}, dropped: map[string]int{}, counter: counter}
 	files, err := writeAll(ctx, stage, cfg, vs, ropts, vopts, opts.Kept, &t)
 	if err != nil {
 		return Result{}, err
 	}
-	res := Result{Examples: t.examples, Splits: t.splits}
+	res := Result{Examples: t.examples, Splits: t.splits, Dropped: t.dropped, Tokenizer: counter.Name()}
 	chosen := t.chosen
 	if err := checkWritten(ctx, stage, cfg, files); err != nil {
 		return Result{}, err
@@ -170,7 +183,7 @@ func Run(ctx context.Context, opts RunOptions) (Result, error) {
 		files = append(files, f)
 		res.Pairs = n
 	}
-	card, err := renderCard(opts.Card, cfg, vs, files)
+	card, err := renderCard(opts.Card, cfg, vs, files, &t)
 	if err != nil {
 		return Result{}, err
 	}
@@ -193,6 +206,9 @@ func Run(ctx context.Context, opts RunOptions) (Result, error) {
 	}
 	res.Files = files
 	ok = true
+	if n := res.Dropped["max_tokens"]; n > 0 {
+		log.Warn("episodes over export.max_tokens were left out", "dropped", n, "max_tokens", cfg.MaxTokens, "tokenizer", res.Tokenizer)
+	}
 	log.Info("export done", "dir", opts.Dir, "examples", res.Examples, "views", len(vs),
 		"train", res.Splits[SplitTrain], "validation", res.Splits[SplitValidation], "files", len(files), "pairs", res.Pairs)
 	return res, nil
@@ -215,6 +231,12 @@ type tally struct {
 	splits   map[string]int
 	wrong    map[string]bool   // questions with a wrong finished trajectory (pairs)
 	chosen   map[string]string // question id -> the chosen completion, for pairs
+	dropped  map[string]int    // episodes left out, by reason
+	counter  bpe.Counter
+	// Per exported episode, for the card's plots: the steps, and the tokens of its
+	// first view's chat.
+	steps  []int
+	tokens []int
 }
 
 // writeAll reads the kept episodes once, renders and validates each in every view, and
@@ -289,6 +311,7 @@ func writeAll(ctx context.Context, stage string, cfg pipeline.ExportConfig, vs [
 			}
 		}()
 		batches := make([][]Example, len(vs))
+		rendered := make([]Example, len(vs))
 		send := func(i int) error {
 			for _, s := range byView[i] {
 				select {
@@ -317,6 +340,15 @@ func writeAll(ctx context.Context, stage string, cfg pipeline.ExportConfig, vs [
 				if err := Validate(&ex, vopts); err != nil {
 					return err
 				}
+				ex.Tokens = int64(ChatTokens(t.counter, ex.Messages))
+				rendered[i] = ex
+			}
+			if cfg.MaxTokens > 0 && slices.ContainsFunc(rendered, func(ex Example) bool { return ex.Tokens > int64(cfg.MaxTokens) }) {
+				t.dropped["max_tokens"]++
+				continue
+			}
+			for i, v := range vs {
+				ex := rendered[i]
 				if v == ViewReAct && t.wrong[ep.QuestionID] {
 					if _, ok := t.chosen[ep.QuestionID]; !ok {
 						t.chosen[ep.QuestionID] = ex.Completion()
@@ -329,6 +361,8 @@ func writeAll(ctx context.Context, stage string, cfg pipeline.ExportConfig, vs [
 					}
 				}
 			}
+			t.steps = append(t.steps, len(ep.Steps))
+			t.tokens = append(t.tokens, int(rendered[0].Tokens))
 			if t.wrong[ep.QuestionID] && !slices.Contains(vs, ViewReAct) {
 				if _, ok := t.chosen[ep.QuestionID]; !ok {
 					ex, err := Render(ep, ViewReAct, ropts)

@@ -25,6 +25,7 @@ import (
 	"github.com/apache/arrow/go/v15/parquet/pqarrow"
 	"gopkg.in/yaml.v3"
 
+	"github.com/reactgen/reactgen/internal/bpe"
 	"github.com/reactgen/reactgen/pipeline"
 )
 
@@ -51,11 +52,21 @@ func expected(t *testing.T, n int, cfg pipeline.ExportConfig, view, split string
 			t.Fatal(err)
 		}
 		ex.Split = SplitOf(cfg.SplitSeed, ep.QuestionID, cfg.ValidationFraction)
+		ex.Tokens = int64(ChatTokens(o200k(t), ex.Messages))
 		if split == "" || ex.Split == split {
 			out = append(out, ex)
 		}
 	}
 	return out
+}
+
+func o200k(t *testing.T) bpe.Counter {
+	t.Helper()
+	c, err := bpe.Open("o200k_base")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
 }
 
 func readJSONLRows(t *testing.T, path string) []map[string]any {
@@ -574,11 +585,6 @@ func TestRunValidationFailureWritesNothing(t *testing.T) {
 				ep.Steps = ep.Steps[:len(ep.Steps)-1]
 			}
 		}},
-		{"too long", pipeline.ExportConfig{Formats: allFormats, MaxTokens: 1200}, func(i int, ep *pipeline.Episode) {
-			if i == 17 {
-				ep.Steps[0].Observation = strings.Repeat("long ", 2000)
-			}
-		}},
 		{"empty question in act view", pipeline.ExportConfig{Formats: allFormats, Views: []string{ViewAct}}, func(i int, ep *pipeline.Episode) {
 			if i == 17 {
 				ep.Question = ""
@@ -611,6 +617,48 @@ func TestRunValidationFailureWritesNothing(t *testing.T) {
 				t.Errorf("export dir after a failed run: got %v, want only keep.txt", names)
 			}
 		})
+	}
+}
+
+// TestRunDropsOverLong: an episode over export.max_tokens is left out of every view and
+// format and counted; the export goes on.
+func TestRunDropsOverLong(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "export")
+	long := map[int]bool{3: true, 17: true}
+	cfg := pipeline.ExportConfig{Formats: allFormats, MaxTokens: 1200, Views: []string{ViewReAct, ViewStandard}}
+	res, err := Run(t.Context(), RunOptions{Config: cfg, Dir: dir, Kept: episodes(30, func(i int, ep *pipeline.Episode) {
+		if long[i] {
+			ep.Steps[0].Observation = strings.Repeat("long ", 2000)
+		}
+	})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Dropped["max_tokens"] != 2 || res.Examples != 28 {
+		t.Errorf("dropped %v, examples %d: want 2 dropped for max_tokens, 28 examples", res.Dropped, res.Examples)
+	}
+	if res.Tokenizer != "o200k_base" {
+		t.Errorf("tokenizer: got %q, want o200k_base", res.Tokenizer)
+	}
+	for _, f := range res.Files {
+		if f.Format == "openai-chat" || f.Format == "parquet" {
+			data, err := os.ReadFile(filepath.Join(dir, f.Path))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := range long {
+				if bytes.Contains(data, []byte(synthEpisode(i).ID)) || bytes.Contains(data, []byte("long long long")) {
+					t.Errorf("%s holds the over-long episode %d", f.Path, i)
+				}
+			}
+		}
+	}
+	card, err := os.ReadFile(filepath.Join(dir, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(card, []byte("export.max_tokens 1200: 2 episodes over it were left out")) {
+		t.Errorf("the card does not report the dropped episodes:\n%s", card)
 	}
 }
 

@@ -86,6 +86,12 @@ var columns = []column{
 	{name: "messages", typ: messagesType, appendTo: appendMessages, read: readMessages, size: messagesSize},
 	strCol("text", func(e *Example) string { return e.Text }, func(e *Example, v string) { e.Text = v }),
 	boolCol("rationalized", func(e *Example) bool { return e.Rationalized }, func(e *Example, v bool) { e.Rationalized = v }),
+	{
+		name: "n_tokens", typ: arrow.PrimitiveTypes.Int64,
+		appendTo: func(b array.Builder, ex *Example) { b.(*array.Int64Builder).Append(ex.Tokens) },
+		read:     func(a arrow.Array, i int, ex *Example) { ex.Tokens = a.(*array.Int64).Value(i) },
+		size:     func(*Example) int { return 8 },
+	},
 	strCol("run_id", func(e *Example) string { return e.RunID }, func(e *Example, v string) { e.RunID = v }),
 	strCol("view", func(e *Example) string { return e.View }, func(e *Example, v string) { e.View = v }),
 	strCol("split", func(e *Example) string { return e.Split }, func(e *Example, v string) { e.Split = v }),

@@ -56,5 +56,8 @@ func (s Stage) Run(ctx context.Context, r *pipeline.Run) (pipeline.Counts, error
 	for split, n := range res.Splits {
 		counts["split:"+split] = n
 	}
+	for reason, n := range res.Dropped {
+		counts["dropped:"+reason] = n
+	}
 	return counts, nil
 }

@@ -3,8 +3,8 @@ package export
 import (
 	"fmt"
 	"strings"
-	"unicode/utf8"
 
+	"github.com/reactgen/reactgen/internal/bpe"
 	"github.com/reactgen/reactgen/pipeline"
 )
 
@@ -23,25 +23,33 @@ func (e *ValidationError) Error() string {
 // ValidateOptions are the checks Validate makes beyond the structural ones.
 type ValidateOptions struct {
 	CorrectOnly bool // the episode must be correct
-	MaxTokens   int  // EstimateTokens of the messages must not exceed this (0 = no limit)
 	// TrainObservations allows observation turns to be trainable (export.train_observations).
 	TrainObservations bool
 }
 
-// EstimateTokens estimates the token count of the messages without a tokenizer:
-// ceil(runes/4) of each content plus 4 per message for the chat template's role markers.
-// English text averages about four characters per BPE token.
-func EstimateTokens(msgs []Message) int {
-	n := 0
+// Chat token accounting, as OpenAI's cookbook counts a chat request: each message costs
+// its role and content plus perMessage tokens of template (start, role separator, end),
+// and the reply is primed with replyPriming more.
+const (
+	perMessage   = 3
+	replyPriming = 3
+)
+
+// ChatTokens counts the tokens of chat messages with c: role and content of every turn,
+// perMessage tokens of template each, and replyPriming for the reply. It is what
+// export.max_tokens limits and what the card's token figures show.
+func ChatTokens(c bpe.Counter, msgs []Message) int {
+	n := replyPriming
 	for _, m := range msgs {
-		n += (utf8.RuneCountInString(m.Content)+3)/4 + 4
+		n += perMessage + c.Count(m.Role) + c.Count(m.Content)
 	}
 	return n
 }
 
 // Validate checks ex strictly: required fields, role order (system? user (assistant
 // user)* assistant), the final turn is the assistant's Finish (or, in the standard view,
-// its Answer), the loss mask, correctness and the token limit.
+// its Answer), the loss mask and correctness. The token limit is not its business: an
+// over-long example is dropped and counted by Run, not fatal.
 func Validate(ex *Example, opts ValidateOptions) error {
 	fail := func(format string, args ...any) error {
 		return &ValidationError{ID: ex.ID, View: ex.View, Reason: fmt.Sprintf(format, args...)}
@@ -99,11 +107,6 @@ func Validate(ex *Example, opts ValidateOptions) error {
 		i := strings.LastIndex(last, "Action: ")
 		if i < 0 || !strings.HasPrefix(last[i+len("Action: "):], "Finish[") || len(ex.Steps) == 0 {
 			return fail("the last turn %q is not the assistant's Finish", clip(last))
-		}
-	}
-	if opts.MaxTokens > 0 {
-		if n := EstimateTokens(ex.Messages); n > opts.MaxTokens {
-			return fail("about %d tokens, over export.max_tokens %d", n, opts.MaxTokens)
 		}
 	}
 	return nil

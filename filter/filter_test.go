@@ -141,24 +141,29 @@ func TestUnknownRuleSuggestsNearest(t *testing.T) {
 
 func TestTokenCounters(t *testing.T) {
 	tests := []struct {
-		name string
-		tc   TokenCounter
-		in   string
-		want int
+		counter string
+		in      string
+		want    int
 	}{
-		{"estimate words", Estimate{}, "The cat sat.", 4},
-		{"estimate long word", Estimate{}, "internationalisation", 4},
-		{"estimate digits", Estimate{}, "1234567", 3},
-		{"estimate unicode", Estimate{}, "né", 2},
-		{"estimate empty", Estimate{}, "", 0},
-		{"bytes4", Bytes4{}, "abcde", 2},
+		{"", "The cat sat.", 4}, // The, cat, sat, .
+		{"o200k_base", "internationalisation", 2}, // counts checked with js-tiktoken
+		{"cl100k_base", "1234567", 3}, // digits go in threes
+		{"o200k_base", "", 0},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if got := tt.tc.Count(tt.in); got != tt.want {
+		t.Run(tt.counter+"/"+tt.in, func(t *testing.T) {
+			tc, err := counterFor(tt.counter, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := tc.Count(tt.in); got != tt.want {
 				t.Errorf("Count(%q): got %d, want %d", tt.in, got, tt.want)
 			}
 		})
+	}
+	_, err := counterFor("estimate", nil)
+	if err == nil || !strings.Contains(err.Error(), "filter.token_counter") || !strings.Contains(err.Error(), "o200k_base") {
+		t.Errorf("counter estimate: got %v, want an error naming the key and the tokenizers", err)
 	}
 }
 

@@ -4,12 +4,12 @@ import (
 	"fmt"
 	"hash"
 	"hash/fnv"
-	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
 
 	"github.com/reactgen/reactgen/internal/score"
+	"github.com/reactgen/reactgen/internal/bpe"
 	"github.com/reactgen/reactgen/pipeline"
 )
 
@@ -170,81 +170,20 @@ func Render(ep *pipeline.Episode) string {
 	return b.String()
 }
 
-// Estimate is the default TokenCounter ("estimate"), a cheap stand-in for a BPE
-// tokenizer on English text: a run of ASCII letters is one token per started six letters
-// (most words are one token, long ones split), a run of digits one per started three
-// (tokenizers group digits by three), every other non-space character one token
-// (punctuation, and non-ASCII runes, which BPE splits finely). It tends to run a little
-// high on English prose, which is the safe side for a length limit.
-type Estimate struct{}
-
-// Count implements TokenCounter.
-func (Estimate) Count(s string) int {
-	n := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		switch {
-		case isASCIILetter(c):
-			j := i
-			for j < len(s) && isASCIILetter(s[j]) {
-				j++
-			}
-			n += (j - i + 5) / 6
-			i = j
-		case c >= '0' && c <= '9':
-			j := i
-			for j < len(s) && s[j] >= '0' && s[j] <= '9' {
-				j++
-			}
-			n += (j - i + 2) / 3
-			i = j
-		case c < utf8.RuneSelf:
-			if !unicode.IsSpace(rune(c)) {
-				n++
-			}
-			i++
-		default:
-			r, size := utf8.DecodeRuneInString(s[i:])
-			if !unicode.IsSpace(r) {
-				n++
-			}
-			i += size
-		}
-	}
-	return n
-}
-
-func isASCIILetter(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
-
-// Bytes4 is the TokenCounter "bytes4": ceil(bytes/4), the usual rule of thumb.
-type Bytes4 struct{}
-
-// Count implements TokenCounter.
-func (Bytes4) Count(s string) int { return (len(s) + 3) / 4 }
-
-var (
-	_ TokenCounter = Estimate{}
-	_ TokenCounter = Bytes4{}
-)
-
-// TokenCounterNames are the built-in counters filter.token_counter may name.
-var TokenCounterNames = []string{"estimate", "bytes4"}
-
+// counterFor resolves filter.token_counter: a counter handed in by name, else an embedded
+// encoding or a tokenizer.json path (internal/bpe); "" is bpe.Default.
 func counterFor(name string, extra map[string]TokenCounter) (TokenCounter, error) {
 	if tc, ok := extra[name]; ok {
 		return tc, nil
 	}
-	switch name {
-	case "", "estimate":
-		return Estimate{}, nil
-	case "bytes4":
-		return Bytes4{}, nil
+	if name == "estimate" || name == "bytes4" {
+		return nil, &pipeline.ConfigError{Key: "filter.token_counter", Message: fmt.Sprintf("%q was removed: counts come from a real tokenizer (%s, or the path of a tokenizer.json)", name, strings.Join(bpe.Names, ", "))}
 	}
-	names := slices.Clone(TokenCounterNames)
-	for k := range extra {
-		names = append(names, k)
+	tc, err := bpe.Open(name)
+	if err != nil {
+		return nil, &pipeline.ConfigError{Key: "filter.token_counter", Message: err.Error()}
 	}
-	return nil, &pipeline.ConfigError{Key: "filter.token_counter", Message: fmt.Sprintf("unknown counter %q (did you mean %q?)", name, nearest(name, names))}
+	return tc, nil
 }
 
 // trajectoryHash hashes the normalised action sequence with the normalised thoughts, and

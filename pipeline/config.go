@@ -120,8 +120,8 @@ type FilterConfig struct {
 	Rules            []string `mapstructure:"rules"`
 	MinF1            float64  `mapstructure:"min_f1"`
 	MaxSteps         int      `mapstructure:"max_steps"`
-	MaxTokens        int      `mapstructure:"max_tokens"` // the serialised example must fit this
-	TokenCounter     string   `mapstructure:"token_counter"`
+	MaxTokens        int      `mapstructure:"max_tokens"`    // the serialised example must fit this
+	TokenCounter     string   `mapstructure:"token_counter"` // empty = export.tokenizer
 	MaxPerQuestion   int      `mapstructure:"max_per_question"`
 	DedupePolicy     string   `mapstructure:"dedupe_policy"` // first, shortest, diverse
 	EvalFiles        []string `mapstructure:"eval_files"`    // for decontaminate
@@ -144,7 +144,8 @@ type ExportConfig struct {
 	Views              []string `mapstructure:"views"` // react, act, standard
 	Pairs              bool     `mapstructure:"pairs"` // DPO preference pairs
 	CorrectOnly        bool     `mapstructure:"correct_only"`
-	MaxTokens          int      `mapstructure:"max_tokens"`
+	MaxTokens          int      `mapstructure:"max_tokens"` // leave out episodes longer than this (0 = no limit)
+	Tokenizer          string   `mapstructure:"tokenizer"`  // o200k_base, cl100k_base, or a tokenizer.json path
 }
 
 // Default returns the configuration before any file, environment or flag.
@@ -168,13 +169,14 @@ func Default() Config {
 			Progress: "auto",
 		},
 		Filter: FilterConfig{
-			Rules:        []string{"finished", "correct", "no_invalid_actions", "no_loops", "dedupe"},
-			TokenCounter: "estimate", MaxPerQuestion: 1, DedupePolicy: "first", BalanceBy: "label",
+			Rules:          []string{"finished", "correct", "no_invalid_actions", "no_loops", "dedupe"},
+			MaxPerQuestion: 1, DedupePolicy: "first", BalanceBy: "label",
 			BalanceTolerance: 0.1,
 		},
 		Export: ExportConfig{
 			Formats: []string{"openai-chat", "arrow-file"}, Compression: "none",
 			ValidationFraction: 0.05, SplitSeed: 1, Views: []string{"react"}, CorrectOnly: true,
+			Tokenizer: "o200k_base",
 		},
 	}
 }
@@ -237,7 +239,7 @@ func (c *Config) Validate() error {
 		{"filter.min_f1", c.Filter.MinF1}, {"filter.max_steps", float64(c.Filter.MaxSteps)},
 		{"filter.max_tokens", float64(c.Filter.MaxTokens)}, {"filter.max_per_question", float64(c.Filter.MaxPerQuestion)},
 		{"filter.balance_tolerance", c.Filter.BalanceTolerance},
-		{"export.shard_rows", float64(c.Export.ShardRows)}, {"export.shard_bytes", float64(c.Export.ShardBytes)},
+		{"export.shard_rows", float64(c.Export.ShardRows)}, {"export.max_tokens", float64(c.Export.MaxTokens)}, {"export.shard_bytes", float64(c.Export.ShardBytes)},
 		{"env.max_observation_chars", float64(c.Env.MaxObservationChars)},
 		{"run.fsync_every", float64(c.Run.FsyncEvery)},
 	}

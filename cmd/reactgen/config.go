@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/viper"
 	"gopkg.in/yaml.v3"
 
+	"github.com/reactgen/reactgen/internal/bpe"
 	"github.com/reactgen/reactgen/internal/levenshtein"
 	"github.com/reactgen/reactgen/pipeline"
 )
@@ -84,6 +85,10 @@ var pathKeys = map[string]bool{
 	"filter.eval_files":      true, "llm.cache_dir": true, "env.cache_dir": true,
 }
 
+// tokenizerKeys name a tokenizer: an encoding name, or a tokenizer.json path that is
+// resolved like pathKeys.
+var tokenizerKeys = map[string]bool{"export.tokenizer": true, "filter.token_counter": true}
+
 // loaded is an effective configuration and where each key's value came from.
 type loaded struct {
 	Config pipeline.Config
@@ -151,7 +156,7 @@ func loadConfig(reg *registry, src configSource, getenv func(string) string) (*l
 			if _, ok := known[key]; !ok {
 				return nil, usagef("config %s line %d: unknown key %q%s", file, ld.Line[key], key, suggest(key, keys))
 			}
-			if pathKeys[key] {
+			if s, ok := val.(string); pathKeys[key] || tokenizerKeys[key] && ok && bpe.LooksLikePath(s) {
 				val = resolvePaths(val, filepath.Dir(file))
 			}
 			v.Set(key, val)

@@ -74,7 +74,7 @@ var keyDocs = map[string]string{
 	"filter.min_f1":            "correct: also keep HotpotQA answers with at least this F1 (0 = exact match only)",
 	"filter.max_steps":         "max_steps: keep episodes with at most this many steps",
 	"filter.max_tokens":        "max_tokens: the serialised example must fit this many tokens",
-	"filter.token_counter":     "token counter for max_tokens: estimate (words and symbols, the default) or bytes4 (bytes/4)",
+	"filter.token_counter":     "tokenizer for max_tokens: o200k_base, cl100k_base or a tokenizer.json path (empty = export.tokenizer)",
 	"filter.max_per_question":  "dedupe: keep at most this many episodes per question (0 = no cap)",
 	"filter.dedupe_policy":     "dedupe: which to keep: first, shortest or diverse",
 	"filter.eval_files":        "decontaminate: evaluation question files (any task file format; answers optional) whose questions must not be trained on",
@@ -94,5 +94,6 @@ var keyDocs = map[string]string{
 	"export.views":               "react, act (thoughts removed), standard (question and answer)",
 	"export.pairs":               "also write DPO preference pairs for questions with a correct and a failed trajectory",
 	"export.correct_only":        "fail the export if an example is not correct",
-	"export.max_tokens":          "fail the export if an example exceeds this many tokens (0 = no limit)",
+	"export.max_tokens":          "leave out (and count) episodes whose chat exceeds this many tokens in any view (0 = no limit)",
+	"export.tokenizer":           "token counts of the export and the card: o200k_base (embedded), cl100k_base (embedded) or a model's tokenizer.json path",
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"cmp"
 	"fmt"
 	"maps"
 	"os"
@@ -12,6 +11,7 @@ import (
 	"github.com/reactgen/reactgen/filter"
 	"github.com/reactgen/reactgen/generate"
 	"github.com/reactgen/reactgen/generate/expert"
+	"github.com/reactgen/reactgen/internal/bpe"
 	"github.com/reactgen/reactgen/internal/env"
 	"github.com/reactgen/reactgen/internal/env/mediawiki"
 	"github.com/reactgen/reactgen/internal/index"
@@ -29,7 +29,6 @@ type registry struct {
 	backends map[string]backend
 	methods  []string
 	rules    []string
-	counters []string
 	formats  []string
 	views    []string
 }
@@ -112,7 +111,6 @@ func newRegistry() *registry {
 		},
 		methods:  generate.Methods,
 		rules:    filter.RuleNames,
-		counters: filter.TokenCounterNames,
 		formats:  export.Formats(),
 		views:    export.Views,
 	}
@@ -130,7 +128,6 @@ func (r *registry) check(cfg *pipeline.Config) error {
 		{"generate.method", []string{cfg.Generate.Method}, r.methods},
 		{"env.backend", []string{cfg.Env.Backend}, slices.Sorted(maps.Keys(r.backends))},
 		{"filter.rules", cfg.Filter.Rules, r.rules},
-		{"filter.token_counter", []string{cmp.Or(cfg.Filter.TokenCounter, r.counters[0])}, r.counters},
 		{"export.formats", cfg.Export.Formats, r.formats},
 		{"export.views", cfg.Export.Views, r.views},
 	}
@@ -145,6 +142,14 @@ func (r *registry) check(cfg *pipeline.Config) error {
 				return &pipeline.ConfigError{Key: n.key, Message: fmt.Sprintf("%q is named twice", name)}
 			}
 			seen[name] = true
+		}
+	}
+	for _, t := range []struct{ key, name string }{{"export.tokenizer", cfg.Export.Tokenizer}, {"filter.token_counter", cfg.Filter.TokenCounter}} {
+		if t.name == "" || bpe.LooksLikePath(t.name) {
+			continue // a tokenizer.json is read when its stage starts
+		}
+		if _, err := bpe.Open(t.name); err != nil {
+			return &pipeline.ConfigError{Key: t.key, Message: fmt.Sprintf("%v; did you mean %q?", err, nearest(t.name, bpe.Names))}
 		}
 	}
 	if slices.Contains(cfg.Filter.Rules, "decontaminate") && len(cfg.Filter.EvalFiles) == 0 {

@@ -57,7 +57,7 @@ func (a *app) runStages(ctx context.Context, o stageOptions, command string, nam
 		return err
 	}
 	if slices.Contains(names, pipeline.StageFilter) {
-		stages = append(stages, filter.Stage{Config: cfg.Filter, Task: cfg.Task.Name})
+		stages = append(stages, filterStage(&cfg))
 	}
 	if slices.Contains(names, pipeline.StageExport) {
 		stages = append(stages, a.exportStage(&cfg))
@@ -150,6 +150,16 @@ func (a *app) generation(cfg *pipeline.Config, forceNew bool, command string) (p
 		stages = append(stages, be.stage(a, cfg))
 	}
 	return spec, stages, nil
+}
+
+// filterStage is the filter stage of the config; its token counter defaults to the
+// export's tokenizer, so a run counts tokens one way.
+func filterStage(cfg *pipeline.Config) filter.Stage {
+	fc := cfg.Filter
+	if fc.TokenCounter == "" {
+		fc.TokenCounter = cfg.Export.Tokenizer
+	}
+	return filter.Stage{Config: fc, Task: cfg.Task.Name}
 }
 
 // exportStage is the export stage of the config, with what the card says of the run.
