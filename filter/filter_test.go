@@ -145,9 +145,9 @@ func TestTokenCounters(t *testing.T) {
 		in      string
 		want    int
 	}{
-		{"", "The cat sat.", 4}, // The, cat, sat, .
+		{"", "The cat sat.", 4},                   // The, cat, sat, .
 		{"o200k_base", "internationalisation", 2}, // counts checked with js-tiktoken
-		{"cl100k_base", "1234567", 3}, // digits go in threes
+		{"cl100k_base", "1234567", 3},             // digits go in threes
 		{"o200k_base", "", 0},
 	}
 	for _, tt := range tests {

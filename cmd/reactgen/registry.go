@@ -109,10 +109,10 @@ func newRegistry() *registry {
 				},
 			},
 		},
-		methods:  generate.Methods,
-		rules:    filter.RuleNames,
-		formats:  export.Formats(),
-		views:    export.Views,
+		methods: generate.Methods,
+		rules:   filter.RuleNames,
+		formats: export.Formats(),
+		views:   export.Views,
 	}
 }
 
