@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/reactgen/reactgen/generate/prompt"
 	"github.com/reactgen/reactgen/internal/llm"
@@ -358,5 +360,52 @@ func TestCoTSCSamplesInOneRequest(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestPoolLosesNoEpisodeWhenAnEndpointDies runs ReAct over a pool of three endpoints and
+// kills one of them mid-run: its requests move to the others, and every episode ends as
+// it would have with no failure.
+func TestPoolLosesNoEpisodeWhenAnEndpointDies(t *testing.T) {
+	const questions = 60
+	var servers []*llmtest.Server
+	var seen atomic.Int64
+	for i := range 3 {
+		fm := &fakeModel{delay: func() time.Duration { return 2 * time.Millisecond }}
+		var s *llmtest.Server
+		s = llmtest.NewServer(t, func(ctx context.Context, r llmtest.Req) llmtest.Reply {
+			if i == 0 && seen.Add(1) == 40 {
+				go s.Kill()
+			}
+			return fm.handle(ctx, r)
+		})
+		servers = append(servers, s)
+	}
+	cfg := pipeline.Default().LLM
+	cfg.Model, cfg.Cache, cfg.BackoffBase, cfg.BackoffMax = "fake-model", false, time.Millisecond, 5*time.Millisecond
+	for _, s := range servers {
+		cfg.Endpoints = append(cfg.Endpoints, pipeline.EndpointConfig{BaseURL: s.URL, Concurrency: 4})
+	}
+	cs, err := llm.NewClient(t.Context(), llm.Options{Config: cfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	o, sink := runOpts(t, "react", "chat", cs.Client, manyQuestions(questions))
+	o.Config.Concurrency = 12
+	sum, err := Run(t.Context(), o)
+	if err != nil || sum.Episodes != questions || sum.Correct != questions {
+		t.Fatalf("run: %+v, %v: want %d correct episodes", sum, err, questions)
+	}
+	for _, ep := range sink.eps {
+		if ep.Error != "" {
+			t.Errorf("episode %s: %s", ep.QuestionID, ep.Error)
+		}
+	}
+	st := cs.Pool.Stats()
+	if st[0].Ejections == 0 || st[1].Served == 0 || st[2].Served == 0 {
+		t.Errorf("pool stats %+v: want the killed endpoint taken out and the others serving", st)
+	}
+	if seen.Load() < 40 {
+		t.Errorf("the first endpoint saw %d requests, so it was never killed", seen.Load())
 	}
 }

@@ -91,6 +91,66 @@ type LLMConfig struct {
 	Prices           map[string]Price  `mapstructure:"prices"` // per model, USD per 1M tokens
 	Cache            bool              `mapstructure:"cache"`
 	CacheDir         string            `mapstructure:"cache_dir"` // empty means <run>/llm-cache
+	// Endpoints, when set, make a pool of servers in place of base_url alone (see
+	// EndpointConfig); Resolve fills their unset keys from the keys above.
+	Endpoints []EndpointConfig `mapstructure:"endpoints"`
+}
+
+// EndpointConfig is one server of an endpoint pool (llm.endpoints): the llm.* keys that
+// apply to one server, plus its weight. A zero or empty key falls back to llm.*.
+type EndpointConfig struct {
+	BaseURL     string            `mapstructure:"base_url"`
+	Model       string            `mapstructure:"model"` // the name this server serves the model under
+	APIKeyEnv   string            `mapstructure:"api_key_env"`
+	Concurrency int               `mapstructure:"concurrency"`
+	RPM         float64           `mapstructure:"rpm"`
+	TPM         float64           `mapstructure:"tpm"`
+	Headers     map[string]string `mapstructure:"headers"`
+	Prices      map[string]Price  `mapstructure:"prices"`
+	// Weight is the endpoint's share of the requests while several have room (default 1);
+	// 0 keeps it in reserve, used only when no other has room.
+	Weight *float64 `mapstructure:"weight"`
+}
+
+// ResolvedEndpoints returns llm.endpoints with every unset key taken from llm.*, and
+// weight 1 where unset; nil when no pool is configured.
+func (l LLMConfig) ResolvedEndpoints() []EndpointConfig {
+	out := make([]EndpointConfig, len(l.Endpoints))
+	for i, e := range l.Endpoints {
+		if e.BaseURL == "" {
+			e.BaseURL = l.BaseURL
+		}
+		if e.Model == "" {
+			e.Model = l.Model
+		}
+		if e.APIKeyEnv == "" {
+			e.APIKeyEnv = l.APIKeyEnv
+		}
+		if e.Concurrency == 0 {
+			e.Concurrency = l.Concurrency
+		}
+		if e.RPM == 0 {
+			e.RPM = l.RPM
+		}
+		if e.TPM == 0 {
+			e.TPM = l.TPM
+		}
+		if e.Headers == nil {
+			e.Headers = l.Headers
+		}
+		if e.Prices == nil {
+			e.Prices = l.Prices
+		}
+		if e.Weight == nil {
+			one := 1.0
+			e.Weight = &one
+		}
+		out[i] = e
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
 }
 
 // GenerateConfig configures the agent loop.
@@ -259,6 +319,19 @@ func (c *Config) Validate() error {
 	for _, p := range positive {
 		if p.v <= 0 {
 			return &ConfigError{Key: p.key, Message: fmt.Sprintf("must be at least 1, got %d", p.v)}
+		}
+	}
+	for i, e := range c.LLM.Endpoints {
+		key := fmt.Sprintf("llm.endpoints[%d]", i)
+		switch {
+		case e.Concurrency < 0:
+			return &ConfigError{Key: key + ".concurrency", Message: fmt.Sprintf("must not be negative, got %d", e.Concurrency)}
+		case e.RPM < 0:
+			return &ConfigError{Key: key + ".rpm", Message: fmt.Sprintf("must not be negative, got %v", e.RPM)}
+		case e.TPM < 0:
+			return &ConfigError{Key: key + ".tpm", Message: fmt.Sprintf("must not be negative, got %v", e.TPM)}
+		case e.Weight != nil && !(*e.Weight >= 0):
+			return &ConfigError{Key: key + ".weight", Message: fmt.Sprintf("must not be negative, got %v", *e.Weight)}
 		}
 	}
 	if c.Export.ValidationFraction < 0 || c.Export.ValidationFraction >= 1 {

@@ -3,8 +3,11 @@ package llm_test
 import (
 	"context"
 	"fmt"
+	"net/http"
+	"os"
 	"runtime"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -128,4 +131,60 @@ func BenchmarkCacheOpen(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/n, "ns/entry")
 	b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/n, "heap-B/entry")
+}
+
+// BenchmarkPool sends requests through a pool of four fake endpoints of different
+// latencies, more callers than all their slots, and reports the throughput as a fraction
+// of the sum of the endpoints' capacities (concurrency / latency each). Run it with
+// -benchtime 1x; REACTGEN_BENCH_POOL_REQUESTS sets the requests per op (default 3,000).
+func BenchmarkPool(b *testing.B) {
+	latencies := []time.Duration{25 * time.Millisecond, 50 * time.Millisecond, 100 * time.Millisecond, 200 * time.Millisecond}
+	const conc = 8
+	total := 3000
+	if v := os.Getenv("REACTGEN_BENCH_POOL_REQUESTS"); v != "" {
+		fmt.Sscan(v, &total)
+	}
+	var eps []llm.Endpoint
+	capacity := 0.0
+	for _, lat := range latencies {
+		s := llmtest.NewServer(b, llmtest.Script(llmtest.Reply{Texts: []string{"Thought: x\nAction: Search[y]"}, Delay: lat}))
+		s.DropLog()
+		c, err := llm.NewOpenAI(llm.OpenAIOptions{BaseURL: s.URL, APIKey: "k",
+			HTTPClient: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 2 * conc}}})
+		if err != nil {
+			b.Fatal(err)
+		}
+		eps = append(eps, llm.Endpoint{Name: lat.String(), Client: c, Concurrency: conc, Weight: 1})
+		capacity += conc / lat.Seconds()
+	}
+	p, err := llm.NewPool(eps, llm.PoolPolicy{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	callers := 2 * conc * len(latencies)
+	var elapsed time.Duration
+	for b.Loop() {
+		var next atomic.Int64
+		start := time.Now()
+		var wg sync.WaitGroup
+		for range callers {
+			wg.Go(func() {
+				for i := next.Add(1); i <= int64(total); i = next.Add(1) {
+					if _, err := p.Complete(b.Context(), chatReq(fmt.Sprint(i))); err != nil {
+						b.Error(err)
+						return
+					}
+				}
+			})
+		}
+		wg.Wait()
+		elapsed += time.Since(start)
+	}
+	perSec := float64(total*b.N) / elapsed.Seconds()
+	b.ReportMetric(perSec, "req/s")
+	b.ReportMetric(capacity, "capacity-req/s")
+	b.ReportMetric(perSec/capacity, "of-capacity")
+	for _, st := range p.Stats() {
+		b.Logf("endpoint %s: served %d (%.1f%%), failed %d", st.Name, st.Served, 100*st.Share, st.Failed)
+	}
 }

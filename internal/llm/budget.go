@@ -107,12 +107,9 @@ func (bc *Budgeted) Complete(ctx context.Context, req Request) (Response, error)
 		resp.CostUSD = 0
 		return resp, nil
 	}
-	model := resp.Model // the server's name for the model, which may be more specific
-	if _, ok := lookupPrice(model, bc.prices); !ok {
-		model = req.Model
+	if !resp.Priced {
+		resp.CostUSD, resp.CacheSavingUSD = price(resp, req.Model, bc.prices)
 	}
-	resp.CostUSD = Cost(model, resp.Usage, bc.prices)
-	resp.CacheSavingUSD = CostWithoutCache(model, resp.Usage, bc.prices) - resp.CostUSD
 	total := resp.Usage.TotalTokens
 	if total == 0 {
 		total = resp.Usage.PromptTokens + resp.Usage.CompletionTokens
@@ -125,6 +122,18 @@ func (bc *Budgeted) Complete(ctx context.Context, req Request) (Response, error)
 	})
 	bc.mu.Unlock()
 	return resp, err
+}
+
+// price is what resp costs by prices, and what the server's prompt cache saved on it. The
+// server's name for the model is looked up first (it may be more specific), then the
+// requested one.
+func price(resp Response, requested string, prices map[string]pipeline.Price) (cost, saving float64) {
+	model := resp.Model
+	if _, ok := lookupPrice(model, prices); !ok {
+		model = requested
+	}
+	cost = Cost(model, resp.Usage, prices)
+	return cost, CostWithoutCache(model, resp.Usage, prices) - cost
 }
 
 // Cost prices u for model in USD, with prices in USD per 1M prompt and completion tokens;

@@ -53,7 +53,7 @@ func (e *APIError) Error() string {
 
 // IsRetryable reports whether sending the same request again may succeed: rate limits
 // (429), 408, 409, server errors (5xx), unreadable bodies (HTML or invalid JSON) outside
-// 4xx, timeouts, and connections refused, reset or closed mid-body. Client errors (400,
+// 4xx, timeouts, and connections refused, reset, closed mid-body or closed while idle. Client errors (400,
 // 401, 403, 404 such as model_not_found), ErrBudget, ErrUnusable, ErrRetriesExhausted
 // (retrying again would not help) and a cancelled context are not.
 func IsRetryable(err error) bool {
@@ -80,6 +80,12 @@ func IsRetryable(err error) bool {
 	}
 	var ne net.Error
 	if errors.As(err, &ne) && ne.Timeout() {
+		return true
+	}
+	// net/http's error for a request written to a kept-alive connection that the server
+	// closed (it retries that itself only for idempotent requests, and these are POSTs)
+	// has no exported value to compare with.
+	if strings.Contains(err.Error(), "server closed idle connection") {
 		return true
 	}
 	var oe *net.OpError

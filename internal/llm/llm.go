@@ -59,6 +59,11 @@ type Response struct {
 	// CacheSavingUSD is what the server's prompt cache saved on this response: priced
 	// without it, the response would have cost CostUSD + CacheSavingUSD.
 	CacheSavingUSD float64
+	// Priced says CostUSD and CacheSavingUSD are set (by a pool endpoint with prices of
+	// its own), so that the budget does not price the response again.
+	Priced bool
+	// Endpoint names the pool endpoint that served the response; empty outside a pool.
+	Endpoint string
 }
 
 // Client sends one request and waits for its response.

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 
+	"github.com/reactgen/reactgen/internal/retry"
 	"github.com/reactgen/reactgen/pipeline"
 )
 
@@ -28,47 +29,123 @@ const BreakerRequests = 3
 // The choices decorator (WithChoices) learns once whether the server honours n and sits
 // inside the breaker, so that its verdict never counts as a failing request.
 //
+// With llm.endpoints set, the part below the choices decorator is a Pool (see NewClient).
+//
 // apiKey is the key itself (read by the caller from cfg.APIKeyEnv); it may be empty for
 // local servers. cacheDir is the resolved cache directory, used when cfg.Cache is on;
 // empty falls back to cfg.CacheDir. The returned Meter and Budgeted are the same values
 // that sit inside the Client, for progress lines and the run's manifest.
 func New(ctx context.Context, cfg pipeline.LLMConfig, apiKey, cacheDir string) (Client, *Meter, *Budgeted, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, nil, nil, err
-	}
-	// Keep a warm connection per request slot: the default transport keeps 2 per host,
-	// so at high concurrency every request would open a new connection.
-	tr := http.DefaultTransport.(*http.Transport).Clone()
-	tr.MaxIdleConns = max(cfg.Concurrency, 100)
-	tr.MaxIdleConnsPerHost = max(cfg.Concurrency, 2)
-	oa, err := NewOpenAI(OpenAIOptions{BaseURL: cfg.BaseURL, APIKey: apiKey, Headers: cfg.Headers, Timeout: cfg.Timeout,
-		HTTPClient: &http.Client{Transport: tr}})
+	cs, err := NewClient(ctx, Options{Config: cfg, CacheDir: cacheDir, Getenv: func(name string) string {
+		if name == cfg.APIKeyEnv {
+			return apiKey
+		}
+		return ""
+	}})
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	var c Client = oa
-	c = WithRetry(c, RetryPolicy{
-		MaxRetries: cfg.MaxRetries, Base: cfg.BackoffBase, Max: cfg.BackoffMax, Jitter: true,
-		FailFastUntilSuccess: true,
-	})
-	c = WithConcurrency(c, cfg.Concurrency)
-	c = WithRateLimit(c, cfg.RPM, cfg.TPM)
+	return cs.Client, cs.Meter, cs.Budget, nil
+}
+
+// Options are what NewClient builds from.
+type Options struct {
+	Config pipeline.LLMConfig
+	// Getenv reads the API keys: llm.api_key_env's and each endpoint's; nil reads none.
+	Getenv   func(string) string
+	CacheDir string // see New
+}
+
+// Clients is the run's client and the decorators inside it that report.
+type Clients struct {
+	Client Client
+	Meter  *Meter
+	Budget *Budgeted
+	Pool   *Pool // nil without llm.endpoints
+}
+
+// NewClient is New with every endpoint's key read through o.Getenv, and the pool
+// returned. With llm.endpoints the chain is
+//
+//	meter → cache → budget → breaker → choices → pool → per endpoint: rate limit → OpenAI
+//
+// where the pool holds each endpoint's concurrency slots and does the retries (on another
+// endpoint when one is up; see Pool). Each endpoint prices its own responses with its
+// prices (llm.prices when unset).
+func NewClient(ctx context.Context, o Options) (Clients, error) {
+	if err := ctx.Err(); err != nil {
+		return Clients{}, err
+	}
+	cfg := o.Config
+	getenv := o.Getenv
+	if getenv == nil {
+		getenv = func(string) string { return "" }
+	}
+	var c Client
+	var pool *Pool
+	if eps := cfg.ResolvedEndpoints(); len(eps) > 0 {
+		var err error
+		if pool, err = newPool(cfg, eps, getenv); err != nil {
+			return Clients{}, err
+		}
+		c = pool
+	} else {
+		oa, err := NewOpenAI(OpenAIOptions{BaseURL: cfg.BaseURL, APIKey: getenv(cfg.APIKeyEnv), Headers: cfg.Headers,
+			Timeout: cfg.Timeout, HTTPClient: &http.Client{Transport: transport(cfg.Concurrency)}})
+		if err != nil {
+			return Clients{}, err
+		}
+		c = WithRetry(oa, RetryPolicy{
+			MaxRetries: cfg.MaxRetries, Base: cfg.BackoffBase, Max: cfg.BackoffMax, Jitter: true,
+			FailFastUntilSuccess: true,
+		})
+		c = WithConcurrency(c, cfg.Concurrency)
+		c = WithRateLimit(c, cfg.RPM, cfg.TPM)
+	}
 	c = WithChoices(c)
 	c = WithBreaker(c, BreakerRequests)
 	budget := WithBudget(c, Budget{MaxRequests: cfg.MaxRequests, MaxTokens: cfg.MaxTokens, MaxCostUSD: cfg.MaxCostUSD}, cfg.Prices)
 	c = budget
 	if cfg.Cache {
+		cacheDir := o.CacheDir
 		if cacheDir == "" {
 			cacheDir = cfg.CacheDir
 		}
 		if cacheDir == "" {
-			return nil, nil, nil, errors.New("config key llm.cache_dir: is required when llm.cache is on")
+			return Clients{}, errors.New("config key llm.cache_dir: is required when llm.cache is on")
 		}
 		if err := os.MkdirAll(cacheDir, 0o755); err != nil {
-			return nil, nil, nil, fmt.Errorf("llm cache dir %s: %w", cacheDir, err)
+			return Clients{}, fmt.Errorf("llm cache dir %s: %w", cacheDir, err)
 		}
 		c = WithCache(c, cacheDir)
 	}
 	meter := WithMeter(c)
-	return meter, meter, budget, nil
+	return Clients{Client: meter, Meter: meter, Budget: budget, Pool: pool}, nil
+}
+
+// transport keeps a warm connection per request slot: the default transport keeps 2 per
+// host, so at high concurrency every request would open a new connection.
+func transport(concurrency int) *http.Transport {
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.MaxIdleConns = max(concurrency, 100)
+	tr.MaxIdleConnsPerHost = max(concurrency, 2)
+	return tr
+}
+
+// newPool builds the pool of llm.endpoints (resolved).
+func newPool(cfg pipeline.LLMConfig, eps []pipeline.EndpointConfig, getenv func(string) string) (*Pool, error) {
+	out := make([]Endpoint, len(eps))
+	for i, e := range eps {
+		oa, err := NewOpenAI(OpenAIOptions{BaseURL: e.BaseURL, APIKey: getenv(e.APIKeyEnv), Headers: e.Headers,
+			Timeout: cfg.Timeout, HTTPClient: &http.Client{Transport: transport(e.Concurrency)}})
+		if err != nil {
+			return nil, fmt.Errorf("config key llm.endpoints[%d].base_url: %w", i, err)
+		}
+		out[i] = Endpoint{Name: oa.baseURL, Client: WithRateLimit(oa, e.RPM, e.TPM), Model: e.Model,
+			Concurrency: e.Concurrency, Weight: *e.Weight, Prices: e.Prices}
+	}
+	return NewPool(out, PoolPolicy{
+		Retry:                retry.Policy{MaxRetries: cfg.MaxRetries, Base: cfg.BackoffBase, Max: cfg.BackoffMax, Jitter: retry.FullJitter},
+		FailFastUntilSuccess: true,
+	})
 }

@@ -151,6 +151,13 @@ func NewServer(t testing.TB, h Handler) *Server {
 	return s
 }
 
+// Kill stops the server as a crash would: the connections in flight are cut, and new
+// ones are refused. The URL stays unusable.
+func (s *Server) Kill() {
+	s.srv.CloseClientConnections()
+	s.srv.Listener.Close()
+}
+
 // Requests returns how many requests arrived, faults included.
 func (s *Server) Requests() int64 { return s.n.Load() }
 
