@@ -39,7 +39,7 @@ type Stage struct {
 	Actors func(c env.Corpus) ActorFactory
 	// Client opens the model client with its response cache in cacheDir; nil for a
 	// policy that sends no request.
-	Client   func(ctx context.Context, cacheDir string) (llm.Client, *llm.Meter, error)
+	Client   func(ctx context.Context, cacheDir string) (llm.Clients, error)
 	Progress io.Writer // nil: none
 	Logger   *slog.Logger
 }
@@ -75,19 +75,18 @@ func (s *Stage) Run(ctx context.Context, r *pipeline.Run) (pipeline.Counts, erro
 		log.Info("resuming", "finished", len(state.Done), "correct", state.Correct, "to_retry", state.Retry)
 	}
 
-	var client llm.Client
-	var meter *llm.Meter
+	var clients llm.Clients
 	var actors ActorFactory
 	if s.Actors != nil {
 		actors = s.Actors(corpus)
 	}
 	if s.Client != nil {
-		c, m, err := s.Client(ctx, cmp.Or(s.LLM.CacheDir, r.Dir.File(pipeline.LLMCacheDir)))
-		if err != nil {
+		var err error
+		if clients, err = s.Client(ctx, cmp.Or(s.LLM.CacheDir, r.Dir.File(pipeline.LLMCacheDir))); err != nil {
 			return nil, &pipeline.ConfigError{Key: "llm.base_url", Message: err.Error()}
 		}
-		client, meter = c, m
 	}
+	client, meter := clients.Client, clients.Meter
 
 	// The grace period: a signal cancels ctx, which stops new episodes; in-flight ones
 	// run on under hard until they finish or the grace period ends.
@@ -116,6 +115,13 @@ func (s *Stage) Run(ctx context.Context, r *pipeline.Run) (pipeline.Counts, erro
 	counts := pipeline.Counts{"questions": len(s.Questions), "planned": sum.Planned, "episodes": sum.Episodes,
 		"correct": sum.Correct, "requests": sum.Requests, "tokens": sum.Usage.TotalTokens,
 		"resumed_done": len(state.Done), "log_records": episodes.Count()}
+	if clients.Pool != nil {
+		var shares []pipeline.EndpointShare
+		for _, st := range clients.Pool.Stats() {
+			shares = append(shares, pipeline.EndpointShare{URL: st.Name, Served: st.Served, Failed: st.Failed, Moved: st.Moved, Ejections: st.Ejections})
+		}
+		r.Manifest.AddEndpoints(shares)
+	}
 	if meter != nil {
 		m := meter.Snapshot()
 		counts["cached"] = int(m.Cached)

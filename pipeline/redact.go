@@ -30,6 +30,16 @@ func (c Config) Redacted() map[string]any {
 			if prefix == "llm" && tag == "headers" {
 				val = redactHeaders(c.LLM.Headers)
 			}
+			if prefix == "llm" && tag == "endpoints" {
+				eps := make([]map[string]any, len(c.LLM.Endpoints))
+				for j := range c.LLM.Endpoints {
+					e := c.LLM.Endpoints[j]
+					e.Headers = redactHeaders(e.Headers)
+					eps[j] = map[string]any{}
+					walk("", reflect.ValueOf(e), eps[j])
+				}
+				val = eps
+			}
 			dst[tag] = val
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -88,6 +89,46 @@ type Manifest struct {
 	Resumes    int                     `json:"resumes"`
 	Recovered  []string                `json:"recovered,omitempty"` // torn lines dropped on resume
 	Training   []TrainingJob           `json:"training,omitempty"`  // fine-tuning jobs started from the export, oldest first
+	// Endpoints is what each server of an endpoint pool (llm.endpoints) served, summed
+	// over the run's sessions.
+	Endpoints []EndpointShare `json:"endpoints,omitempty"`
+}
+
+// EndpointShare is one pool endpoint's part in a run.
+type EndpointShare struct {
+	URL       string  `json:"url"`
+	Served    int64   `json:"served"` // successful requests
+	Failed    int64   `json:"failed"` // failed tries, each retried
+	Moved     int64   `json:"moved"`  // in-flight requests moved elsewhere when it was taken out
+	Ejections int64   `json:"ejections"`
+	Share     float64 `json:"share"` // of all endpoints' served requests
+}
+
+// AddEndpoints adds one session's endpoint counts to the manifest's, by URL, and
+// recomputes the shares.
+func (m *Manifest) AddEndpoints(add []EndpointShare) {
+	for _, a := range add {
+		i := slices.IndexFunc(m.Endpoints, func(e EndpointShare) bool { return e.URL == a.URL })
+		if i < 0 {
+			m.Endpoints = append(m.Endpoints, EndpointShare{URL: a.URL})
+			i = len(m.Endpoints) - 1
+		}
+		e := &m.Endpoints[i]
+		e.Served += a.Served
+		e.Failed += a.Failed
+		e.Moved += a.Moved
+		e.Ejections += a.Ejections
+	}
+	var total int64
+	for _, e := range m.Endpoints {
+		total += e.Served
+	}
+	for i := range m.Endpoints {
+		m.Endpoints[i].Share = 0
+		if total > 0 {
+			m.Endpoints[i].Share = float64(m.Endpoints[i].Served) / float64(total)
+		}
+	}
 }
 
 // ReadManifest reads a run directory's manifest.

@@ -50,6 +50,7 @@ var keyDocs = map[string]string{
 	"llm.prices":             "per model: {prompt, completion, cached_prompt: USD per 1M tokens}; cached_prompt prices the prompt tokens the server reports as cached (0 = the prompt price)",
 	"llm.cache":              "cache responses on disk, keyed by the full request, so a re-run pays for nothing",
 	"llm.cache_dir":          "response cache; empty means <run>/llm-cache",
+	"llm.endpoints":          "a pool of servers in place of base_url alone: a list of maps with base_url, model, api_key_env, concurrency, rpm, tpm, headers, prices (unset ones fall back to llm.*) and weight (default 1; 0 = reserve); requests go to the endpoint with room, failing ones are taken out and probed back (docs/scale.md)",
 
 	"generate.policy":             "llm (prompt the model) or expert (play from gold supporting facts; no model)",
 	"generate.method":             "standard, cot, cot-sc, act, react, react-cot-sc or cot-sc-react",

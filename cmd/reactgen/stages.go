@@ -81,11 +81,20 @@ func (a *app) generation(cfg *pipeline.Config, forceNew bool, command string) (p
 	if err := be.check(cfg); err != nil {
 		return pipeline.Spec{}, nil, err
 	}
-	key := cfg.LLM.APIKeyEnv
-	if pol.model && a.getenv(key) == "" && strings.Contains(cfg.LLM.BaseURL, "api.openai.com") {
-		return pipeline.Spec{}, nil, &pipeline.ConfigError{Key: "llm.api_key_env", Message: fmt.Sprintf(
-			"the environment variable %s is empty, and %s needs a key (export %s=..., or point llm.base_url / OPENAI_BASE_URL at your own server)",
-			key, cfg.LLM.BaseURL, key)}
+	servers := []pipeline.EndpointConfig{{BaseURL: cfg.LLM.BaseURL, APIKeyEnv: cfg.LLM.APIKeyEnv}}
+	if eps := cfg.LLM.ResolvedEndpoints(); eps != nil {
+		servers = eps
+	}
+	for i, e := range servers {
+		if pol.model && a.getenv(e.APIKeyEnv) == "" && strings.Contains(e.BaseURL, "api.openai.com") {
+			key := "llm.api_key_env"
+			if len(cfg.LLM.Endpoints) > 0 {
+				key = fmt.Sprintf("llm.endpoints[%d].api_key_env", i)
+			}
+			return pipeline.Spec{}, nil, &pipeline.ConfigError{Key: key, Message: fmt.Sprintf(
+				"the environment variable %s is empty, and %s needs a key (export %s=..., or point llm.base_url / OPENAI_BASE_URL at your own server)",
+				e.APIKeyEnv, e.BaseURL, e.APIKeyEnv)}
+		}
 	}
 	prompts, cotPrompts, promptID, err := prompt.Configured(cfg.Generate, cfg.Task.Name, data.FS)
 	if err != nil {
@@ -140,9 +149,8 @@ func (a *app) generation(cfg *pipeline.Config, forceNew bool, command string) (p
 		Env:    env.Options{Task: cfg.Task.Name, Sentences: cfg.Env.Sentences, MaxObservationChars: cfg.Env.MaxObservationChars},
 		Corpus: func() (env.Corpus, func(), error) { return be.open(cfg) }, Actors: pol.actors, Progress: a.stderr, Logger: a.log}
 	if pol.model {
-		gen.Client = func(ctx context.Context, cacheDir string) (llm.Client, *llm.Meter, error) {
-			c, m, _, err := llm.New(ctx, cfg.LLM, a.getenv(key), cacheDir)
-			return c, m, err
+		gen.Client = func(ctx context.Context, cacheDir string) (llm.Clients, error) {
+			return llm.NewClient(ctx, llm.Options{Config: cfg.LLM, Getenv: a.getenv, CacheDir: cacheDir})
 		}
 	}
 	stages := []pipeline.Stage{gen}

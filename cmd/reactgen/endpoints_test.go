@@ -1,0 +1,81 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/reactgen/reactgen/internal/llm/llmtest"
+	"github.com/reactgen/reactgen/pipeline"
+)
+
+// TestEndpointPoolRun generates through llm.endpoints over two fake servers: both serve,
+// the manifest records each one's share, and the printed config hides their keys.
+func TestEndpointPoolRun(t *testing.T) {
+	model := newFakeModel(t)
+	a := llmtest.NewServer(t, model.handle)
+	b := llmtest.NewServer(t, model.handle)
+	dir := t.TempDir()
+	cfg := testConfig(t, filepath.Join(dir, "cfg"), "http://127.0.0.1:1/v1", map[string]any{
+		"task.limit": 20,
+		"llm.endpoints": []map[string]any{
+			{"base_url": a.URL, "concurrency": 2},
+			{"base_url": b.URL, "weight": 2, "headers": map[string]string{"Authorization": "Bearer sk-canary-endpoint"}},
+		},
+	})
+	out := filepath.Join(dir, "run")
+	if res := invoke(t, "", map[string]string{"OPENAI_API_KEY": "sk-test"}, "generate", "--config", cfg, "--out", out); res.code != 0 {
+		t.Fatalf("generate: exit %d: %s", res.code, res.stderr)
+	}
+	m, err := pipeline.ReadManifest(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(m.Endpoints) != 2 || m.Endpoints[0].URL != a.URL || m.Endpoints[1].URL != b.URL {
+		t.Fatalf("manifest endpoints: %+v", m.Endpoints)
+	}
+	share := m.Endpoints[0].Share + m.Endpoints[1].Share
+	if m.Endpoints[0].Served != a.Requests() || m.Endpoints[1].Served != b.Requests() || share < 0.999 || share > 1.001 {
+		t.Errorf("manifest endpoints %+v, servers saw %d and %d", m.Endpoints, a.Requests(), b.Requests())
+	}
+	if a.Requests() == 0 || b.Requests() == 0 {
+		t.Errorf("requests %d and %d: want both endpoints used", a.Requests(), b.Requests())
+	}
+	raw, err := os.ReadFile(filepath.Join(out, pipeline.ManifestFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(raw), "sk-canary-endpoint") {
+		t.Errorf("the manifest holds an endpoint's Authorization header")
+	}
+	var doc struct {
+		Config struct {
+			LLM struct {
+				Endpoints []map[string]any `json:"endpoints"`
+			} `json:"llm"`
+		} `json:"config"`
+	}
+	if err := json.Unmarshal(raw, &doc); err != nil || len(doc.Config.LLM.Endpoints) != 2 || doc.Config.LLM.Endpoints[1]["base_url"] != b.URL {
+		t.Errorf("manifest config endpoints: %+v (%v)", doc.Config.LLM.Endpoints, err)
+	}
+}
+
+func TestEndpointPoolBadKeyExitsTwo(t *testing.T) {
+	dir := t.TempDir()
+	cfg := testConfig(t, filepath.Join(dir, "cfg"), "http://127.0.0.1:1/v1", map[string]any{
+		"llm.endpoints": []map[string]any{{"base_url": "http://127.0.0.1:1/v1", "wieght": 2}},
+	})
+	res := invoke(t, "", nil, "generate", "--config", cfg, "--out", filepath.Join(dir, "run"))
+	if res.code != 2 || !strings.Contains(res.stderr, "wieght") {
+		t.Errorf("exit %d, stderr %q: want 2 naming the unknown key", res.code, res.stderr)
+	}
+	cfg = testConfig(t, filepath.Join(dir, "cfg2"), "http://127.0.0.1:1/v1", map[string]any{
+		"llm.endpoints": []map[string]any{{"base_url": "http://127.0.0.1:1/v1"}, {"weight": -1}},
+	})
+	res = invoke(t, "", nil, "generate", "--config", cfg, "--out", filepath.Join(dir, "run2"))
+	if res.code != 2 || !strings.Contains(res.stderr, "llm.endpoints[1].weight") {
+		t.Errorf("exit %d, stderr %q: want 2 naming llm.endpoints[1].weight", res.code, res.stderr)
+	}
+}
