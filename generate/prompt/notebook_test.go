@@ -1,6 +1,8 @@
 package prompt
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -159,6 +161,9 @@ func TestNotebookReActPrompts(t *testing.T) {
 				req := l.Step(tc.question, turns)
 				if req.Prompt != want {
 					t.Errorf("step %d: %s", n+1, firstDiff(req.Prompt, want))
+				}
+				if sum := sha256.Sum256([]byte(want)); req.Hash() != hex.EncodeToString(sum[:]) {
+					t.Errorf("step %d: the request's hash is not the sha256 of its prompt", n+1)
 				}
 				if len(req.Stop) != 1 || req.Stop[0] != wantStop {
 					t.Errorf("step %d stop: got %q, want [%q]", n+1, req.Stop, wantStop)
