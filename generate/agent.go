@@ -114,6 +114,15 @@ func (a *LLMActor) Act(ctx context.Context, q pipeline.Question, history []pipel
 	}
 	mv.Calls[0].Bad = true
 	mv.Bad++
+	if !a.Layout.CanReask() {
+		// A trained chat model gets no instruction it was not trained on: the
+		// environment answers the text as written with its invalid-action observation.
+		mv.Action = strings.TrimSpace(text)
+		if mv.Action == "" {
+			mv.Action = "(no action)"
+		}
+		return mv, nil
+	}
 	pr = a.Layout.Reask(q.Question, turns, p.Thought)
 	call, text, err = complete(ctx, a.Client, a.request(pr), pr, a.KeepPrompts)
 	mv.Calls = append(mv.Calls, call)

@@ -41,6 +41,7 @@ type RunOptions struct {
 	NewEnv       func() Environment
 	Client       llm.Client
 	NewActor     ActorFactory // nil = LLMActor
+	System       string       // export.system, for generate.prompting trained (see RunnerOptions)
 	Sink         pipeline.Sink
 	Progress     io.Writer // nil or generate.progress off = none
 	Logger       *slog.Logger
@@ -81,7 +82,7 @@ func Run(ctx context.Context, o RunOptions) (Summary, error) {
 	start := time.Now()
 	runner, err := NewRunner(RunnerOptions{
 		Config: o.Config, LLM: o.LLM, Task: o.Task, RunID: o.RunID, Prompts: o.Prompts, CoTPrompts: o.CoTPrompts,
-		Client: o.Client, NewEnv: o.NewEnv, NewActor: o.NewActor,
+		Client: o.Client, NewEnv: o.NewEnv, NewActor: o.NewActor, System: o.System,
 	})
 	if err != nil {
 		return Summary{}, err

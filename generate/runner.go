@@ -42,6 +42,9 @@ type RunnerOptions struct {
 	Client     llm.Client // not needed by the expert policy with methods act and react
 	NewEnv     func() Environment
 	NewActor   ActorFactory // nil = LLMActor (generate.policy llm)
+	// System is export.system: with generate.prompting trained, the system message the
+	// model was trained with (empty = none).
+	System string
 }
 
 // Runner runs single episodes by one prompting method. It is safe for concurrent use.
@@ -67,6 +70,9 @@ func NewRunner(o RunnerOptions) (*Runner, error) {
 		return nil, errors.New("generate: task is required")
 	}
 	build := func(method string) (*prompt.Layout, error) {
+		if o.Config.Prompting == prompt.PromptingTrained {
+			return prompt.NewTrained(o.Task, prompt.MethodKind(method), o.Config.Format, o.Config.TrainedFormat, o.System)
+		}
 		src, instruction := o.Prompts, o.Config.Instruction
 		if o.CoTPrompts != nil && prompt.MethodKind(method) == prompt.KindCoT {
 			src, instruction = *o.CoTPrompts, ""

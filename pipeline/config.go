@@ -172,7 +172,9 @@ type GenerateConfig struct {
 	SampleTemperature float64 `mapstructure:"sample_temperature"` // CoT-SC and attempts > 1 (the paper: 0.7)
 	Rationalize       bool    `mapstructure:"rationalize"`
 	KeepPrompts       bool    `mapstructure:"keep_prompts"`
-	Progress          string  `mapstructure:"progress"` // auto, bar, lines, off
+	Progress          string  `mapstructure:"progress"`       // auto, bar, lines, off
+	Prompting         string  `mapstructure:"prompting"`      // few-shot, or trained: a fine-tuned model's layout
+	TrainedFormat     string  `mapstructure:"trained_format"` // with trained: the export format the model learned
 }
 
 // FilterConfig configures the filter chain.
@@ -226,7 +228,7 @@ func Default() Config {
 		Generate: GenerateConfig{
 			Policy: "llm", Method: "react", Format: "chat", Attempts: 1, Concurrency: 16,
 			TargetCorrect: 3000, Seed: 1, Shuffle: true, Samples: 21, SampleTemperature: 0.7,
-			Progress: "auto",
+			Progress: "auto", Prompting: "few-shot",
 		},
 		Filter: FilterConfig{
 			Rules:          []string{"finished", "correct", "no_invalid_actions", "no_loops", "dedupe"},
@@ -276,6 +278,7 @@ func (c *Config) Validate() error {
 		oneOf("task.format", c.Task.Format, "auto", "hotpotqa", "hotpotqa-simple", "fever", "jsonl"),
 		oneOf("generate.format", c.Generate.Format, "completion", "chat"),
 		oneOf("generate.progress", c.Generate.Progress, "auto", "bar", "lines", "off"),
+		oneOf("generate.prompting", c.Generate.Prompting, "few-shot", "trained"),
 		oneOf("filter.dedupe_policy", c.Filter.DedupePolicy, "first", "shortest", "diverse"),
 		oneOf("filter.balance_by", c.Filter.BalanceBy, "label", "type"),
 		oneOf("export.compression", c.Export.Compression, "none", "zstd", "gzip"),
@@ -353,8 +356,30 @@ func (c *Config) Validate() error {
 	if c.Generate.Policy == "llm" && c.LLM.Model == "" {
 		return &ConfigError{Key: "llm.model", Message: "is required with generate.policy llm"}
 	}
+	if c.Generate.Prompting == "trained" {
+		switch c.Generate.Method {
+		case "react", "act", "standard":
+		default:
+			return &ConfigError{Key: "generate.method", Message: fmt.Sprintf("%q cannot be prompted in the trained layout: the export renders the views react, act and standard", c.Generate.Method)}
+		}
+		if err := trainedFormat(c.Generate.Format, c.Generate.TrainedFormat); err != nil {
+			return err
+		}
+	} else if c.Generate.TrainedFormat != "" {
+		return &ConfigError{Key: "generate.trained_format", Message: "is only read with generate.prompting trained"}
+	}
 	if len(c.Export.Formats) == 0 {
 		return &ConfigError{Key: "export.formats", Message: "must name at least one format"}
 	}
 	return nil
+}
+
+// trainedFormat checks generate.trained_format against the request format that serves it.
+func trainedFormat(format, exportFormat string) error {
+	allowed := map[string][]string{"chat": {"openai-chat", "axolotl-chat", "sharegpt", "agentgym"}, "completion": {"completion"}}[format]
+	if exportFormat == "" || slices.Contains(allowed, exportFormat) {
+		return nil
+	}
+	return &ConfigError{Key: "generate.trained_format", Message: fmt.Sprintf("%q cannot be served with generate.format %s (want one of %s)",
+		exportFormat, format, strings.Join(allowed, ", "))}
 }

@@ -70,6 +70,8 @@ var keyDocs = map[string]string{
 	"generate.rationalize":        "STaR rationalization: retry failed questions with the gold answer as a hint (dropped from the record)",
 	"generate.keep_prompts":       "store each request's full prompt in the episode (otherwise only its hash)",
 	"generate.progress":           "auto, bar, lines or off (progress goes to stderr)",
+	"generate.prompting":          "few-shot (instruction and exemplars) or trained: a fine-tuned model gets exactly what the export rendered before a training example's first assistant turn (export.system if set, the question turn), no exemplars, no instruction; methods react, act, standard",
+	"generate.trained_format":     "with prompting trained: the export format the model was trained on (chat: openai-chat, axolotl-chat, sharegpt, agentgym; completion: completion); empty = openai-chat or completion",
 
 	"filter.rules":             "rules in order: correct, finished, max_steps, no_invalid_actions, no_bad_calls, no_loops, max_tokens, dedupe, decontaminate, balance",
 	"filter.min_f1":            "correct: also keep HotpotQA answers with at least this F1 (0 = exact match only)",

@@ -39,7 +39,8 @@ type Layout struct {
 	kind     string
 	label    string // Question or Claim
 	prefix   string
-	notebook bool // the prefix is a set's verbatim Text: render as the paper's notebooks do
+	notebook bool     // the prefix is a set's verbatim Text: render as the paper's notebooks do
+	trained  *trained // a fine-tuned model's layout (NewTrained); nil = few-shot
 	hash     prefixHash
 }
 
@@ -138,6 +139,9 @@ func (l *Layout) writeExemplar(b *strings.Builder, ex Exemplar) {
 // every backslash-n pair of characters from observations, as the notebooks do before
 // they append one.
 func (l *Layout) Step(question string, history []Turn) Request {
+	if l.trained != nil {
+		return l.trainedStep(question, history)
+	}
 	i := len(history) + 1
 	if l.format == FormatChat {
 		return Request{Messages: l.chatHistory(question, history), Stop: []string{"\nObservation"}, layout: l}
@@ -155,6 +159,9 @@ func (l *Layout) Step(question string, history []Turn) Request {
 // Reask renders the second request of a step whose completion held a thought but no
 // action: the paper's code appended "Action i:" after the thought and asked again.
 func (l *Layout) Reask(question string, history []Turn, thought string) Request {
+	if l.trained != nil {
+		return l.trainedReask(question, history, thought)
+	}
 	i := len(history) + 1
 	if l.format == FormatChat {
 		msgs := l.chatHistory(question, history)
@@ -175,6 +182,9 @@ func (l *Layout) Reask(question string, history []Turn, thought string) Request 
 
 // Answer renders the single request of a CoT or Standard episode.
 func (l *Layout) Answer(question string) Request {
+	if l.trained != nil {
+		return l.trainedAnswer(question)
+	}
 	if l.format == FormatChat {
 		return Request{
 			Messages: []llm.Message{{Role: "system", Content: l.prefix}, {Role: "user", Content: l.label + ": " + question}},

@@ -1,0 +1,188 @@
+package prompt_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/reactgen/reactgen/export"
+	"github.com/reactgen/reactgen/generate/prompt"
+	"github.com/reactgen/reactgen/internal/llm"
+	"github.com/reactgen/reactgen/pipeline"
+)
+
+func trainedEpisode(task string) pipeline.Episode {
+	q, answer := "Which river runs past the town where Ada \"the Quiet\" Morrow was born?", "the Velka"
+	if task == pipeline.TaskFEVER {
+		q, answer = "Ada Morrow was born in Orlen.", pipeline.LabelSupports
+	}
+	return pipeline.Episode{
+		ID: "e1", Task: task, QuestionID: "q1", Question: q, Answer: answer, Method: "react", Prediction: answer,
+		Finished: true, Correct: true, StopReason: pipeline.StopFinished,
+		Steps: []pipeline.Step{
+			{Thought: "I need Ada Morrow's birthplace.", Action: "Search[Ada Morrow]", ActionType: pipeline.ActionSearch, Argument: "Ada Morrow",
+				Observation: "Ada Morrow (born 1901) is a cartographer from Orlen.\nShe drew the first map of the Velka délta."},
+			{Thought: "Now the river at Orlen.", Action: "Lookup[river]", ActionType: pipeline.ActionLookup, Argument: "river",
+				Observation: "(Result 1 / 1) Orlen lies on the Velka, a \\ tributary."},
+			{Thought: "The river is the Velka.", Action: "Finish[" + answer + "]", ActionType: pipeline.ActionFinish, Argument: answer},
+		},
+	}
+}
+
+// exported writes ep in one format and view through the export's own writer and returns
+// the one JSONL line it wrote, decoded.
+func exported(t *testing.T, ep pipeline.Episode, format, view, system string) map[string]any {
+	t.Helper()
+	ex, err := export.Render(ep, view, export.RenderOptions{System: system})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ex.Split = "train"
+	dir := t.TempDir()
+	w, err := export.NewJSONL(dir, format, view, pipeline.ExportConfig{Compression: "none", System: system})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Write(context.Background(), ex); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	var line []byte
+	for _, f := range w.Files() {
+		if f.Split == "train" {
+			line, err = os.ReadFile(filepath.Join(dir, filepath.FromSlash(f.Path)))
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	var row map[string]any
+	if err := json.Unmarshal(line, &row); err != nil {
+		t.Fatalf("%s line %q: %v", format, line, err)
+	}
+	return row
+}
+
+// turns reads the chat turns of an exported row in OpenAI's roles.
+func turns(t *testing.T, format string, row map[string]any) []llm.Message {
+	t.Helper()
+	key, roleKey, contentKey := "messages", "role", "content"
+	if format == "sharegpt" || format == "agentgym" {
+		key, roleKey, contentKey = "conversations", "from", "value"
+	}
+	roles := map[string]string{"system": "system", "user": "user", "assistant": "assistant", "human": "user", "gpt": "assistant"}
+	var out []llm.Message
+	for _, m := range row[key].([]any) {
+		m := m.(map[string]any)
+		out = append(out, llm.Message{Role: roles[m[roleKey].(string)], Content: m[contentKey].(string)})
+	}
+	return out
+}
+
+// TestTrainedPromptIsTheExportPrefix: for every chat and completion export format, view,
+// task and system message, the trained layout's request for each step is byte for byte
+// what the export wrote before that step's assistant turn.
+func TestTrainedPromptIsTheExportPrefix(t *testing.T) {
+	for _, task := range []string{pipeline.TaskHotpotQA, pipeline.TaskFEVER} {
+		for _, view := range []string{export.ViewReAct, export.ViewAct, export.ViewStandard} {
+			for _, system := range []string{"", "You solve questions with Search, Lookup and Finish."} {
+				for format, exports := range prompt.TrainedFormats {
+					for _, ef := range exports {
+						name := fmt.Sprintf("%s/%s/%s/system=%t", task, view, ef, system != "")
+						t.Run(name, func(t *testing.T) { checkTrained(t, task, view, format, ef, system) })
+					}
+				}
+			}
+		}
+	}
+}
+
+func checkTrained(t *testing.T, task, view, format, exportFormat, system string) {
+	ep := trainedEpisode(task)
+	l, err := prompt.NewTrained(task, view, format, exportFormat, system)
+	if err != nil {
+		t.Fatal(err)
+	}
+	row := exported(t, ep, exportFormat, view, system)
+	history := make([]prompt.Turn, 0, len(ep.Steps))
+	for _, st := range ep.Steps {
+		thought := st.Thought
+		if view == export.ViewAct {
+			thought = ""
+		}
+		history = append(history, prompt.Turn{Thought: thought, Action: st.Action, Observation: st.Observation})
+	}
+	steps := len(ep.Steps)
+	if view == export.ViewStandard {
+		steps = 1
+	}
+	for k := range steps {
+		var req prompt.Request
+		if view == export.ViewStandard {
+			req = l.Answer(ep.Question)
+		} else {
+			req = l.Step(ep.Question, history[:k])
+		}
+		if format == prompt.FormatCompletion {
+			full := row["prompt"].(string) + row["completion"].(string)
+			if k == 0 && req.Prompt != row["prompt"].(string) {
+				t.Fatalf("step 1 prompt\n%q\nwant the export's prompt\n%q", req.Prompt, row["prompt"])
+			}
+			if !strings.HasPrefix(full, req.Prompt) {
+				t.Fatalf("step %d prompt is not a prefix of the exported text:\n%q\n%q", k+1, req.Prompt, full)
+			}
+			next := full[len(req.Prompt):]
+			want := fmt.Sprintf("Thought %d: ", k+1)
+			switch view {
+			case export.ViewAct:
+				want = fmt.Sprintf("Action %d: ", k+1)
+			case export.ViewStandard:
+				want = "Answer: "
+			}
+			if !strings.HasPrefix(next, want) {
+				t.Fatalf("step %d: the exported text goes on with %q, want %q", k+1, next[:min(len(next), 30)], want)
+			}
+			continue
+		}
+		all := turns(t, exportFormat, row)
+		// The turns before the (k+1)-th assistant turn.
+		var want []llm.Message
+		seen := 0
+		for _, m := range all {
+			if m.Role == "assistant" {
+				if seen == k {
+					break
+				}
+				seen++
+			}
+			want = append(want, m)
+		}
+		if len(req.Messages) != len(want) {
+			t.Fatalf("step %d: %d messages, want %d:\n%q\n%q", k+1, len(req.Messages), len(want), req.Messages, want)
+		}
+		for i := range want {
+			if req.Messages[i] != want[i] {
+				t.Fatalf("step %d message %d\n%q\nwant\n%q", k+1, i, req.Messages[i], want[i])
+			}
+		}
+	}
+}
+
+func TestTrainedRefusesWhatTheExportNeverWrote(t *testing.T) {
+	for _, tc := range []struct{ kind, format, export string }{
+		{prompt.KindCoT, prompt.FormatChat, ""},
+		{prompt.KindReAct, prompt.FormatChat, "completion"},
+		{prompt.KindReAct, prompt.FormatCompletion, "openai-chat"},
+		{prompt.KindReAct, prompt.FormatChat, "alpaca"},
+	} {
+		if _, err := prompt.NewTrained(pipeline.TaskHotpotQA, tc.kind, tc.format, tc.export, ""); err == nil {
+			t.Errorf("NewTrained(%s, %s, %s) accepted", tc.kind, tc.format, tc.export)
+		}
+	}
+}
