@@ -4,7 +4,7 @@ BIN     := bin/reactgen
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X main.version=$(VERSION)
 
-.PHONY: build run test jsdeps test-short race bench bench-index bench-index-1m bench-generate bench-export vet clean demo-world chromium report report-screenshot
+.PHONY: build run test jsdeps test-short race bench bench-index bench-index-1m bench-generate bench-export vet clean demo-world chromium report report-screenshot eval
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/reactgen
@@ -57,6 +57,13 @@ bench-generate:
 BENCH_EPISODES ?= 100000
 bench-export:
 	EXPORT_BENCH_EPISODES=$(BENCH_EPISODES) $(GO) test -run '^$$' -bench 'Export$$' -benchtime 1x -timeout 30m ./export/
+
+# `reactgen eval` on the demo world with a fake "fine-tuned" model (the expert policy
+# behind an OpenAI-compatible test server on 127.0.0.1) answering in the trained layout:
+# prints the table for the trained and the few-shot layout, chat and completion, and
+# checks that both layouts give every question the same answer.
+eval:
+	$(GO) test -count=1 -run '^TestEvalTrainedDemo$$' -v ./cmd/reactgen/ | grep -v '^=== RUN'
 
 # Debian's Chromium, for the report's browser test (internal/report, skipped without it)
 # and the screenshot below. Needs root and the Debian package mirror.

@@ -42,6 +42,9 @@ type Stage struct {
 	Client   func(ctx context.Context, cacheDir string) (llm.Clients, error)
 	Progress io.Writer // nil: none
 	Logger   *slog.Logger
+	// System is export.system, the trained layout's system message (generate.prompting
+	// trained); unused by few-shot prompting.
+	System string
 }
 
 var _ pipeline.Stage = (*Stage)(nil)
@@ -110,7 +113,7 @@ func (s *Stage) Run(ctx context.Context, r *pipeline.Run) (pipeline.Counts, erro
 		Config: s.Config, LLM: s.LLM, Task: s.Env.Task, RunID: r.Manifest.RunID,
 		Questions: s.Questions, Done: state.Done, CorrectSoFar: state.Correct, Prompts: s.Prompts, CoTPrompts: s.CoTPrompts,
 		NewEnv: func() Environment { return env.New(corpus, s.Env) }, Client: client, NewActor: actors,
-		Sink: episodes, Progress: s.Progress, Logger: log, Hard: hard,
+		Sink: episodes, Progress: s.Progress, Logger: log, Hard: hard, System: s.System,
 	})
 	counts := pipeline.Counts{"questions": len(s.Questions), "planned": sum.Planned, "episodes": sum.Episodes,
 		"correct": sum.Correct, "requests": sum.Requests, "tokens": sum.Usage.TotalTokens,

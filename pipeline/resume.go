@@ -29,6 +29,11 @@ func (c *Config) ResultKeys(taskSHA, corpusID, promptID string) map[string]strin
 		keys["llm.seed"] = fmt.Sprint(l.Seed)
 		keys["generate.samples"] = fmt.Sprint(g.Samples)
 		keys["generate.sample_temperature"] = fmt.Sprint(g.SampleTemperature)
+		if g.Prompting == "trained" {
+			keys["generate.prompting"] = g.Prompting
+			keys["generate.trained_format"] = g.TrainedFormat
+			keys["export.system"] = c.Export.System // the trained layout's system message
+		}
 	}
 	return keys
 }

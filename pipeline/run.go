@@ -21,12 +21,13 @@ const (
 	StageIndex    = "index"    // build the local corpus index when it is missing
 	StageImport   = "import"   // episodes from existing corpora instead of generate
 	StageGenerate = "generate" // the agent: episodes.jsonl
+	StageScore    = "score"    // reactgen eval: the metrics of the episodes, eval.json
 	StageFilter   = "filter"   // kept.jsonl and rejected.jsonl
 	StageExport   = "export"   // the training files and the dataset card
 )
 
 // StageOrder is the order stages run in, whatever order they are handed in.
-var StageOrder = []string{StageIndex, StageImport, StageGenerate, StageFilter, StageExport}
+var StageOrder = []string{StageIndex, StageImport, StageGenerate, StageScore, StageFilter, StageExport}
 
 // Stage statuses, as the manifest records them.
 const (
@@ -88,6 +89,9 @@ type Spec struct {
 	RunID    string            // run.id; empty derives one from Results
 	ForceNew bool              // Resume: move a mismatching run's files aside instead of refusing
 	Logger   *slog.Logger      // nil: discard
+	// ConfigFile is the config file named on the command line, recorded so that later
+	// commands (reactgen train's eval hint) can name it; empty keeps what was recorded.
+	ConfigFile string
 }
 
 // Run is an open run directory: its lock and its manifest, while stages run.
@@ -198,6 +202,9 @@ func (r *Run) start(spec Spec) error {
 		m = newManifest(cmp.Or(spec.RunID, RunID(spec.Results)))
 	}
 	m.Version = spec.Version
+	if spec.ConfigFile != "" {
+		m.ConfigFile = spec.ConfigFile
+	}
 	m.Config = spec.Config
 	m.Results = spec.Results
 	m.Inputs = spec.Inputs

@@ -53,6 +53,7 @@ func (a *app) runStages(ctx context.Context, o stageOptions, command string, nam
 		if spec, stages, err = a.generation(&cfg, o.forceNew, command); err != nil {
 			return err
 		}
+		spec.ConfigFile = ld.File
 	} else if err := checkEvalFiles(&cfg); err != nil {
 		return err
 	}
@@ -102,6 +103,8 @@ func (a *app) generation(cfg *pipeline.Config, forceNew bool, command string) (p
 	}
 	if !pol.model {
 		promptID = cfg.Generate.Policy // the expert reads no prompt; the set only shapes layouts it never sends
+	} else if cfg.Generate.Prompting == prompt.PromptingTrained {
+		promptID = prompt.PromptingTrained // no exemplars are sent; the layout's keys pin what is
 	}
 	taskIn, err := pipeline.DescribeInput("task", cfg.Task.Path)
 	if err != nil {
@@ -120,7 +123,7 @@ func (a *app) generation(cfg *pipeline.Config, forceNew bool, command string) (p
 		return pipeline.Spec{}, nil, err
 	}
 	inputs := append([]pipeline.Input{taskIn}, corpusIns...)
-	if pol.model {
+	if pol.model && cfg.Generate.Prompting != prompt.PromptingTrained {
 		in, err := prompt.Input(cfg.Generate.Exemplars, cfg.Task.Name, data.FS)
 		if err != nil {
 			return pipeline.Spec{}, nil, &pipeline.ConfigError{Key: "generate.exemplars", Message: err.Error()}
@@ -147,7 +150,8 @@ func (a *app) generation(cfg *pipeline.Config, forceNew bool, command string) (p
 
 	gen := &generate.Stage{Config: cfg.Generate, LLM: cfg.LLM, RunConfig: cfg.Run, Questions: questions, Prompts: prompts, CoTPrompts: cotPrompts,
 		Env:    env.Options{Task: cfg.Task.Name, Sentences: cfg.Env.Sentences, MaxObservationChars: cfg.Env.MaxObservationChars},
-		Corpus: func() (env.Corpus, func(), error) { return be.open(cfg) }, Actors: pol.actors, Progress: a.stderr, Logger: a.log}
+		Corpus: func() (env.Corpus, func(), error) { return be.open(cfg) }, Actors: pol.actors, Progress: a.stderr, Logger: a.log,
+		System: cfg.Export.System}
 	if pol.model {
 		gen.Client = func(ctx context.Context, cacheDir string) (llm.Clients, error) {
 			return llm.NewClient(ctx, llm.Options{Config: cfg.LLM, Getenv: a.getenv, CacheDir: cacheDir})

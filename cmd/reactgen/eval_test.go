@@ -1,0 +1,189 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/reactgen/reactgen/generate/expert"
+	"github.com/reactgen/reactgen/internal/dataset"
+	"github.com/reactgen/reactgen/internal/index"
+	"github.com/reactgen/reactgen/internal/llm/llmtest"
+	"github.com/reactgen/reactgen/pipeline"
+)
+
+// demoModel is a fake "fine-tuned" model over the demo world: it reads the question and
+// the trajectory so far from a request in either layout (trained or few-shot, chat or
+// completion), lets the expert policy decide the next step, and answers as a model
+// trained on the export would: "Thought: …\nAction: …" in chat, "Thought i: …\nAction i: …"
+// in the completion layout (after a few-shot "Thought i:" only the rest of the line).
+type demoModel struct {
+	ex        *expert.Expert
+	questions map[string]pipeline.Question // by question text
+}
+
+func newDemoModel(t *testing.T, indexDir string) *demoModel {
+	t.Helper()
+	ix, err := index.Open(indexDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ix.Close() })
+	qs, _, err := dataset.Load(demoTasks, dataset.Options{Task: pipeline.TaskHotpotQA})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := &demoModel{ex: expert.New(ix), questions: map[string]pipeline.Question{}}
+	for _, q := range qs {
+		m.questions[q.Question] = q
+	}
+	return m
+}
+
+// read finds the question and the steps so far in a request.
+func (m *demoModel) read(r llmtest.Req) (q pipeline.Question, history []pipeline.Step, cont string, ok bool) {
+	if r.Endpoint == "chat" {
+		start := -1
+		for i, msg := range r.Messages {
+			if msg.Role == "user" && strings.Contains(msg.Content, "Question: ") {
+				start = i // the last one: few-shot system prompts hold the exemplars' questions, not user turns
+			}
+		}
+		if start < 0 {
+			return q, nil, "", false
+		}
+		c := r.Messages[start].Content
+		q, ok = m.questions[c[strings.LastIndex(c, "Question: ")+len("Question: "):]]
+		for _, msg := range r.Messages[start+1:] {
+			switch {
+			case msg.Role == "assistant":
+				_, action, _ := strings.Cut(msg.Content, "Action: ")
+				history = append(history, pipeline.Step{Action: action})
+			case strings.HasPrefix(msg.Content, "Observation: ") && len(history) > 0:
+				history[len(history)-1].Observation = strings.TrimPrefix(msg.Content, "Observation: ")
+			}
+		}
+		return q, history, "", ok
+	}
+	p := r.Prompt
+	i := strings.LastIndex(p, "Question: ")
+	if i < 0 {
+		return q, nil, "", false
+	}
+	lines := strings.Split(p[i+len("Question: "):], "\n")
+	q, ok = m.questions[lines[0]]
+	for _, l := range lines[1:] {
+		label, rest, _ := strings.Cut(l, ": ")
+		switch {
+		case strings.HasPrefix(label, "Action "):
+			history = append(history, pipeline.Step{Action: rest})
+		case strings.HasPrefix(label, "Observation ") && len(history) > 0:
+			history[len(history)-1].Observation = rest
+		case strings.HasPrefix(l, "Thought ") && strings.HasSuffix(l, ":"):
+			cont = l // a few-shot prompt ends with "Thought i:"
+		}
+	}
+	return q, history, cont, ok
+}
+
+func (m *demoModel) handle(ctx context.Context, r llmtest.Req) llmtest.Reply {
+	q, history, cont, ok := m.read(r)
+	if !ok {
+		return llmtest.Reply{Texts: []string{"I do not know this question."}}
+	}
+	mv, err := m.ex.Act(ctx, q, history)
+	if err != nil {
+		return llmtest.Reply{Fault: llmtest.Fault500}
+	}
+	n := len(history) + 1
+	switch {
+	case r.Endpoint == "chat":
+		return llmtest.Reply{Texts: []string{"Thought: " + mv.Thought + "\nAction: " + mv.Action}}
+	case cont != "":
+		return llmtest.Reply{Texts: []string{fmt.Sprintf(" %s\nAction %d: %s", mv.Thought, n, mv.Action)}}
+	}
+	return llmtest.Reply{Texts: []string{fmt.Sprintf("Thought %d: %s\nAction %d: %s", n, mv.Thought, n, mv.Action)}}
+}
+
+// predictions reads each question's prediction from a run's episode log.
+func predictions(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	for ep, err := range pipeline.ReadEpisodes(filepath.Join(dir, pipeline.EpisodesFile)) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[ep.QuestionID] = ep.Prediction
+	}
+	return out
+}
+
+// TestEvalTrainedDemo scores a "fine-tuned" model on the demo world zero-shot in its
+// trained layout and few-shot, in the chat and completion formats: the table is printed,
+// the trained requests carry no exemplar and no instruction, and both modes give every
+// question the same answer. `make eval` runs it with -v to show the tables.
+func TestEvalTrainedDemo(t *testing.T) {
+	ix := filepath.Join(t.TempDir(), "index")
+	if res := invoke(t, "", nil, "index", "--corpus", demoCorpus, "--out", ix); res.code != 0 {
+		t.Fatalf("index: %s", res.stderr)
+	}
+	model := newDemoModel(t, ix)
+	srv := llmtest.NewServer(t, model.handle)
+	const system = "You answer questions with Search, Lookup and Finish."
+	for _, format := range []string{"chat", "completion"} {
+		t.Run(format, func(t *testing.T) {
+			answers := map[string]map[string]string{}
+			for _, mode := range []string{"trained", "few-shot"} {
+				dir := filepath.Join(t.TempDir(), mode)
+				before := srv.Requests()
+				res := invoke(t, "", nil, "eval", "--config", "../../configs/demo.yaml", "--out", dir,
+					"--set", "generate.policy=llm", "--set", "llm.model=ft:demo-react", "--set", "llm.base_url="+srv.URL,
+					"--set", "generate.prompting="+mode, "--set", "generate.format="+format, "--set", "corpus.index="+ix,
+					"--set", "task.limit=40", "--set", "export.system="+system)
+				if res.code != 0 {
+					t.Fatalf("eval %s: exit %d: %s", mode, res.code, res.stderr)
+				}
+				t.Logf("reactgen eval, %s, %s:\n%s", format, mode, res.stdout)
+				label := "react"
+				if mode == "trained" {
+					label = "react (trained)"
+				}
+				if row := regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(label) + `\s+ft:demo-react\s+\d`); !row.MatchString(res.stdout) || !strings.Contains(res.stdout, "HotpotQA EM") {
+					t.Errorf("the table lacks the %q row:\n%s", label, res.stdout)
+				}
+				if srv.Requests() == before {
+					t.Fatalf("the model was not asked")
+				}
+				answers[mode] = predictions(t, dir)
+				if mode == "trained" {
+					first := srv.Log()[before]
+					text := first.Req.Prompt
+					for _, m := range first.Req.Messages {
+						text += m.Content + "\n"
+					}
+					if strings.Count(text, "Question: ") != 1 || !strings.HasPrefix(text, system) || strings.Contains(text, "Thought 1:") && format == "chat" {
+						t.Errorf("a trained request holds more than the system message and one question:\n%s", text)
+					}
+				}
+			}
+			if len(answers["trained"]) != 40 {
+				t.Fatalf("%d trained answers, want 40", len(answers["trained"]))
+			}
+			correct := 0
+			for qid, a := range answers["trained"] {
+				if answers["few-shot"][qid] != a {
+					t.Errorf("question %s: trained answers %q, few-shot %q", qid, a, answers["few-shot"][qid])
+				}
+				if a != "" {
+					correct++
+				}
+			}
+			if correct < 30 {
+				t.Errorf("only %d of 40 questions answered", correct)
+			}
+		})
+	}
+}
