@@ -38,6 +38,8 @@ type TaskConfig struct {
 	Limit   int    `mapstructure:"limit"`    // at most this many questions (0 = all)
 	Offset  int    `mapstructure:"offset"`   // skip this many questions first
 	SkipBad bool   `mapstructure:"skip_bad"` // skip malformed records instead of failing
+	// Shard, "i/n", keeps the questions of shard i of n (see Shard); empty keeps all.
+	Shard string `mapstructure:"shard"`
 }
 
 // CorpusConfig names the source text and its index.
@@ -323,6 +325,9 @@ func (c *Config) Validate() error {
 		if p.v <= 0 {
 			return &ConfigError{Key: p.key, Message: fmt.Sprintf("must be at least 1, got %d", p.v)}
 		}
+	}
+	if _, err := ParseShard(c.Task.Shard); err != nil {
+		return &ConfigError{Key: "task.shard", Message: err.Error()}
 	}
 	for i, e := range c.LLM.Endpoints {
 		key := fmt.Sprintf("llm.endpoints[%d]", i)

@@ -19,6 +19,9 @@ func (c *Config) ResultKeys(taskSHA, corpusID, promptID string) map[string]strin
 		"generate.max_steps": fmt.Sprint(g.MaxStepsFor(c.Task.Name)), "generate.seed": fmt.Sprint(g.Seed),
 		"generate.shuffle": fmt.Sprint(g.Shuffle), "generate.rationalize": fmt.Sprint(g.Rationalize),
 	}
+	if c.Task.Shard != "" {
+		keys[ShardKey] = c.Task.Shard
+	}
 	if g.Policy == "llm" {
 		keys["llm.model"] = l.Model
 		keys["generate.format"] = g.Format

@@ -92,6 +92,8 @@ type Manifest struct {
 	// Endpoints is what each server of an endpoint pool (llm.endpoints) served, summed
 	// over the run's sessions.
 	Endpoints []EndpointShare `json:"endpoints,omitempty"`
+	// Shards are the shard runs a merged run was made of (reactgen merge).
+	Shards []ShardInput `json:"shards,omitempty"`
 }
 
 // EndpointShare is one pool endpoint's part in a run.
@@ -247,7 +249,9 @@ var ErrNoRun = errors.New("not a run directory (no manifest.json)")
 func RunID(results map[string]string) string {
 	keys := make([]string, 0, len(results))
 	for k := range results {
-		keys = append(keys, k)
+		if k != ShardKey { // the shards of a run, and the run they merge into, share its id
+			keys = append(keys, k)
+		}
 	}
 	sort.Strings(keys)
 	h := sha256.New()

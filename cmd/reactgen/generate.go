@@ -19,5 +19,6 @@ func (a *app) newGenerateCmd() *cobra.Command {
 		},
 	}
 	o.register(cmd)
+	o.registerShard(cmd)
 	return cmd
 }

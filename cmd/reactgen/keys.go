@@ -15,6 +15,7 @@ var keyDocs = map[string]string{
 	"task.limit":    "use at most this many questions (0 = all)",
 	"task.offset":   "skip this many questions first",
 	"task.skip_bad": "skip malformed task records and count them, instead of failing",
+	"task.shard":    "i/n: generate only shard i of n of the questions (a seeded hash of each id; --shard, or JOB_COMPLETION_INDEX / JOB_COMPLETIONS); `reactgen merge` combines the shards",
 
 	"corpus.path":  "corpus source: JSONL {title, text}, FEVER's wiki-pages JSONL, the HotpotQA Wikipedia .bz2 tree, or a HotpotQA question file's context",
 	"corpus.index": "index directory; empty means <run>/index, built by `reactgen run` when missing",

@@ -24,6 +24,7 @@ temperature, task file, corpus) is refused unless --force-new.`,
 		},
 	}
 	o.register(cmd)
+	o.registerShard(cmd)
 	return cmd
 }
 

@@ -25,12 +25,44 @@ type stageOptions struct {
 	flags    configFlags
 	forceNew bool
 	skipBad  bool
+	shard    string // --shard i/n, for the commands that generate
 }
 
 func (o *stageOptions) register(cmd *cobra.Command) {
 	o.flags.register(cmd, false)
 	cmd.Flags().BoolVar(&o.forceNew, "force-new", false, "start the run directory afresh when its settings differ (old files are moved aside)")
 	cmd.Flags().BoolVar(&o.skipBad, "skip-bad", false, "skip malformed task and corpus records and count them (task.skip_bad)")
+}
+
+// registerShard adds --shard to a command that generates.
+func (o *stageOptions) registerShard(cmd *cobra.Command) {
+	cmd.Flags().StringVar(&o.shard, "shard", "", "generate shard i of n of the questions, e.g. 0/4 (task.shard; in a Kubernetes Indexed Job, JOB_COMPLETION_INDEX and JOB_COMPLETIONS)")
+}
+
+// shardOf is the shard a generating command runs: --shard, else task.shard, else a
+// Kubernetes Indexed Job's JOB_COMPLETION_INDEX of JOB_COMPLETIONS, else none.
+func (a *app) shardOf(o stageOptions, cfg *pipeline.Config) (string, error) {
+	switch {
+	case o.shard != "":
+		if _, err := pipeline.ParseShard(o.shard); err != nil {
+			return "", usagef("--shard %w", err)
+		}
+		return o.shard, nil
+	case cfg.Task.Shard != "":
+		return cfg.Task.Shard, nil
+	}
+	idx, n := a.getenv("JOB_COMPLETION_INDEX"), a.getenv("JOB_COMPLETIONS")
+	switch {
+	case idx == "":
+		return "", nil
+	case n == "":
+		return "", usagef("JOB_COMPLETION_INDEX is %s but JOB_COMPLETIONS is not set: set it to the job's completions (see docs/scale.md), or pass --shard", idx)
+	}
+	s := idx + "/" + n
+	if _, err := pipeline.ParseShard(s); err != nil {
+		return "", usagef("JOB_COMPLETION_INDEX / JOB_COMPLETIONS: %w", err)
+	}
+	return s, nil
 }
 
 // runStages builds the named stages from the config and hands them to pipeline.Execute,
@@ -50,6 +82,9 @@ func (a *app) runStages(ctx context.Context, o stageOptions, command string, nam
 		Config: map[string]any{"filter": red["filter"], "export": red["export"]}}
 	var stages []pipeline.Stage
 	if slices.Contains(names, pipeline.StageGenerate) {
+		if cfg.Task.Shard, err = a.shardOf(o, &cfg); err != nil {
+			return err
+		}
 		if spec, stages, err = a.generation(&cfg, o.forceNew, command); err != nil {
 			return err
 		}
@@ -117,6 +152,11 @@ func (a *app) generation(cfg *pipeline.Config, forceNew bool, command string) (p
 	}
 	if report.Skipped > 0 {
 		a.log.Warn("skipped malformed task records", "file", cfg.Task.Path, "skipped", report.Skipped)
+	}
+	if shard, _ := pipeline.ParseShard(cfg.Task.Shard); shard.Count > 0 {
+		all := len(questions)
+		questions = shard.Select(questions, cfg.Generate.Seed)
+		a.log.Info("shard", "shard", shard.String(), "questions", len(questions), "of", all)
 	}
 	corpusID, corpusIns, err := be.identity(cfg)
 	if err != nil {
