@@ -342,24 +342,9 @@ func (c *Config) Validate() error {
 			return &ConfigError{Key: key + ".weight", Message: fmt.Sprintf("must not be negative, got %v", *e.Weight)}
 		}
 	}
-	if c.Export.ValidationFraction < 0 || c.Export.ValidationFraction >= 1 {
-		return &ConfigError{Key: "export.validation_fraction", Message: fmt.Sprintf("must be in [0, 1), got %v", c.Export.ValidationFraction)}
-	}
-	if c.Task.Path == "" {
-		return &ConfigError{Key: "task.path", Message: "is required: the file of questions or claims"}
-	}
-	if c.Env.Backend == "local" && c.Corpus.Path == "" && c.Corpus.Index == "" {
-		return &ConfigError{Key: "corpus.path", Message: "is required with env.backend local (or set corpus.index to a built index)"}
-	}
-	if c.Env.Backend == "mediawiki" && c.Env.MediaWikiURL == "" {
-		return &ConfigError{Key: "env.mediawiki_url", Message: "is required with env.backend mediawiki"}
-	}
 	if c.Generate.CoTExemplars != "" && !slices.Contains([]string{"cot", "cot-sc", "react-cot-sc", "cot-sc-react"}, c.Generate.Method) {
 		return &ConfigError{Key: "generate.cot_exemplars", Message: fmt.Sprintf(
 			"method %s sends no CoT prompt; the key serves cot, cot-sc, react-cot-sc and cot-sc-react", c.Generate.Method)}
-	}
-	if c.Generate.Policy == "llm" && c.LLM.Model == "" {
-		return &ConfigError{Key: "llm.model", Message: "is required with generate.policy llm"}
 	}
 	if c.Generate.Prompting == "trained" {
 		switch c.Generate.Method {
@@ -373,8 +358,29 @@ func (c *Config) Validate() error {
 	} else if c.Generate.TrainedFormat != "" {
 		return &ConfigError{Key: "generate.trained_format", Message: "is only read with generate.prompting trained"}
 	}
+	if c.Export.ValidationFraction < 0 || c.Export.ValidationFraction >= 1 {
+		return &ConfigError{Key: "export.validation_fraction", Message: fmt.Sprintf("must be in [0, 1), got %v", c.Export.ValidationFraction)}
+	}
 	if len(c.Export.Formats) == 0 {
 		return &ConfigError{Key: "export.formats", Message: "must name at least one format"}
+	}
+	return nil
+}
+
+// ValidateSources checks that what generation reads is named: the task file, the corpus
+// and the model. Filter and export on an existing run need none of them.
+func (c *Config) ValidateSources() error {
+	if c.Task.Path == "" {
+		return &ConfigError{Key: "task.path", Message: "is required: the file of questions or claims"}
+	}
+	if c.Env.Backend == "local" && c.Corpus.Path == "" && c.Corpus.Index == "" {
+		return &ConfigError{Key: "corpus.path", Message: "is required with env.backend local (or set corpus.index to a built index)"}
+	}
+	if c.Env.Backend == "mediawiki" && c.Env.MediaWikiURL == "" {
+		return &ConfigError{Key: "env.mediawiki_url", Message: "is required with env.backend mediawiki"}
+	}
+	if c.Generate.Policy == "llm" && c.LLM.Model == "" {
+		return &ConfigError{Key: "llm.model", Message: "is required with generate.policy llm"}
 	}
 	return nil
 }

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -108,6 +109,9 @@ type configSource struct {
 	file     string
 	recorded map[string]any // a run's manifest config (filter and export without --config)
 	sets     []string
+	// existing is set for the stages that work on an existing run (filter, export): the
+	// sources generation reads (task file, corpus, model) need not be named.
+	existing bool
 }
 
 // loadConfig merges defaults, the recorded config or YAML file, REACTGEN_* environment
@@ -228,7 +232,11 @@ func loadConfig(reg *registry, src configSource, getenv func(string) string) (*l
 	if cfg.LLM.BaseURL == "" {
 		cfg.LLM.BaseURL = "https://api.openai.com/v1"
 	}
-	for _, check := range []func(*pipeline.Config) error{(*pipeline.Config).Validate, reg.check} {
+	checks := []func(*pipeline.Config) error{(*pipeline.Config).Validate, (*pipeline.Config).ValidateSources, reg.check}
+	if src.existing {
+		checks = slices.Delete(checks, 1, 2)
+	}
+	for _, check := range checks {
 		if err := check(&cfg); err != nil {
 			var ce *pipeline.ConfigError
 			if errors.As(err, &ce) {

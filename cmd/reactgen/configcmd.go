@@ -25,7 +25,7 @@ func (a *app) newConfigCmd() *cobra.Command {
   REACTGEN_GENERATE_CONCURRENCY=32 reactgen config show -c configs/hotpotqa-react.yaml --set llm.model=gpt-4o`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ld, err := a.load(&f)
+			ld, err := a.load(&f, false)
 			if err != nil {
 				return err
 			}

@@ -39,7 +39,7 @@ target_correct and rationalize are set to 1, 0 and false.`,
 }
 
 func (a *app) runEval(ctx context.Context, o stageOptions) error {
-	ld, err := a.load(&o.flags)
+	ld, err := a.load(&o.flags, false)
 	if err != nil {
 		return err
 	}

@@ -52,7 +52,7 @@ func (a *app) runImport(ctx context.Context, o importOptions, files []string) er
 	}
 	cfg := pipeline.Default()
 	if o.config.file != "" {
-		ld, err := a.load(&o.config)
+		ld, err := a.load(&o.config, true)
 		if err != nil {
 			return err
 		}

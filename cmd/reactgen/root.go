@@ -29,12 +29,25 @@ func (f *configFlags) register(cmd *cobra.Command, needOut bool) {
 	}
 }
 
-// load reads the effective config for a command.
-func (a *app) load(f *configFlags) (*loaded, error) {
+// load reads the effective config for a command. A stage on an existing run (filter,
+// export) reuses the run's recorded config when --config is not given, with --set and
+// REACTGEN_* applied on top.
+func (a *app) load(f *configFlags, existing bool) (*loaded, error) {
+	src := configSource{file: f.file, sets: f.sets, existing: existing}
 	if f.file == "" {
-		return nil, usagef("--config is required (try configs/demo.yaml)")
+		if !existing {
+			return nil, usagef("--config is required (try configs/demo.yaml)")
+		}
+		if f.out == "" {
+			return nil, usagef("--config or --out is required: the run directory whose recorded config to reuse")
+		}
+		rec, err := pipeline.RecordedConfig(f.out)
+		if err != nil {
+			return nil, err
+		}
+		src.recorded = rec
 	}
-	ld, err := loadConfig(a.reg, configSource{file: f.file, sets: f.sets}, a.getenv)
+	ld, err := loadConfig(a.reg, src, a.getenv)
 	if err != nil {
 		return nil, err
 	}

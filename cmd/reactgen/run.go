@@ -31,10 +31,13 @@ temperature, task file, corpus) is refused unless --force-new.`,
 func (a *app) newFilterCmd() *cobra.Command {
 	var o stageOptions
 	cmd := &cobra.Command{
-		Use:     "filter",
-		Short:   "Run the filter stage: episodes.jsonl into kept.jsonl and rejected.jsonl",
-		Example: "  reactgen filter --config configs/demo.yaml --out runs/demo --set filter.min_f1=0.8",
-		Args:    cobra.NoArgs,
+		Use:   "filter",
+		Short: "Run the filter stage: episodes.jsonl into kept.jsonl and rejected.jsonl",
+		Long: `Runs the filter stage on an existing run. Without --config it reuses the config
+recorded in the run's manifest.json, with REACTGEN_* and --set applied on top.`,
+		Example: `  reactgen filter --out runs/demo --set filter.min_f1=0.8
+  reactgen filter --config configs/demo.yaml --out runs/demo`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return a.runStages(cmd.Context(), o, "filter", pipeline.StageFilter)
 		},
@@ -46,10 +49,13 @@ func (a *app) newFilterCmd() *cobra.Command {
 func (a *app) newExportCmd() *cobra.Command {
 	var o stageOptions
 	cmd := &cobra.Command{
-		Use:     "export",
-		Short:   "Run the export stage: kept.jsonl into training files and a dataset card under export/",
-		Example: "  reactgen export --config configs/demo.yaml --out runs/demo --set export.formats=[sharegpt,parquet]",
-		Args:    cobra.NoArgs,
+		Use:   "export",
+		Short: "Run the export stage: kept.jsonl into training files and a dataset card under export/",
+		Long: `Runs the export stage on an existing run. Without --config it reuses the config
+recorded in the run's manifest.json, with REACTGEN_* and --set applied on top.`,
+		Example: `  reactgen export --out runs/demo --set export.formats=[parquet]
+  reactgen export --config configs/demo.yaml --out runs/demo --set export.formats=[sharegpt,parquet]`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return a.runStages(cmd.Context(), o, "export", pipeline.StageExport)
 		},

@@ -69,7 +69,7 @@ func (a *app) shardOf(o stageOptions, cfg *pipeline.Config) (string, error) {
 // then prints where the run's files are. With generate, the run is started or resumed;
 // without, filter and export work on the run that is there.
 func (a *app) runStages(ctx context.Context, o stageOptions, command string, names ...string) error {
-	ld, err := a.load(&o.flags)
+	ld, err := a.load(&o.flags, !slices.Contains(names, pipeline.StageGenerate))
 	if err != nil {
 		return err
 	}
