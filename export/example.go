@@ -4,7 +4,9 @@
 // Arrow directory that Hugging Face datasets' load_from_disk reads, a single Arrow IPC
 // file, Parquet shards laid out for the Hugging Face Hub, DPO preference pairs and a
 // dataset card. Every format is derived from one rendered Example per episode and view;
-// docs/formats.md describes each file.
+// docs/formats.md describes each file. Stage is the export stage of a run (a
+// pipeline.Stage): it fills the card from pipeline.Summarize and lists every file it
+// wrote in the manifest.
 package export
 
 import (

@@ -2,7 +2,8 @@
 // pipeline.Episode records (a stream, re-readable through Options.Reopen) and a
 // pipeline.FilterConfig, and produces two streams, kept episodes and pipeline.Rejected
 // records carrying every reason, plus Stats. Answers are scored by internal/score, the
-// same code generate and the importer use.
+// same code generate and the importer use. Stage is the filter stage of a run (a
+// pipeline.Stage): episodes.jsonl into kept.jsonl and rejected.jsonl.
 //
 // Rules come in two kinds. A Rule judges one episode alone (correct, finished,
 // max_steps, no_invalid_actions, no_bad_calls, no_loops, max_tokens, decontaminate);

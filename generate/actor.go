@@ -1,7 +1,10 @@
 // Package generate runs episodes: the ReAct agent loop and the paper's other prompting
-// methods over an llm.Client and an env.Corpus, the expert policy that plays from gold
-// supporting facts, exemplars and prompt layouts, the tolerant parser of model output, and
-// the STaR-style bootstrap scheduler that writes finished episodes to the run's log.
+// methods over an llm.Client and an env.Corpus (exemplars and prompt layouts in
+// generate/prompt, the expert policy that plays from gold supporting facts in
+// generate/expert), and the STaR-style bootstrap scheduler that writes finished episodes
+// to the run's log. Stage is the generate stage of a run (a pipeline.Stage): it consumes
+// the questions, the exemplars and its typed config sections, and produces
+// episodes.jsonl.
 package generate
 
 import (

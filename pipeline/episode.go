@@ -1,7 +1,13 @@
 // Package pipeline owns the records that flow between reactgen's stages (questions,
-// episodes, verdicts), the typed configuration, the run directory with its manifest and
-// episode log, and the orchestration of the stages. It never imports an LLM client, an
-// environment or a file format: stages depend on pipeline, not on each other.
+// episodes, verdicts), the typed configuration, the run directory with its lock,
+// manifest and episode log, and the run itself. A Stage is a value with a Name and a
+// Run(ctx, *Run) method; Execute opens the run directory a Spec describes, takes its
+// lock, checks that a resume would not mix results (the result keys), runs the stages in
+// StageOrder recording each one's start, end, counts and outcome in the manifest, writes
+// it and releases the lock. Summarize is the run summary that `reactgen stats` and the
+// dataset card print. The concrete stages live in their own packages (generate, filter,
+// export, internal/index, internal/ingest) and depend on pipeline, never on each other;
+// pipeline never imports an LLM client, an environment or a file format.
 package pipeline
 
 import (

@@ -1,6 +1,11 @@
 // Command reactgen makes fine-tuning data for language agents: it bootstraps ReAct
 // trajectories by few-shot prompting a model against tool environments, keeps the
 // episodes that reach the correct answer, and exports training sets.
+//
+// This package is the command line only: one file per command parses its flags, the
+// config is loaded (config.go) and every name in it resolved against the registry
+// (registry.go), and stages.go builds the stages from their config sections and hands
+// them to pipeline.Execute, which owns the run.
 package main
 
 import (

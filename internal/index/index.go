@@ -1,11 +1,13 @@
 // Package index is the local encyclopedia behind the ReAct environment: Build reads
-// corpus sources (package corpus) and writes on-disk SQLite databases (pure-Go
+// corpus sources (package wikidump) and writes on-disk SQLite databases (pure-Go
 // modernc.org/sqlite): pages.db, a table of pages keyed by normalised title, and the
 // shards fts-0.db, fts-1.db, ..., FTS5 full-text indexes over titles and intro text,
 // each holding alternate batches of pages so that they are written in parallel. Open
 // serves them read-only as an env.Corpus (Page for exact titles, Similar for
 // bm25-ranked suggestions merged over the shards). The index directory also holds
-// info.json, which pins the corpus by the SHA-256 of every source file.
+// info.json, which pins the corpus by the SHA-256 of every source file. Stage is the
+// index stage of a run (a pipeline.Stage that builds the index when it is missing), and
+// Identity pins a run's corpus for resume.
 package index
 
 import (

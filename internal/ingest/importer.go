@@ -2,7 +2,9 @@
 // be filtered and exported like generated ones. It consumes files in one of four
 // formats (FireAct's OpenAI chat and Alpaca files, the paper's GPT-3 transcripts, and
 // FireAct's raw trajectory dumps) plus an optional gold file, and produces
-// pipeline.Episode records with Policy "import:<format>" and Method "react".
+// pipeline.Episode records with Policy "import:<format>" and Method "react". Stage is
+// the import stage of a run: a source of episodes in place of generate, followed by the
+// same filter and export stages.
 package ingest
 
 import (
