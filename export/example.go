@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/reactgen/reactgen/internal/tool"
 	"github.com/reactgen/reactgen/pipeline"
 )
 
@@ -70,9 +71,13 @@ type Example struct {
 	Text         string    `json:"text"` // the paper's layout: question line, then the numbered trajectory
 	Rationalized bool      `json:"rationalized"`
 	Tokens       int64     `json:"n_tokens"` // ChatTokens of Messages with export.tokenizer
-	RunID        string    `json:"run_id"`
-	View         string    `json:"view"`
-	Split        string    `json:"split"`
+	// Tools and ToolMessages are the tool-calling rendering: the task's tool definitions
+	// and the turns with the actions as function calls (tools.go).
+	Tools        []tool.Def    `json:"tools"`
+	ToolMessages []ToolMessage `json:"tool_messages"`
+	RunID        string        `json:"run_id"`
+	View         string        `json:"view"`
+	Split        string        `json:"split"`
 }
 
 // RenderOptions are the parts of the export config that change a rendering.
@@ -165,5 +170,7 @@ func Render(ep pipeline.Episode, view string, opts RenderOptions) (Example, erro
 	}
 	ex.NSteps = int64(len(ex.Steps))
 	ex.Text = text.String()
+	ex.Tools = toolsOf(ep.Task).defs
+	ex.ToolMessages = renderTools(&ep, view, opts)
 	return ex, nil
 }

@@ -49,7 +49,8 @@ func synthEpisode(i int) pipeline.Episode {
 		entity := words(r, 2)
 		typ, act := pipeline.ActionSearch, "Search["+entity+"]"
 		if s%3 == 2 {
-			typ, act = pipeline.ActionLookup, "Lookup["+fixtureWords[r.IntN(len(fixtureWords))]+"]"
+			entity = fixtureWords[r.IntN(len(fixtureWords))] // the keyword
+			typ, act = pipeline.ActionLookup, "Lookup["+entity+"]"
 		}
 		ep.Steps = append(ep.Steps, pipeline.Step{
 			Thought: "I need to " + words(r, 14) + ".", Action: act, ActionType: typ, Argument: entity,

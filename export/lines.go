@@ -25,6 +25,10 @@ var jsonlFormats = map[string]lineFormat{
 	"alpaca":       alpacaLine,
 	"sharegpt":     shareGPTLine,
 	"agentgym":     agentGymLine,
+	// The tool-calling formats (tools.go).
+	"openai-tools":   openAIToolsLine,
+	"hf-tools":       hfToolsLine,
+	"sharegpt-tools": shareGPTToolsLine,
 }
 
 // maskedFormats are the JSONL formats that carry a per-turn loss mask, checked after writing.

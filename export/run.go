@@ -312,6 +312,7 @@ func writeAll(ctx context.Context, stage string, cfg pipeline.ExportConfig, vs [
 		}()
 		batches := make([][]Example, len(vs))
 		rendered := make([]Example, len(vs))
+		memo := &memoCounter{Counter: t.counter, counts: map[string]int{}}
 		send := func(i int) error {
 			for _, s := range byView[i] {
 				select {
@@ -331,6 +332,7 @@ func writeAll(ctx context.Context, stage string, cfg pipeline.ExportConfig, vs [
 				return err
 			}
 			split := SplitOf(cfg.SplitSeed, ep.QuestionID, cfg.ValidationFraction)
+			clear(memo.counts) // the views of one episode share their questions and observations
 			for i, v := range vs {
 				ex, err := Render(ep, v, ropts)
 				if err != nil {
@@ -340,7 +342,7 @@ func writeAll(ctx context.Context, stage string, cfg pipeline.ExportConfig, vs [
 				if err := Validate(&ex, vopts); err != nil {
 					return err
 				}
-				ex.Tokens = int64(ChatTokens(t.counter, ex.Messages))
+				ex.Tokens = int64(ChatTokens(memo, ex.Messages))
 				rendered[i] = ex
 			}
 			if cfg.MaxTokens > 0 && slices.ContainsFunc(rendered, func(ex Example) bool { return ex.Tokens > int64(cfg.MaxTokens) }) {
@@ -392,6 +394,21 @@ func writeAll(ctx context.Context, stage string, cfg pipeline.ExportConfig, vs [
 		files = append(files, e.Files()...)
 	}
 	return files, nil
+}
+
+// memoCounter counts each distinct text once; writeAll clears it per episode.
+type memoCounter struct {
+	bpe.Counter
+	counts map[string]int
+}
+
+func (m *memoCounter) Count(s string) int {
+	if n, ok := m.counts[s]; ok {
+		return n
+	}
+	n := m.Counter.Count(s)
+	m.counts[s] = n
+	return n
 }
 
 // checkWritten re-reads every written file of a masked format and proves its loss mask.

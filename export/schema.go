@@ -85,6 +85,8 @@ var columns = []column{
 	{name: "steps", typ: stepsType, appendTo: appendSteps, read: readSteps, size: stepsSize},
 	{name: "messages", typ: messagesType, appendTo: appendMessages, read: readMessages, size: messagesSize},
 	strCol("text", func(e *Example) string { return e.Text }, func(e *Example, v string) { e.Text = v }),
+	{name: "tools", typ: toolsType, appendTo: appendTools, read: readTools, size: toolsSize},
+	{name: "tool_messages", typ: toolMessagesType, appendTo: appendToolMessages, read: readToolMessages, size: toolMessagesSize},
 	boolCol("rationalized", func(e *Example) bool { return e.Rationalized }, func(e *Example, v bool) { e.Rationalized = v }),
 	{
 		name: "n_tokens", typ: arrow.PrimitiveTypes.Int64,
@@ -263,11 +265,12 @@ func hfDtype(dt arrow.DataType) string {
 }
 
 // yamlFeature is one feature in the dataset card's YAML shape: {name, dtype}, with a list
-// of structs as {name, list: [features]}.
+// of structs as {name, list: [features]} and a struct as {name, struct: [features]}.
 type yamlFeature struct {
-	Name  string        `yaml:"name"`
-	Dtype string        `yaml:"dtype,omitempty"`
-	List  []yamlFeature `yaml:"list,omitempty"`
+	Name   string        `yaml:"name"`
+	Dtype  string        `yaml:"dtype,omitempty"`
+	List   []yamlFeature `yaml:"list,omitempty"`
+	Struct []yamlFeature `yaml:"struct,omitempty"`
 }
 
 // hfYAMLFeatures returns the features as the card's dataset_info lists them.
@@ -288,6 +291,13 @@ func toYAMLFeature(name string, dt arrow.DataType) yamlFeature {
 			}
 			return f
 		}
+	}
+	if st, ok := dt.(*arrow.StructType); ok {
+		f := yamlFeature{Name: name}
+		for _, sf := range st.Fields() {
+			f.Struct = append(f.Struct, toYAMLFeature(sf.Name, sf.Type))
+		}
+		return f
 	}
 	return yamlFeature{Name: name, Dtype: hfDtype(dt)}
 }

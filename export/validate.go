@@ -109,7 +109,7 @@ func Validate(ex *Example, opts ValidateOptions) error {
 			return fail("the last turn %q is not the assistant's Finish", clip(last))
 		}
 	}
-	return nil
+	return validateTools(ex, opts)
 }
 
 func clip(s string) string {

@@ -135,6 +135,16 @@ type Step struct {
 	Argument    string `json:"argument"`
 	Observation string `json:"observation"`
 	Calls       []Call `json:"calls,omitempty"` // the request(s) that produced this step
+	// ToolCall is the function call a tool-calling model made for this step, as it made
+	// it; Action is what was read from it. Nil for text formats and imported episodes.
+	ToolCall *ToolCall `json:"tool_call,omitempty"`
+}
+
+// ToolCall is one function call as the model sent it (generate.format tools).
+type ToolCall struct {
+	ID        string `json:"id,omitempty"` // the call id the server gave
+	Name      string `json:"name"`         // search, lookup or finish (or what the model wrote)
+	Arguments string `json:"arguments"`    // the arguments' JSON text, verbatim
 }
 
 // Sample is one sampled chain of thought in a self-consistency method.

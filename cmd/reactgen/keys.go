@@ -85,7 +85,7 @@ var keyDocs = map[string]string{
 	"filter.balance_by":        "balance: label (FEVER) or type (HotpotQA)",
 	"filter.balance_tolerance": "balance: allowed deviation from equal shares",
 
-	"export.formats":             "openai-chat, axolotl-chat, completion, alpaca, sharegpt, agentgym, arrow (HF save_to_disk), arrow-file, parquet (HF Hub layout); docs/formats.md",
+	"export.formats":             "openai-chat, axolotl-chat, completion, alpaca, sharegpt, agentgym; tool calling: openai-tools, hf-tools, sharegpt-tools; arrow (HF save_to_disk), arrow-file, parquet (HF Hub layout); docs/formats.md",
 	"export.compression":         "JSONL compression: none, zstd or gzip",
 	"export.system":              "system message for chat formats (empty = none)",
 	"export.weights":             "openai-chat: add weight 0/1 to assistant messages",

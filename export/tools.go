@@ -1,0 +1,474 @@
+package export
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/apache/arrow/go/v15/arrow"
+	"github.com/apache/arrow/go/v15/arrow/array"
+
+	"github.com/reactgen/reactgen/internal/tool"
+	"github.com/reactgen/reactgen/pipeline"
+)
+
+// RoleTool is the role of a tool result turn in the tool-calling rendering.
+const RoleTool = "tool"
+
+// ToolCall is one function call in a tool turn: an id unique within its example, the
+// function and its arguments as JSON text (OpenAI's form; hf-tools writes them as an
+// object).
+type ToolCall struct {
+	ID        string `json:"id"`
+	Name      string `json:"name"`
+	Arguments string `json:"arguments"`
+}
+
+// ToolMessage is one turn of the tool-calling rendering of an example. An assistant turn
+// holds the thought as content and the action as its one tool call; the observation is a
+// tool turn answering that call. Trainable is the loss mask, as in Message.
+type ToolMessage struct {
+	Role       string     `json:"role"`
+	Content    string     `json:"content"`
+	ToolCalls  []ToolCall `json:"tool_calls,omitempty"`
+	ToolCallID string     `json:"tool_call_id,omitempty"`
+	Name       string     `json:"name,omitempty"` // a tool turn: the function it answers
+	Trainable  bool       `json:"trainable"`
+}
+
+// toolSet is a task's tool definitions in every form the writers need, built once.
+type toolSet struct {
+	defs       []tool.Def
+	json       string   // the defs as a JSON array
+	parameters []string // each def's parameters as JSON, for the Arrow column
+}
+
+var (
+	toolSetsMu sync.Mutex
+	toolSets   = map[string]*toolSet{}
+)
+
+func toolsOf(task string) *toolSet {
+	toolSetsMu.Lock()
+	defer toolSetsMu.Unlock()
+	if ts, ok := toolSets[task]; ok {
+		return ts
+	}
+	ts := &toolSet{defs: tool.Defs(task), json: tool.JSON(task)}
+	for _, d := range ts.defs {
+		p, err := json.Marshal(d.Function.Parameters)
+		if err != nil {
+			panic(err) // built from constants
+		}
+		ts.parameters = append(ts.parameters, string(p))
+	}
+	toolSets[task] = ts
+	return ts
+}
+
+// toolCallID is the id of step i's call in episode id: nine hex digits of a hash, the same
+// on every export, and of the shape Mistral's templates require (nine alphanumerics).
+func toolCallID(episodeID string, i int) string {
+	h := sha256.Sum256([]byte(episodeID + "/" + strconv.Itoa(i)))
+	return hex.EncodeToString(h[:5])[:9]
+}
+
+// renderTools builds the tool-calling turns of ep in view: system?, the question, then per
+// step an assistant turn (thought as content, the action as a call) and, but for the
+// Finish, a tool turn with the observation. An invalid action has no call: its step is an
+// assistant turn with the thought and the action text, and its observation a user turn.
+// The standard view is the question and one finish call with the prediction.
+func renderTools(ep *pipeline.Episode, view string, opts RenderOptions) []ToolMessage {
+	msgs := make([]ToolMessage, 0, 2*len(ep.Steps)+2)
+	if opts.System != "" {
+		msgs = append(msgs, ToolMessage{Role: RoleSystem, Content: opts.System})
+	}
+	msgs = append(msgs, ToolMessage{Role: RoleUser, Content: QuestionLine(ep.Task, ep.Question)})
+	call := func(i int, actionType, arg string) ([]ToolCall, bool) {
+		name, args, ok := tool.FromAction(actionType, arg)
+		if !ok {
+			return nil, false
+		}
+		return []ToolCall{{ID: toolCallID(ep.ID, i), Name: name, Arguments: args}}, true
+	}
+	if view == ViewStandard {
+		calls, _ := call(0, pipeline.ActionFinish, ep.Prediction)
+		return append(msgs, ToolMessage{Role: RoleAssistant, ToolCalls: calls, Trainable: true})
+	}
+	for i, s := range ep.Steps {
+		thought := s.Thought
+		if view == ViewAct {
+			thought = ""
+		}
+		calls, ok := call(i, s.ActionType, s.Argument)
+		if !ok {
+			content := "Action: " + s.Action
+			if thought != "" {
+				content = thought + "\n" + content
+			}
+			msgs = append(msgs, ToolMessage{Role: RoleAssistant, Content: content, Trainable: true},
+				ToolMessage{Role: RoleUser, Content: "Observation: " + s.Observation, Trainable: opts.TrainObservations})
+			continue
+		}
+		msgs = append(msgs, ToolMessage{Role: RoleAssistant, Content: thought, ToolCalls: calls, Trainable: true})
+		if i == len(ep.Steps)-1 && s.ActionType == pipeline.ActionFinish {
+			break
+		}
+		msgs = append(msgs, ToolMessage{Role: RoleTool, Content: s.Observation, ToolCallID: calls[0].ID, Name: calls[0].Name,
+			Trainable: opts.TrainObservations})
+	}
+	return msgs
+}
+
+// validateTools checks the tool turns: system? user, then assistant turns each followed
+// by the tool turn answering its call (or a user turn after a call-less one), the last
+// turn an assistant's finish call; ids unique and answered in order; the loss mask as in
+// Validate.
+func validateTools(ex *Example, opts ValidateOptions) error {
+	fail := func(format string, args ...any) error {
+		return &ValidationError{ID: ex.ID, View: ex.View, Reason: "tool turns: " + fmt.Sprintf(format, args...)}
+	}
+	msgs := ex.ToolMessages
+	if len(msgs) > 0 && msgs[0].Role == RoleSystem {
+		msgs = msgs[1:]
+	}
+	if len(msgs) < 2 || msgs[0].Role != RoleUser || msgs[0].Trainable {
+		return fail("want the question as an untrained user turn, then the assistant")
+	}
+	seen := map[string]bool{}
+	pending := ""
+	for i, m := range msgs[1:] {
+		turn := i + 2
+		switch m.Role {
+		case RoleAssistant:
+			if pending != "" {
+				return fail("turn %d: call %s has no tool turn", turn, pending)
+			}
+			if !m.Trainable {
+				return fail("turn %d: assistant turn is not trainable", turn)
+			}
+			if len(m.ToolCalls) > 1 {
+				return fail("turn %d: %d calls in one turn, want one", turn, len(m.ToolCalls))
+			}
+			for _, c := range m.ToolCalls {
+				if seen[c.ID] || c.ID == "" {
+					return fail("turn %d: call id %q is empty or used twice", turn, c.ID)
+				}
+				if !tool.Valid(c.Name) || !json.Valid([]byte(c.Arguments)) {
+					return fail("turn %d: call %s(%s) is not a tool call", turn, c.Name, c.Arguments)
+				}
+				seen[c.ID] = true
+				pending = c.ID
+			}
+		case RoleTool, RoleUser:
+			if m.Role == RoleTool && m.ToolCallID != pending {
+				return fail("turn %d: tool turn answers %q, want %q", turn, m.ToolCallID, pending)
+			}
+			if m.Role == RoleUser && pending != "" {
+				return fail("turn %d: user turn after call %s, want its tool turn", turn, pending)
+			}
+			if m.Trainable && !opts.TrainObservations {
+				return fail("turn %d: %s turn is marked trainable", turn, m.Role)
+			}
+			pending = ""
+		default:
+			return fail("turn %d: role %q", turn, m.Role)
+		}
+	}
+	last := msgs[len(msgs)-1]
+	if last.Role != RoleAssistant || len(last.ToolCalls) != 1 || last.ToolCalls[0].Name != tool.Finish {
+		return fail("the last turn is not the assistant's finish call")
+	}
+	return nil
+}
+
+// The JSON shapes of the tool formats. Each is encoded by encoding/json: these formats
+// are new and their rows are small next to the observation text they carry.
+type (
+	openAIToolsRow struct {
+		Messages          []openAIToolMsg `json:"messages"`
+		Tools             []tool.Def      `json:"tools"`
+		ParallelToolCalls bool            `json:"parallel_tool_calls"`
+	}
+	openAIToolMsg struct {
+		Role       string           `json:"role"`
+		Content    *string          `json:"content,omitempty"`
+		ToolCalls  []openAIToolCall `json:"tool_calls,omitempty"`
+		ToolCallID string           `json:"tool_call_id,omitempty"`
+		Weight     *int             `json:"weight,omitempty"`
+	}
+	openAIToolCall struct {
+		ID       string `json:"id"`
+		Type     string `json:"type"`
+		Function struct {
+			Name      string `json:"name"`
+			Arguments string `json:"arguments"`
+		} `json:"function"`
+	}
+	hfToolsRow struct {
+		Messages []hfToolMsg `json:"messages"`
+		Tools    []tool.Def  `json:"tools"`
+	}
+	hfToolMsg struct {
+		Role       string       `json:"role"`
+		Content    string       `json:"content"`
+		ToolCalls  []hfToolCall `json:"tool_calls,omitempty"`
+		ToolCallID string       `json:"tool_call_id,omitempty"`
+		Name       string       `json:"name,omitempty"`
+	}
+	hfToolCall struct {
+		ID       string `json:"id"`
+		Type     string `json:"type"`
+		Function struct {
+			Name      string          `json:"name"`
+			Arguments json.RawMessage `json:"arguments"`
+		} `json:"function"`
+	}
+	shareGPTToolsRow struct {
+		Conversations []shareGPTTurn `json:"conversations"`
+		System        string         `json:"system,omitempty"`
+		Tools         string         `json:"tools"`
+	}
+	shareGPTTurn struct {
+		From  string `json:"from"`
+		Value string `json:"value"`
+	}
+)
+
+func appendJSON(b []byte, v any) []byte {
+	data, err := json.Marshal(v)
+	if err != nil {
+		panic(fmt.Sprintf("export: encode row: %v", err)) // the rows hold strings and numbers only
+	}
+	return append(b, data...)
+}
+
+// openAIToolsLine writes OpenAI's fine-tuning chat format with tools: a top-level tools
+// array, assistant turns with tool_calls (arguments as a JSON string) and weight 1, tool
+// turns with tool_call_id, parallel_tool_calls false (one call per turn). A call-less
+// assistant turn and the user turn after it are plain chat turns.
+func openAIToolsLine(b []byte, ex *Example, _ lineOptions) []byte {
+	row := openAIToolsRow{Messages: make([]openAIToolMsg, 0, len(ex.ToolMessages)), Tools: toolsOf(ex.Task).defs}
+	one := 1
+	for _, m := range ex.ToolMessages {
+		om := openAIToolMsg{Role: m.Role, ToolCallID: m.ToolCallID}
+		if m.Content != "" || len(m.ToolCalls) == 0 {
+			om.Content = &m.Content
+		}
+		for _, c := range m.ToolCalls {
+			var oc openAIToolCall
+			oc.ID, oc.Type = c.ID, "function"
+			oc.Function.Name, oc.Function.Arguments = c.Name, c.Arguments
+			om.ToolCalls = append(om.ToolCalls, oc)
+		}
+		if m.Role == RoleAssistant {
+			om.Weight = &one
+		}
+		row.Messages = append(row.Messages, om)
+	}
+	return appendJSON(b, row)
+}
+
+// hfToolsLine writes the layout of tokenizer.apply_chat_template(messages, tools=...), as
+// TRL's SFTTrainer and axolotl's chat_template loader read it: tool_calls with the
+// arguments as an object, tool turns with tool_call_id and the function's name, and a
+// tools column of the definitions.
+func hfToolsLine(b []byte, ex *Example, _ lineOptions) []byte {
+	row := hfToolsRow{Messages: make([]hfToolMsg, 0, len(ex.ToolMessages)), Tools: toolsOf(ex.Task).defs}
+	for _, m := range ex.ToolMessages {
+		hm := hfToolMsg{Role: m.Role, Content: m.Content, ToolCallID: m.ToolCallID, Name: m.Name}
+		for _, c := range m.ToolCalls {
+			var hc hfToolCall
+			hc.ID, hc.Type = c.ID, "function"
+			hc.Function.Name, hc.Function.Arguments = c.Name, json.RawMessage(c.Arguments)
+			hm.ToolCalls = append(hm.ToolCalls, hc)
+		}
+		row.Messages = append(row.Messages, hm)
+	}
+	return appendJSON(b, row)
+}
+
+// thoughtOpen and thoughtClose wrap a thought in a function_call turn: LLaMA-Factory's
+// default thought words, which its FunctionFormatter strips from before the call's JSON
+// and renders ahead of the call.
+const (
+	thoughtOpen  = "<think>"
+	thoughtClose = "</think>"
+)
+
+// shareGPTToolsLine writes LLaMA-Factory's sharegpt layout for tool use: human, then per
+// step a function_call turn ({"name", "arguments"} JSON, the thought ahead of it in
+// <think> tags) and an observation turn; the system message and the tools (a JSON string)
+// as columns. A call-less step is a gpt turn.
+func shareGPTToolsLine(b []byte, ex *Example, _ lineOptions) []byte {
+	row := shareGPTToolsRow{Conversations: make([]shareGPTTurn, 0, len(ex.ToolMessages)), Tools: toolsOf(ex.Task).json}
+	for _, m := range ex.ToolMessages {
+		switch {
+		case m.Role == RoleSystem:
+			row.System = m.Content
+		case m.Role == RoleUser && len(row.Conversations) == 0:
+			row.Conversations = append(row.Conversations, shareGPTTurn{"human", m.Content})
+		case m.Role == RoleUser, m.Role == RoleTool:
+			row.Conversations = append(row.Conversations, shareGPTTurn{"observation", m.Content})
+		case len(m.ToolCalls) == 0:
+			row.Conversations = append(row.Conversations, shareGPTTurn{"gpt", m.Content})
+		default:
+			var v strings.Builder
+			if m.Content != "" {
+				v.WriteString(thoughtOpen + m.Content + thoughtClose)
+			}
+			c := m.ToolCalls[0]
+			v.WriteString(`{"name": `)
+			v.Write(appendJSON(nil, c.Name))
+			v.WriteString(`, "arguments": `)
+			v.WriteString(c.Arguments)
+			v.WriteString("}")
+			row.Conversations = append(row.Conversations, shareGPTTurn{"function_call", v.String()})
+		}
+	}
+	return appendJSON(b, row)
+}
+
+// The Arrow layout of the tool columns: the same structure as hf-tools' rows, with each
+// call's arguments and each tool's parameters as JSON text (one Arrow type for every
+// function, where objects with different keys would not share one).
+var (
+	toolCallType = arrow.StructOf(
+		arrow.Field{Name: "id", Type: arrow.BinaryTypes.String},
+		arrow.Field{Name: "type", Type: arrow.BinaryTypes.String},
+		arrow.Field{Name: "function", Type: arrow.StructOf(
+			arrow.Field{Name: "name", Type: arrow.BinaryTypes.String},
+			arrow.Field{Name: "arguments", Type: arrow.BinaryTypes.String},
+		)},
+	)
+	toolMessagesType = arrow.ListOf(arrow.StructOf(
+		arrow.Field{Name: "role", Type: arrow.BinaryTypes.String},
+		arrow.Field{Name: "content", Type: arrow.BinaryTypes.String},
+		arrow.Field{Name: "tool_calls", Type: arrow.ListOf(toolCallType)},
+		arrow.Field{Name: "tool_call_id", Type: arrow.BinaryTypes.String},
+		arrow.Field{Name: "name", Type: arrow.BinaryTypes.String},
+		arrow.Field{Name: "trainable", Type: arrow.FixedWidthTypes.Boolean},
+	))
+	toolsType = arrow.ListOf(arrow.StructOf(
+		arrow.Field{Name: "type", Type: arrow.BinaryTypes.String},
+		arrow.Field{Name: "function", Type: arrow.StructOf(
+			arrow.Field{Name: "name", Type: arrow.BinaryTypes.String},
+			arrow.Field{Name: "description", Type: arrow.BinaryTypes.String},
+			arrow.Field{Name: "parameters", Type: arrow.BinaryTypes.String},
+		)},
+	))
+)
+
+func appendTools(b array.Builder, ex *Example) {
+	lb := b.(*array.ListBuilder)
+	sb := lb.ValueBuilder().(*array.StructBuilder)
+	fb := sb.FieldBuilder(1).(*array.StructBuilder)
+	lb.Append(true)
+	ts := toolsOf(ex.Task)
+	for i, d := range ex.Tools {
+		var params string
+		if i < len(ts.parameters) && d.Function.Name == ts.defs[i].Function.Name {
+			params = ts.parameters[i] // the task's own tools, encoded once
+		} else {
+			p, _ := json.Marshal(d.Function.Parameters)
+			params = string(p)
+		}
+		sb.Append(true)
+		sb.FieldBuilder(0).(*array.StringBuilder).Append(d.Type)
+		fb.Append(true)
+		fb.FieldBuilder(0).(*array.StringBuilder).Append(d.Function.Name)
+		fb.FieldBuilder(1).(*array.StringBuilder).Append(d.Function.Description)
+		fb.FieldBuilder(2).(*array.StringBuilder).Append(params)
+	}
+}
+
+func readTools(a arrow.Array, i int, ex *Example) {
+	l := a.(*array.List)
+	st := l.ListValues().(*array.Struct)
+	typ := st.Field(0).(*array.String)
+	fn := st.Field(1).(*array.Struct)
+	name, desc, params := fn.Field(0).(*array.String), fn.Field(1).(*array.String), fn.Field(2).(*array.String)
+	start, end := l.ValueOffsets(i)
+	ex.Tools = make([]tool.Def, 0, end-start)
+	for k := int(start); k < int(end); k++ {
+		d := tool.Def{Type: typ.Value(k), Function: tool.Function{Name: name.Value(k), Description: desc.Value(k)}}
+		if err := json.Unmarshal([]byte(params.Value(k)), &d.Function.Parameters); err != nil {
+			d.Function.Description += " (parameters unreadable: " + err.Error() + ")"
+		}
+		ex.Tools = append(ex.Tools, d)
+	}
+}
+
+func toolsSize(ex *Example) int {
+	ts := toolsOf(ex.Task)
+	n := 4
+	for i, d := range ts.defs {
+		n += len(d.Type) + len(d.Function.Name) + len(d.Function.Description) + len(ts.parameters[i]) + 16
+	}
+	return n
+}
+
+func appendToolMessages(b array.Builder, ex *Example) {
+	lb := b.(*array.ListBuilder)
+	sb := lb.ValueBuilder().(*array.StructBuilder)
+	cb := sb.FieldBuilder(2).(*array.ListBuilder)
+	csb := cb.ValueBuilder().(*array.StructBuilder)
+	cfb := csb.FieldBuilder(2).(*array.StructBuilder)
+	lb.Append(true)
+	for _, m := range ex.ToolMessages {
+		sb.Append(true)
+		sb.FieldBuilder(0).(*array.StringBuilder).Append(m.Role)
+		sb.FieldBuilder(1).(*array.StringBuilder).Append(m.Content)
+		cb.Append(true)
+		for _, c := range m.ToolCalls {
+			csb.Append(true)
+			csb.FieldBuilder(0).(*array.StringBuilder).Append(c.ID)
+			csb.FieldBuilder(1).(*array.StringBuilder).Append("function")
+			cfb.Append(true)
+			cfb.FieldBuilder(0).(*array.StringBuilder).Append(c.Name)
+			cfb.FieldBuilder(1).(*array.StringBuilder).Append(c.Arguments)
+		}
+		sb.FieldBuilder(3).(*array.StringBuilder).Append(m.ToolCallID)
+		sb.FieldBuilder(4).(*array.StringBuilder).Append(m.Name)
+		sb.FieldBuilder(5).(*array.BooleanBuilder).Append(m.Trainable)
+	}
+}
+
+func readToolMessages(a arrow.Array, i int, ex *Example) {
+	l := a.(*array.List)
+	st := l.ListValues().(*array.Struct)
+	role, content := st.Field(0).(*array.String), st.Field(1).(*array.String)
+	calls := st.Field(2).(*array.List)
+	cst := calls.ListValues().(*array.Struct)
+	cid := cst.Field(0).(*array.String)
+	cfn := cst.Field(2).(*array.Struct)
+	cname, cargs := cfn.Field(0).(*array.String), cfn.Field(1).(*array.String)
+	callID, name := st.Field(3).(*array.String), st.Field(4).(*array.String)
+	trainable := st.Field(5).(*array.Boolean)
+	start, end := l.ValueOffsets(i)
+	ex.ToolMessages = make([]ToolMessage, 0, end-start)
+	for k := int(start); k < int(end); k++ {
+		m := ToolMessage{Role: role.Value(k), Content: content.Value(k), ToolCallID: callID.Value(k), Name: name.Value(k),
+			Trainable: trainable.Value(k)}
+		cs, ce := calls.ValueOffsets(k)
+		for j := int(cs); j < int(ce); j++ {
+			m.ToolCalls = append(m.ToolCalls, ToolCall{ID: cid.Value(j), Name: cname.Value(j), Arguments: cargs.Value(j)})
+		}
+		ex.ToolMessages = append(ex.ToolMessages, m)
+	}
+}
+
+func toolMessagesSize(ex *Example) int {
+	n := 4
+	for _, m := range ex.ToolMessages {
+		n += len(m.Role) + len(m.Content) + len(m.ToolCallID) + len(m.Name) + 24
+		for _, c := range m.ToolCalls {
+			n += len(c.ID) + len(c.Name) + len(c.Arguments) + 24
+		}
+	}
+	return n
+}

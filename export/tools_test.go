@@ -1,0 +1,509 @@
+package export
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"iter"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/reactgen/reactgen/internal/bpe"
+	"github.com/reactgen/reactgen/internal/tool"
+	"github.com/reactgen/reactgen/pipeline"
+)
+
+// openAIExampleLimit is the per-example token limit the OpenAI cookbook's chat
+// fine-tuning data-preparation check flags (16,385, the context of the smallest chat
+// model it fine-tunes).
+const openAIExampleLimit = 16385
+
+// checkOpenAIRow applies the checks of OpenAI's chat fine-tuning data preparation
+// (the cookbook's format checks: data type, messages list, message keys, unrecognised
+// keys, roles, content, an assistant message; its token count) and of the fine-tuning
+// guide's tool-calling and weight rules: weight 0 or 1 on assistant messages only;
+// tool_calls of type function naming a declared tool, with arguments a string holding a
+// JSON object; each tool message answering, by tool_call_id, an unanswered call of an
+// earlier assistant message. It returns every problem found, by the cookbook's error
+// names where it has one.
+func checkOpenAIRow(line []byte, c bpe.Counter) []string {
+	var errs []string
+	add := func(format string, args ...any) { errs = append(errs, fmt.Sprintf(format, args...)) }
+	var row map[string]json.RawMessage
+	if err := json.Unmarshal(line, &row); err != nil {
+		return []string{"data_type: " + err.Error()}
+	}
+	for k := range row {
+		if !slices.Contains([]string{"messages", "tools", "parallel_tool_calls"}, k) {
+			add("unrecognized top-level key %q", k)
+		}
+	}
+	var tools []struct {
+		Type     string `json:"type"`
+		Function struct {
+			Name        string         `json:"name"`
+			Description string         `json:"description"`
+			Parameters  map[string]any `json:"parameters"`
+		} `json:"function"`
+	}
+	declared := map[string]bool{}
+	if raw, ok := row["tools"]; ok {
+		if err := json.Unmarshal(raw, &tools); err != nil {
+			add("tools: not a list of tool objects: %v", err)
+		}
+		for i, t := range tools {
+			if t.Type != "function" || t.Function.Name == "" || t.Function.Parameters["type"] != "object" {
+				add("tools[%d]: want type function, a name and object parameters", i)
+			}
+			declared[t.Function.Name] = true
+		}
+	}
+	var msgs []map[string]json.RawMessage
+	raw, ok := row["messages"]
+	if !ok {
+		return append(errs, "missing_messages_list")
+	}
+	if err := json.Unmarshal(raw, &msgs); err != nil {
+		return append(errs, "missing_messages_list: "+err.Error())
+	}
+	known := []string{"role", "content", "name", "function_call", "weight", "tool_calls", "tool_call_id"}
+	pending := map[string]bool{} // calls not yet answered
+	assistants := 0
+	var counted []Message
+	for i, m := range msgs {
+		for k := range m {
+			if !slices.Contains(known, k) {
+				add("message %d: message_unrecognized_key %q", i, k)
+			}
+		}
+		var role string
+		if json.Unmarshal(m["role"], &role) != nil {
+			add("message %d: message_missing_key role", i)
+		}
+		if !slices.Contains([]string{"system", "user", "assistant", "tool"}, role) {
+			add("message %d: unrecognized_role %q", i, role)
+		}
+		_, hasCalls := m["tool_calls"]
+		var content string
+		if rc, ok := m["content"]; ok {
+			if json.Unmarshal(rc, &content) != nil {
+				add("message %d: missing_content: content is not a string", i)
+			}
+		} else if !hasCalls {
+			add("message %d: message_missing_key content", i)
+		}
+		if content == "" && !hasCalls {
+			add("message %d: missing_content", i)
+		}
+		if w, ok := m["weight"]; ok {
+			if role != "assistant" {
+				add("message %d: weight on a %s message (only assistant messages take one)", i, role)
+			}
+			if s := string(w); s != "0" && s != "1" {
+				add("message %d: weight %s, want 0 or 1", i, s)
+			}
+		}
+		if hasCalls && role != "assistant" {
+			add("message %d: tool_calls on a %s message", i, role)
+		}
+		var calls []struct {
+			ID       string `json:"id"`
+			Type     string `json:"type"`
+			Function struct {
+				Name      string          `json:"name"`
+				Arguments json.RawMessage `json:"arguments"`
+			} `json:"function"`
+		}
+		if hasCalls {
+			if err := json.Unmarshal(m["tool_calls"], &calls); err != nil || len(calls) == 0 {
+				add("message %d: tool_calls is not a non-empty list of calls", i)
+			}
+			if len(pending) > 0 {
+				add("message %d: assistant message before the tool messages of calls %v", i, pending)
+			}
+		}
+		callText := ""
+		for j, call := range calls {
+			if call.ID == "" || call.Type != "function" || !declared[call.Function.Name] {
+				add("message %d call %d: want an id, type function and a declared function, got %q %q %q", i, j, call.ID, call.Type, call.Function.Name)
+			}
+			var args string
+			var obj map[string]any
+			if json.Unmarshal(call.Function.Arguments, &args) != nil || json.Unmarshal([]byte(args), &obj) != nil {
+				add("message %d call %d: arguments are not a string holding a JSON object", i, j)
+			}
+			if pending[call.ID] {
+				add("message %d call %d: id %s used twice", i, j, call.ID)
+			}
+			pending[call.ID] = true
+			callText += call.Function.Name + args
+		}
+		if role == "tool" {
+			var id string
+			if json.Unmarshal(m["tool_call_id"], &id) != nil || !pending[id] {
+				add("message %d: tool message answers %q, which no earlier assistant call left open", i, id)
+			}
+			delete(pending, id)
+		} else if _, ok := m["tool_call_id"]; ok {
+			add("message %d: tool_call_id on a %s message", i, role)
+		}
+		if role == "assistant" {
+			assistants++
+		}
+		counted = append(counted, Message{Role: role, Content: content + callText})
+	}
+	if assistants == 0 {
+		add("example_missing_assistant_message")
+	}
+	// Calls left open are allowed only in the last message: the model is trained to make
+	// them, and nothing came back yet.
+	if len(msgs) > 0 {
+		var last []struct {
+			ID string `json:"id"`
+		}
+		json.Unmarshal(msgs[len(msgs)-1]["tool_calls"], &last)
+		for _, c := range last {
+			delete(pending, c.ID)
+		}
+	}
+	if len(pending) > 0 {
+		add("calls never answered: %v", pending)
+	}
+	toolsText, _ := json.Marshal(tools)
+	if n := ChatTokens(c, counted) + c.Count(string(toolsText)); n > openAIExampleLimit {
+		add("%d tokens, over the %d of one example", n, openAIExampleLimit)
+	}
+	return errs
+}
+
+// toolEpisodes is a stream with what the tool form must handle: HotpotQA and FEVER,
+// lookups, and an invalid action that has no tool call.
+func toolEpisodes(n int) func() iter.Seq2[pipeline.Episode, error] {
+	return episodes(n, func(i int, ep *pipeline.Episode) {
+		if i%7 == 3 && len(ep.Steps) > 2 {
+			ep.Steps[1].Action, ep.Steps[1].ActionType, ep.Steps[1].Argument = "Searhc[x]", pipeline.ActionInvalid, ""
+			ep.Steps[1].Observation = "Invalid action: Searhc[x]"
+		}
+	})
+}
+
+func readLines(t *testing.T, path string) [][]byte {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out [][]byte
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc.Buffer(nil, 1<<24)
+	for sc.Scan() {
+		out = append(out, slices.Clone(sc.Bytes()))
+	}
+	return out
+}
+
+// TestOpenAIToolsRowsPassOpenAIChecks runs every openai-tools row of every view through
+// OpenAI's data-preparation checks.
+func TestOpenAIToolsRowsPassOpenAIChecks(t *testing.T) {
+	const n = 40
+	cfg := pipeline.ExportConfig{Formats: []string{"openai-tools"}, System: "Use the tools to answer.", ValidationFraction: 0.2,
+		SplitSeed: 1, Views: []string{ViewReAct, ViewAct, ViewStandard}, CorrectOnly: true}
+	res, dir := runExport(t, cfg, toolEpisodes(n))
+	c := o200k(t)
+	rows := 0
+	for _, f := range res.Files {
+		if f.Format != "openai-tools" {
+			continue
+		}
+		for i, line := range readLines(t, filepath.Join(dir, f.Path)) {
+			rows++
+			for _, e := range checkOpenAIRow(line, c) {
+				t.Errorf("%s line %d: %s", f.Path, i+1, e)
+			}
+		}
+	}
+	if rows != 3*n {
+		t.Errorf("checked %d rows, want %d (3 views of %d)", rows, 3*n, n)
+	}
+}
+
+// TestOpenAIChecksCatchFaults: the checker is not a rubber stamp.
+func TestOpenAIChecksCatchFaults(t *testing.T) {
+	good := `{"messages":[{"role":"user","content":"Question: q"},{"role":"assistant","content":"t","tool_calls":[{"id":"a1","type":"function","function":{"name":"search","arguments":"{\"entity\":\"X\"}"}}],"weight":1},{"role":"tool","tool_call_id":"a1","content":"obs"},{"role":"assistant","tool_calls":[{"id":"a2","type":"function","function":{"name":"finish","arguments":"{\"answer\":\"y\"}"}}],"weight":1}],"tools":` + tool.JSON("hotpotqa") + `}`
+	c := o200k(t)
+	if errs := checkOpenAIRow([]byte(good), c); len(errs) > 0 {
+		t.Fatalf("a good row: %v", errs)
+	}
+	faults := []struct{ name, from, to, want string }{
+		{"weight on user", `"content":"Question: q"}`, `"content":"Question: q","weight":1}`, "weight on a user"},
+		{"id mismatch", `"tool_call_id":"a1"`, `"tool_call_id":"zz"`, "answers \"zz\""},
+		{"arguments object", `"arguments":"{\"entity\":\"X\"}"`, `"arguments":{"entity":"X"}`, "arguments are not a string"},
+		{"unknown role", `"role":"tool"`, `"role":"observation"`, "unrecognized_role"},
+		{"unknown key", `"weight":1},{"role":"tool"`, `"weight":1,"train":true},{"role":"tool"`, "message_unrecognized_key"},
+		{"undeclared tool", `"name":"search"`, `"name":"browse"`, "declared function"},
+		{"unanswered call", `{"role":"tool","tool_call_id":"a1","content":"obs"},`, ``, "before the tool messages"},
+	}
+	for _, f := range faults {
+		row := strings.Replace(good, f.from, f.to, 1)
+		if row == good {
+			t.Fatalf("%s: the fault was not applied", f.name)
+		}
+		errs := checkOpenAIRow([]byte(row), c)
+		if !slices.ContainsFunc(errs, func(e string) bool { return strings.Contains(e, f.want) }) {
+			t.Errorf("%s: got %v, want an error containing %q", f.name, errs, f.want)
+		}
+	}
+}
+
+// renderHermes renders hf-tools messages and tools with a Hermes/Qwen-style chat
+// template, as apply_chat_template(messages, tools=tools) would: ChatML turns, the tools
+// as JSON lines inside <tools> in the system turn, each call as {"name", "arguments"}
+// inside <tool_call>, each tool result inside <tool_response> in a user turn.
+func renderHermes(msgs []map[string]any, tools []any) string {
+	var b strings.Builder
+	system := ""
+	if len(msgs) > 0 && msgs[0]["role"] == "system" {
+		system = msgs[0]["content"].(string)
+		msgs = msgs[1:]
+	}
+	b.WriteString("<|im_start|>system\n")
+	if system != "" {
+		b.WriteString(system + "\n\n")
+	}
+	b.WriteString("# Tools\n\nFunction signatures, one per line:\n<tools>")
+	for _, t := range tools {
+		line, _ := json.Marshal(t)
+		b.WriteString("\n" + string(line))
+	}
+	b.WriteString("\n</tools>\n\nCall a function as a JSON object {\"name\", \"arguments\"} inside <tool_call></tool_call>.<|im_end|>\n")
+	for i, m := range msgs {
+		role, _ := m["role"].(string)
+		content, _ := m["content"].(string)
+		switch role {
+		case "user":
+			b.WriteString("<|im_start|>user\n" + content + "<|im_end|>\n")
+		case "assistant":
+			b.WriteString("<|im_start|>assistant\n" + content)
+			calls, _ := m["tool_calls"].([]any)
+			for _, c := range calls {
+				fn := c.(map[string]any)["function"].(map[string]any)
+				args, _ := json.Marshal(fn["arguments"])
+				if content != "" {
+					b.WriteString("\n")
+				}
+				fmt.Fprintf(&b, "<tool_call>\n{\"name\": %q, \"arguments\": %s}\n</tool_call>", fn["name"], args)
+			}
+			b.WriteString("<|im_end|>\n")
+		case "tool":
+			// Consecutive tool results share one user turn.
+			if i == 0 || msgs[i-1]["role"] != "tool" {
+				b.WriteString("<|im_start|>user")
+			}
+			b.WriteString("\n<tool_response>\n" + content + "\n</tool_response>")
+			if i == len(msgs)-1 || msgs[i+1]["role"] != "tool" {
+				b.WriteString("<|im_end|>\n")
+			}
+		}
+	}
+	return b.String()
+}
+
+// parsedTurn is what a trainer sees of one rendered turn.
+type parsedTurn struct {
+	role, content, call, args, response string
+}
+
+// parseHermes reads a rendered conversation back into turns.
+func parseHermes(t *testing.T, text string) []parsedTurn {
+	t.Helper()
+	var out []parsedTurn
+	for _, block := range strings.Split(text, "<|im_start|>")[1:] {
+		block, ok := strings.CutSuffix(block, "<|im_end|>\n")
+		if !ok {
+			t.Fatalf("turn without its end: %q", block)
+		}
+		role, body, _ := strings.Cut(block, "\n")
+		p := parsedTurn{role: role}
+		if before, call, ok := strings.Cut(body, "<tool_call>\n"); ok {
+			p.content = strings.TrimSuffix(before, "\n")
+			call = strings.TrimSuffix(call, "\n</tool_call>")
+			var c struct {
+				Name      string          `json:"name"`
+				Arguments json.RawMessage `json:"arguments"`
+			}
+			if err := json.Unmarshal([]byte(call), &c); err != nil {
+				t.Fatalf("tool call %q: %v", call, err)
+			}
+			p.call, p.args = c.Name, string(c.Arguments)
+		} else if resp, ok := strings.CutPrefix(body, "<tool_response>\n"); ok {
+			p.response = strings.TrimSuffix(resp, "\n</tool_response>")
+		} else {
+			p.content = body
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+// TestHFToolsRoundTripThroughChatTemplate renders every hf-tools row with a Hermes-style
+// template, parses the text back, and gets each episode's thoughts, canonical actions and
+// observations again.
+func TestHFToolsRoundTripThroughChatTemplate(t *testing.T) {
+	const n = 30
+	cfg := pipeline.ExportConfig{Formats: []string{"hf-tools"}, System: "Use the tools.", Views: []string{ViewReAct}, CorrectOnly: true}
+	res, dir := runExport(t, cfg, toolEpisodes(n))
+	byID := map[string]pipeline.Episode{}
+	for ep := range toolEpisodes(n)() {
+		byID[ep.ID] = ep
+	}
+	rows := 0
+	for _, f := range res.Files {
+		if f.Format != "hf-tools" {
+			continue
+		}
+		for li, line := range readLines(t, filepath.Join(dir, f.Path)) {
+			rows++
+			var row struct {
+				Messages []map[string]any `json:"messages"`
+				Tools    []any            `json:"tools"`
+			}
+			if err := json.Unmarshal(line, &row); err != nil {
+				t.Fatal(err)
+			}
+			turns := parseHermes(t, renderHermes(row.Messages, row.Tools))
+			// system, question, then per step an assistant turn and (but for Finish) a result.
+			if len(turns) < 3 || turns[0].role != "system" || !strings.Contains(turns[0].content, `"name":"search"`) {
+				t.Fatalf("%s line %d: the system turn does not declare the tools: %+v", f.Path, li+1, turns[0])
+			}
+			q := strings.TrimPrefix(strings.TrimPrefix(turns[1].content, "Question: "), "Claim: ")
+			var ep pipeline.Episode
+			for _, e := range byID {
+				if e.Question == q {
+					ep = e
+				}
+			}
+			if ep.ID == "" {
+				t.Fatalf("%s line %d: question %q is no episode's", f.Path, li+1, q)
+			}
+			k := 2
+			for si, s := range ep.Steps {
+				at := turns[k]
+				if s.ActionType == pipeline.ActionInvalid {
+					if at.call != "" || !strings.Contains(at.content, s.Action) || !strings.HasPrefix(turns[k+1].content, "Observation: ") {
+						t.Errorf("episode %s step %d: invalid action rendered as %+v", ep.ID, si+1, at)
+					}
+					k += 2
+					continue
+				}
+				act, err := tool.ToAction(at.call, at.args)
+				if err != nil || act.Text != s.Action || at.content != s.Thought {
+					t.Errorf("episode %s step %d: got thought %q action %v (%v), want %q %s", ep.ID, si+1, at.content, act, err, s.Thought, s.Action)
+				}
+				k++
+				if s.ActionType == pipeline.ActionFinish {
+					break
+				}
+				if turns[k].role != "user" || turns[k].response != s.Observation {
+					t.Errorf("episode %s step %d: got result %+v, want %q", ep.ID, si+1, turns[k], s.Observation)
+				}
+				k++
+			}
+			if k != len(turns) {
+				t.Errorf("episode %s: %d turns rendered, %d read", ep.ID, len(turns), k)
+			}
+		}
+	}
+	if rows != n {
+		t.Errorf("read %d rows, want %d", rows, n)
+	}
+}
+
+// TestShareGPTToolsLayout: LLaMA-Factory's rules for tool turns: human/observation at even
+// positions, gpt/function_call at odd ones, the last an assistant turn; each function_call
+// is optional <think>thought</think> then {"name", "arguments"} JSON; tools a JSON string.
+func TestShareGPTToolsLayout(t *testing.T) {
+	cfg := pipeline.ExportConfig{Formats: []string{"sharegpt-tools"}, System: "Be brief.", CorrectOnly: true}
+	res, dir := runExport(t, cfg, toolEpisodes(20))
+	for _, f := range res.Files {
+		if f.Format != "sharegpt-tools" {
+			continue
+		}
+		for li, line := range readLines(t, filepath.Join(dir, f.Path)) {
+			var row struct {
+				Conversations []struct{ From, Value string } `json:"conversations"`
+				System        string                         `json:"system"`
+				Tools         string                         `json:"tools"`
+			}
+			if err := json.Unmarshal(line, &row); err != nil {
+				t.Fatal(err)
+			}
+			var defs []tool.Def
+			if err := json.Unmarshal([]byte(row.Tools), &defs); err != nil || len(defs) != 3 || row.System != "Be brief." {
+				t.Errorf("line %d: tools %q (%v), system %q", li+1, row.Tools, err, row.System)
+			}
+			for i, c := range row.Conversations {
+				even := slices.Contains([]string{"human", "observation"}, c.From)
+				if even != (i%2 == 0) {
+					t.Errorf("line %d turn %d: %s at an %s position", li+1, i, c.From, map[bool]string{true: "even", false: "odd"}[i%2 == 0])
+				}
+				if c.From == "function_call" {
+					v := c.Value
+					if rest, ok := strings.CutPrefix(v, thoughtOpen); ok {
+						_, v, _ = strings.Cut(rest, thoughtClose)
+					}
+					var call struct {
+						Name      string         `json:"name"`
+						Arguments map[string]any `json:"arguments"`
+					}
+					if err := json.Unmarshal([]byte(v), &call); err != nil || !tool.Valid(call.Name) || len(call.Arguments) != 1 {
+						t.Errorf("line %d turn %d: function_call %q (%v)", li+1, i, c.Value, err)
+					}
+				}
+			}
+			if last := row.Conversations[len(row.Conversations)-1]; last.From != "function_call" || !strings.Contains(last.Value, `"name": "finish"`) {
+				t.Errorf("line %d: last turn %+v, want the finish call", li+1, last)
+			}
+		}
+	}
+}
+
+func TestValidateTools(t *testing.T) {
+	base := func() Example {
+		ex, err := Render(synthEpisode(1), ViewReAct, RenderOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ex
+	}
+	tests := []struct {
+		name   string
+		mod    func(ex *Example)
+		reason string
+	}{
+		{"wrong id", func(ex *Example) { ex.ToolMessages[2].ToolCallID = "nope" }, "answers \"nope\""},
+		{"observation trained", func(ex *Example) { ex.ToolMessages[2].Trainable = true }, "tool turn is marked trainable"},
+		{"no finish", func(ex *Example) { ex.ToolMessages = ex.ToolMessages[:len(ex.ToolMessages)-1] }, ""},
+		{"two calls", func(ex *Example) {
+			ex.ToolMessages[1].ToolCalls = append(ex.ToolMessages[1].ToolCalls, ex.ToolMessages[1].ToolCalls[0])
+		}, "2 calls"},
+		{"unknown function", func(ex *Example) { ex.ToolMessages[1].ToolCalls[0].Name = "browse" }, "not a tool call"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ex := base()
+			tt.mod(&ex)
+			err := validateTools(&ex, ValidateOptions{})
+			if err == nil || !strings.Contains(err.Error(), tt.reason) {
+				t.Errorf("got %v, want an error containing %q", err, tt.reason)
+			}
+		})
+	}
+	ex := base()
+	if err := validateTools(&ex, ValidateOptions{}); err != nil {
+		t.Errorf("a rendered example: %v", err)
+	}
+}
