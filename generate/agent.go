@@ -190,7 +190,7 @@ func (r *Runner) actor(q pipeline.Question, s sampler) Actor {
 // agentLoop runs a ReAct or Act episode: the actor moves, the environment answers, until
 // Finish, the step limit or a loop. Steps are appended to ep.Steps.
 func (r *Runner) agentLoop(ctx context.Context, ep *pipeline.Episode, q pipeline.Question, s sampler) error {
-	w := r.o.NewEnv()
+	w := r.o.NewEnv(q)
 	act := r.actor(q, s)
 	limit := r.o.Config.MaxStepsFor(r.o.Task)
 	for range limit {

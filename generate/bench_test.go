@@ -147,7 +147,7 @@ func lockStep(b *testing.B, c llm.Client, qs []pipeline.Question, conc int) int 
 		}
 		states := make([]state, len(round))
 		for i := range states {
-			states[i].env = newEnv()
+			states[i].env = newEnv(round[i])
 		}
 		actor := &LLMActor{Client: c, Layout: l, Model: "fake-model"}
 		for range 7 {

@@ -29,9 +29,9 @@ var worldPages = []env.Page{
 	{Title: "Vell", Sentences: []string{"The Vell is a river of Zembla.", "It is 210 km long."}},
 }
 
-func worldEnv(task string) func() Environment {
+func worldEnv(task string) func(pipeline.Question) Environment {
 	c := envtest.NewMemory(worldPages)
-	return func() Environment { return env.New(c, env.Options{Task: task}) }
+	return func(q pipeline.Question) Environment { return env.New(c, env.Options{Task: task, Gold: q.Answer}) }
 }
 
 // script is how the fake model solves one question.

@@ -153,8 +153,9 @@ func TestStopSequencesAndCut(t *testing.T) {
 				t.Errorf("second stop: got %q, want %q", got, tc.second)
 			}
 			// The fake writes an Observation of its own after the action in completion
-			// mode; the episode keeps the environment's.
-			if got, want := ep.Steps[0].Observation, "Zembla is an island kingdom in the far north. Its capital is Onhava."; got != want {
+			// mode; the episode keeps the environment's (paper: the page's last sentence
+			// ends in the splitter's full stop after its own).
+			if got, want := ep.Steps[0].Observation, "Zembla is an island kingdom in the far north. Its capital is Onhava.."; got != want {
 				t.Errorf("observation: got %q, want %q", got, want)
 			}
 		})
@@ -299,7 +300,7 @@ func TestExpertPolicy(t *testing.T) {
 func TestPlay(t *testing.T) {
 	in := strings.NewReader("Thought: The capital first.\nAction: Search[Zembla]\n\nOnhava next.\nsearch[Onhava]\nThought 3: It is the Vell.\nAction 3: Finish[Vell]\n")
 	var out bytes.Buffer
-	ex, err := Play(t.Context(), worldQuestions[0], worldEnv("hotpotqa")(), in, &out)
+	ex, err := Play(t.Context(), worldQuestions[0], worldEnv("hotpotqa")(worldQuestions[0]), in, &out)
 	if err != nil {
 		t.Fatalf("Play: %v", err)
 	}
@@ -315,7 +316,7 @@ func TestPlay(t *testing.T) {
 	if !strings.Contains(out.String(), "Question: Which river") || !strings.Contains(out.String(), "Observation 1:") {
 		t.Errorf("transcript: %q", out.String())
 	}
-	_, err = Play(t.Context(), worldQuestions[0], worldEnv("hotpotqa")(), strings.NewReader("Thought: hm\n"), &out)
+	_, err = Play(t.Context(), worldQuestions[0], worldEnv("hotpotqa")(worldQuestions[0]), strings.NewReader("Thought: hm\n"), &out)
 	if !errors.Is(err, ErrPlayEnded) {
 		t.Errorf("short input: got %v, want ErrPlayEnded", err)
 	}

@@ -149,7 +149,7 @@ func TestNotebookEpisode(t *testing.T) {
 			l.Temperature, l.RequestMaxTokens = 0, 100
 			e := &scriptedEnv{obs: append([]string(nil), notebookObservations...)}
 			r, err := NewRunner(RunnerOptions{Config: g, LLM: l, Task: c.task, RunID: "test", Prompts: set,
-				Client: openAI(t, srv, 0, nil), NewEnv: func() Environment { return e }})
+				Client: openAI(t, srv, 0, nil), NewEnv: func(pipeline.Question) Environment { return e }})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -258,7 +258,7 @@ func TestCoTExemplars(t *testing.T) {
 			})
 			g, l := testConfig(tc.method, "completion")
 			r, err := NewRunner(RunnerOptions{Config: g, LLM: l, Task: "hotpotqa", RunID: "test", Prompts: react, CoTPrompts: &cot,
-				Client: openAI(t, srv, 0, nil), NewEnv: func() Environment { return loopEnv{} }})
+				Client: openAI(t, srv, 0, nil), NewEnv: func(pipeline.Question) Environment { return loopEnv{} }})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -36,9 +36,9 @@ type RunOptions struct {
 	// earlier run; they are skipped. CorrectSoFar is how many of them were correct.
 	Done         map[string]bool
 	CorrectSoFar int
-	Prompts      prompt.Set  // as loaded by prompt.Load
-	CoTPrompts   *prompt.Set // generate.cot_exemplars; nil = derived from Prompts (see RunnerOptions)
-	NewEnv       func() Environment
+	Prompts      prompt.Set                            // as loaded by prompt.Load
+	CoTPrompts   *prompt.Set                           // generate.cot_exemplars; nil = derived from Prompts (see RunnerOptions)
+	NewEnv       func(q pipeline.Question) Environment // one episode's environment, for q (its answer is the paper reward's gold)
 	Client       llm.Client
 	NewActor     ActorFactory // nil = LLMActor
 	System       string       // export.system, for generate.prompting trained (see RunnerOptions)

@@ -39,9 +39,9 @@ type RunnerOptions struct {
 	// place of those derived from Prompts: the paper's CoT file beside its ReAct file.
 	// generate.instruction does not apply to them.
 	CoTPrompts *prompt.Set
-	Client     llm.Client // not needed by the expert policy with methods act and react
-	NewEnv     func() Environment
-	NewActor   ActorFactory // nil = LLMActor (generate.policy llm)
+	Client     llm.Client                            // not needed by the expert policy with methods act and react
+	NewEnv     func(q pipeline.Question) Environment // one episode's environment, for q (its answer is the paper reward's gold)
+	NewActor   ActorFactory                          // nil = LLMActor (generate.policy llm)
 	// System is export.system: with generate.prompting trained, the system message the
 	// model was trained with (empty = none).
 	System string

@@ -28,7 +28,7 @@ type Stage struct {
 	Config     pipeline.GenerateConfig
 	LLM        pipeline.LLMConfig
 	RunConfig  pipeline.RunConfig // fsync policy and grace period
-	Env        env.Options
+	Env        env.Options        // Gold is set per episode
 	Questions  []pipeline.Question
 	Prompts    prompt.Set
 	CoTPrompts *prompt.Set // generate.cot_exemplars; nil = derived from Prompts
@@ -112,7 +112,12 @@ func (s *Stage) Run(ctx context.Context, r *pipeline.Run) (pipeline.Counts, erro
 	sum, err := Run(ctx, RunOptions{
 		Config: s.Config, LLM: s.LLM, Task: s.Env.Task, RunID: r.Manifest.RunID,
 		Questions: s.Questions, Done: state.Done, CorrectSoFar: state.Correct, Prompts: s.Prompts, CoTPrompts: s.CoTPrompts,
-		NewEnv: func() Environment { return env.New(corpus, s.Env) }, Client: client, NewActor: actors,
+		NewEnv: func(q pipeline.Question) Environment {
+			o := s.Env
+			o.Gold = q.Answer
+			return env.New(corpus, o)
+		},
+		Client: client, NewActor: actors,
 		Sink: episodes, Progress: s.Progress, Logger: log, Hard: hard, System: s.System,
 	})
 	counts := pipeline.Counts{"questions": len(s.Questions), "planned": sum.Planned, "episodes": sum.Episodes,

@@ -56,8 +56,10 @@ type EnvConfig struct {
 	RequestsPerSecond   float64       `mapstructure:"requests_per_second"`   // MediaWiki rate limit
 	CacheDir            string        `mapstructure:"cache_dir"`             // MediaWiki response cache; empty means <run>/wiki-cache
 	Timeout             time.Duration `mapstructure:"timeout"`               // per MediaWiki request
+	Observations        string        `mapstructure:"observations"`          // paper (the official code's observations) or rules (reactgen's own)
+	Actions             string        `mapstructure:"actions"`               // paper (the official action test) or lenient
 	Sentences           int           `mapstructure:"sentences"`             // sentences a Search returns (the paper: 5)
-	MaxObservationChars int           `mapstructure:"max_observation_chars"` // observations are cut to this size
+	MaxObservationChars int           `mapstructure:"max_observation_chars"` // rules observations are cut to this size
 }
 
 // Price is the cost of one million tokens.
@@ -219,7 +221,8 @@ func Default() Config {
 		Task: TaskConfig{Name: TaskHotpotQA, Format: "auto"},
 		Env: EnvConfig{
 			Backend: "local", UserAgent: "reactgen/0 (https://github.com/reactgen/reactgen)",
-			RequestsPerSecond: 5, Timeout: 20 * time.Second, Sentences: 5, MaxObservationChars: 2000,
+			RequestsPerSecond: 5, Timeout: 20 * time.Second, Observations: "paper", Actions: "paper",
+			Sentences: 5, MaxObservationChars: 2000,
 		},
 		LLM: LLMConfig{
 			BaseURL: "", Model: "gpt-4o-mini", APIKeyEnv: "OPENAI_API_KEY",
@@ -278,6 +281,8 @@ func (c *Config) Validate() error {
 	checks := []error{
 		oneOf("task.name", c.Task.Name, TaskHotpotQA, TaskFEVER),
 		oneOf("task.format", c.Task.Format, "auto", "hotpotqa", "hotpotqa-simple", "fever", "jsonl"),
+		oneOf("env.observations", c.Env.Observations, "paper", "rules"),
+		oneOf("env.actions", c.Env.Actions, "paper", "lenient"),
 		oneOf("generate.format", c.Generate.Format, "completion", "chat"),
 		oneOf("generate.progress", c.Generate.Progress, "auto", "bar", "lines", "off"),
 		oneOf("generate.prompting", c.Generate.Prompting, "few-shot", "trained"),

@@ -15,7 +15,8 @@ func (c *Config) ResultKeys(taskSHA, corpusID, promptID string) map[string]strin
 		"task.name": c.Task.Name, "task.file_sha256": taskSHA, "corpus": corpusID,
 		"env.backend": c.Env.Backend, "env.sentences": fmt.Sprint(c.Env.Sentences),
 		"env.max_observation_chars": fmt.Sprint(c.Env.MaxObservationChars),
-		"generate.policy":           g.Policy, "generate.method": g.Method, "generate.exemplars": promptID,
+		"env.observations":          c.Env.Observations, "env.actions": c.Env.Actions,
+		"generate.policy": g.Policy, "generate.method": g.Method, "generate.exemplars": promptID,
 		"generate.max_steps": fmt.Sprint(g.MaxStepsFor(c.Task.Name)), "generate.seed": fmt.Sprint(g.Seed),
 		"generate.shuffle": fmt.Sprint(g.Shuffle), "generate.rationalize": fmt.Sprint(g.Rationalize),
 	}

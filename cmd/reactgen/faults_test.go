@@ -65,7 +65,9 @@ func TestTransientFaultsAreRetriedAndNothingIsLost(t *testing.T) {
 		{"HTML error page", llmtest.Reply{Fault: llmtest.FaultHTML}, nil, true},
 		{"empty completion", llmtest.Reply{Fault: llmtest.FaultEmpty}, nil, false},
 		{"completion cut at max_tokens", llmtest.Reply{Texts: []string{"Thought: " + strings.Repeat("and then ", 120)}, FinishReason: "length"}, nil, false},
-		{"enormous completion ignoring max_tokens", llmtest.Reply{Texts: []string{"Thought: " + huge + "\nAction: Search[" + huge + "]"}}, nil, false},
+		// Rules observations are cut at env.max_observation_chars; paper ones, like the
+		// paper's, echo the searched entity whole.
+		{"enormous completion ignoring max_tokens", llmtest.Reply{Texts: []string{"Thought: " + huge + "\nAction: Search[" + huge + "]"}}, map[string]any{"env.observations": "rules"}, false},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

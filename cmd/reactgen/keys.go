@@ -26,8 +26,10 @@ var keyDocs = map[string]string{
 	"env.requests_per_second":   "MediaWiki request rate limit",
 	"env.cache_dir":             "MediaWiki response cache; empty means <run>/wiki-cache",
 	"env.timeout":               "timeout of one MediaWiki request",
+	"env.observations":          "paper (default: the official environment's observations, byte for byte) or rules (reactgen's sentence splitter and messages; docs/paper-fidelity.md)",
+	"env.actions":               "paper (default: an action is the official startswith/endswith form) or lenient (any case, text after ], a missing ], as small models write)",
 	"env.sentences":             "sentences a successful Search returns (the paper: 5)",
-	"env.max_observation_chars": "observations are cut to this many characters",
+	"env.max_observation_chars": "rules observations are cut to this many characters (paper observations never are)",
 
 	"llm.base_url":           "OpenAI-compatible server; empty means $OPENAI_BASE_URL, else https://api.openai.com/v1",
 	"llm.model":              "model name sent to the server; also the episodes' policy",

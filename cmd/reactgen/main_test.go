@@ -269,8 +269,8 @@ func TestConfigShowAndKeys(t *testing.T) {
 func TestEnvCommand(t *testing.T) {
 	dir, _ := demoRun(t)
 	title := firstTitle(t)
-	in := "Search[" + title + "]\nLookup[the]\nSearch[Zzyzx Qwerty Nonesuch]\nDance[x]\nFinish[an answer]\n"
-	res := invoke(t, in, nil, "env", "--index", filepath.Join(dir, "index"))
+	in := "Search[" + title + "]\nLookup[the]\nSearch[Zzyzx Qwerty Nonesuch]\nDance[x]\nFinish[The Answer.]\n"
+	res := invoke(t, in, nil, "env", "--index", filepath.Join(dir, "index"), "--gold", "an answer")
 	if res.code != 0 {
 		t.Fatalf("env: %s", res.stderr)
 	}
@@ -284,16 +284,35 @@ func TestEnvCommand(t *testing.T) {
 		Done        bool   `json:"done"`
 	}
 	json.Unmarshal([]byte(lines[2]), &last)
-	if !strings.HasPrefix(last.Observation, "Could not find [Zzyzx Qwerty Nonesuch]. Similar: [") {
+	if !strings.HasPrefix(last.Observation, "Could not find Zzyzx Qwerty Nonesuch. Similar: [") {
 		t.Errorf("miss: got %q", last.Observation)
 	}
 	json.Unmarshal([]byte(lines[3]), &last)
-	if !strings.HasPrefix(last.Observation, "Invalid action") {
-		t.Errorf("invalid: got %q", last.Observation)
+	if last.Observation != "Invalid action: dance[x]" {
+		t.Errorf("invalid: got %q, want %q", last.Observation, "Invalid action: dance[x]")
 	}
 	json.Unmarshal([]byte(lines[4]), &last)
-	if !last.Done {
-		t.Errorf("finish: got %+v, want done", last)
+	if !last.Done || last.Observation != "Episode finished, reward = 1\n" {
+		t.Errorf("finish: got %+v, want done with reward 1", last)
+	}
+
+	// Rules observations and lenient actions, and actions given as JSON strings.
+	in = `"search[` + title + `] please"` + "\n" + `"Search[Zzyzx Qwerty Nonesuch]"` + "\n"
+	res = invoke(t, in, nil, "env", "--index", filepath.Join(dir, "index"), "--observations", "rules", "--actions", "lenient", "--json")
+	if res.code != 0 {
+		t.Fatalf("env --observations rules: %s", res.stderr)
+	}
+	lines = strings.Split(strings.TrimSpace(res.stdout), "\n")
+	json.Unmarshal([]byte(lines[0]), &last)
+	if last.Action != "Search["+title+"]" || strings.HasPrefix(last.Observation, "Invalid") {
+		t.Errorf("lenient search: got %+v", last)
+	}
+	json.Unmarshal([]byte(lines[1]), &last)
+	if !strings.HasPrefix(last.Observation, "Could not find [Zzyzx Qwerty Nonesuch]. Similar: [") {
+		t.Errorf("rules miss: got %q", last.Observation)
+	}
+	if res := invoke(t, "", nil, "env", "--index", filepath.Join(dir, "index"), "--observations", "exact"); res.code != 2 || !strings.Contains(res.stderr, "--observations") {
+		t.Errorf("--observations exact: exit %d, stderr %q; want exit 2 naming the flag", res.code, res.stderr)
 	}
 }
 

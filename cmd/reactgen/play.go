@@ -76,7 +76,9 @@ func (a *app) runPlay(ctx context.Context, o playOptions) error {
 		return &pipeline.InputError{Err: err}
 	}
 	defer ix.Close()
-	w := env.New(ix, env.Options{Task: o.task, Sentences: 5, MaxObservationChars: pipeline.Default().Env.MaxObservationChars})
+	opts := env.OptionsFor(o.task, pipeline.Default().Env)
+	opts.Gold = q.Answer
+	w := env.New(ix, opts)
 	ex, err := generate.Play(ctx, *q, w, a.stdin, a.stderr)
 	if err != nil {
 		return err

@@ -189,7 +189,7 @@ func (a *app) generation(cfg *pipeline.Config, forceNew bool, command string) (p
 		Results: cfg.ResultKeys(taskIn.SHA256, corpusID, promptID), Inputs: inputs, RunID: cfg.Run.ID, ForceNew: forceNew, Logger: a.log}
 
 	gen := &generate.Stage{Config: cfg.Generate, LLM: cfg.LLM, RunConfig: cfg.Run, Questions: questions, Prompts: prompts, CoTPrompts: cotPrompts,
-		Env:    env.Options{Task: cfg.Task.Name, Sentences: cfg.Env.Sentences, MaxObservationChars: cfg.Env.MaxObservationChars},
+		Env:    env.OptionsFor(cfg.Task.Name, cfg.Env),
 		Corpus: func() (env.Corpus, func(), error) { return be.open(cfg) }, Actors: pol.actors, Progress: a.stderr, Logger: a.log,
 		System: cfg.Export.System}
 	if pol.model {

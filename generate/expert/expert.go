@@ -82,8 +82,9 @@ func (e *Expert) replay(ctx context.Context, history []pipeline.Step) (replay, e
 			}
 		case pipeline.ActionLookup:
 			if r.current != "" {
-				_, sentence, _ := strings.Cut(s.Observation, ") ")
-				r.mark(page, sentence)
+				_, shown, _ := strings.Cut(s.Observation, ") ")
+				r.mark(page, shown)
+				r.markPart(page, shown)
 			}
 		}
 	}
@@ -98,6 +99,22 @@ func (r *replay) mark(p env.Page, obs string) {
 	for i, s := range p.Sentences {
 		if strings.Contains(obs, s) {
 			r.seen[key(p.Title, i)] = true
+		}
+	}
+}
+
+// markPart records the sentence of p that holds shown, a paper Lookup's answer: paper
+// observations cut sentences at every ". " ("opened by Dr." and "Ada Vint in 1868."), so
+// a Lookup may show part of a sentence, with a full stop added.
+func (r *replay) markPart(p env.Page, shown string) {
+	part := strings.TrimSuffix(shown, ".")
+	if part == "" {
+		return
+	}
+	for i, s := range p.Sentences {
+		if strings.Contains(s, part) {
+			r.seen[key(p.Title, i)] = true
+			return
 		}
 	}
 }

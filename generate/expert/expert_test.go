@@ -97,9 +97,14 @@ func demoFever(t *testing.T) []pipeline.Question {
 	return out
 }
 
-// play runs one episode of the expert through the real environment.
-func play(ctx context.Context, x *Expert, c env.Corpus, q pipeline.Question) ([]pipeline.Step, env.Result, error) {
-	w := env.New(c, env.Options{Task: q.Task, Sentences: 5, MaxObservationChars: 2000})
+// play runs one episode of the expert through the real environment, in paper mode or,
+// with rules set, in rules mode.
+func play(ctx context.Context, x *Expert, c env.Corpus, q pipeline.Question, rules bool) ([]pipeline.Step, env.Result, error) {
+	opts := env.Options{Task: q.Task, Gold: q.Answer, Sentences: 5, MaxObservationChars: 2000}
+	if rules {
+		opts.Observations, opts.Actions = env.ObservationsRules, env.ActionsLenient
+	}
+	w := env.New(c, opts)
 	var steps []pipeline.Step
 	limit := pipeline.GenerateConfig{}.MaxStepsFor(q.Task)
 	for len(steps) < limit {
@@ -119,19 +124,21 @@ func play(ctx context.Context, x *Expert, c env.Corpus, q pipeline.Question) ([]
 	return steps, env.Result{}, nil
 }
 
-// TestDemoWorld plays every demo question and claim and requires the gold answer within
-// the paper's step limits, with no invalid action and no action three times in a row.
+// TestDemoWorld plays every demo question and claim in both observation modes and
+// requires the gold answer within the paper's step limits, with no invalid action and no
+// action three times in a row.
 func TestDemoWorld(t *testing.T) {
 	c := demoCorpus(t)
 	x := New(c)
 	for _, set := range []struct {
-		name string
-		qs   []pipeline.Question
-	}{{"hotpotqa", demoHotpot(t)}, {"fever", demoFever(t)}} {
+		name  string
+		qs    []pipeline.Question
+		rules bool
+	}{{"hotpotqa", demoHotpot(t), false}, {"fever", demoFever(t), false}, {"hotpotqa rules", demoHotpot(t), true}, {"fever rules", demoFever(t), true}} {
 		t.Run(set.name, func(t *testing.T) {
 			solved, lookups := 0, 0
 			for _, q := range set.qs {
-				steps, res, err := play(t.Context(), x, c, q)
+				steps, res, err := play(t.Context(), x, c, q, set.rules)
 				if err != nil {
 					t.Fatalf("%s: %v", q.ID, err)
 				}
@@ -154,7 +161,7 @@ func TestDemoWorld(t *testing.T) {
 			}
 			t.Logf("%s: expert solved %d / %d within %d steps (%.1f%%), %d lookups", set.name, solved, len(set.qs),
 				pipeline.GenerateConfig{}.MaxStepsFor(set.qs[0].Task), 100*float64(solved)/float64(len(set.qs)), lookups)
-			if lookups == 0 && set.name == "hotpotqa" {
+			if lookups == 0 && set.qs[0].Task == pipeline.TaskHotpotQA {
 				t.Errorf("no episode needed Lookup; the demo world should need some")
 			}
 		})
@@ -170,7 +177,7 @@ func TestConcurrent(t *testing.T) {
 	errs := make(chan error, len(qs))
 	for _, q := range qs {
 		wg.Go(func() {
-			_, res, err := play(t.Context(), x, c, q)
+			_, res, err := play(t.Context(), x, c, q, false)
 			if err == nil && res.Answer != q.Answer {
 				err = fmt.Errorf("%s: got %q, want %q", q.ID, res.Answer, q.Answer)
 			}
@@ -217,6 +224,7 @@ func TestMoves(t *testing.T) {
 			{Action: "Lookup[born]", Observation: "(Result 1 / 2) Teel was born in Brisk in 1850."},
 			{Action: "Search[Brisk]", Observation: "Could not find [Brisk]. Similar: ['Brisk Harbour', 'Brisk (town)', 'Welm']."},
 		}, "Search[Brisk (town)]"},
+		{"paper lookup shows part of the sentence", []pipeline.Step{searchTeel, {Action: "Lookup[born]", Observation: "(Result 1 / 2) Brisk in 1850."}}, "Search[Brisk]"},
 		{"all seen", []pipeline.Step{searchTeel,
 			{Action: "Lookup[born]", Observation: "(Result 1 / 2) Teel was born in Brisk in 1850."},
 			{Action: "Search[Brisk]", Observation: "Brisk is a town in Welm. Brisk lies on the Aun River."},

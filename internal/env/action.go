@@ -3,6 +3,7 @@ package env
 import (
 	"strings"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/reactgen/reactgen/pipeline"
 )
@@ -51,6 +52,41 @@ func ParseAction(raw string) Action {
 	}
 	a.Type, a.Argument = typ, arg
 	return a
+}
+
+// ParsePaperAction parses one action as the paper's code does (the notebooks'
+// webthink() and wikienv.py's step): the first character is lower-cased, surrounding
+// white space is stripped (Python's str.strip), and the text is an action only when it
+// starts with "search[", "lookup[" or "finish[" and ends with "]". The argument is what
+// lies between, untrimmed, and may be empty ("Finish[]" finishes with an empty answer).
+// So "Search[x] and more", "Search[x" and "SEARCH[x]" are invalid, and so is an action
+// the model began with a line break ("\n\nFinish[x]": the lower-casing met the line
+// break). "think[...]", which wikienv.py answers "Nice thought.", is invalid here: the
+// paper's action space is Search, Lookup and Finish.
+func ParsePaperAction(raw string) Action {
+	s := raw
+	if r, size := utf8.DecodeRuneInString(s); size > 0 {
+		s = string(unicode.ToLower(r)) + s[size:]
+	}
+	s = PyStrip(s)
+	a := Action{Type: pipeline.ActionInvalid, Raw: raw, paper: s}
+	for _, k := range [...]struct{ prefix, typ string }{
+		{"search[", pipeline.ActionSearch},
+		{"lookup[", pipeline.ActionLookup},
+		{"finish[", pipeline.ActionFinish},
+	} {
+		if strings.HasPrefix(s, k.prefix) && strings.HasSuffix(s, "]") {
+			a.Type, a.Argument = k.typ, s[len(k.prefix):len(s)-1]
+			break
+		}
+	}
+	return a
+}
+
+// PyStrip is Python's str.strip() with no argument: Go's white space and also the
+// separators U+001C to U+001F, which Python's str.isspace counts.
+func PyStrip(s string) string {
+	return strings.TrimFunc(s, func(r rune) bool { return unicode.IsSpace(r) || (r >= 0x1c && r <= 0x1f) })
 }
 
 // String returns the normalised form of the action, e.g. Search[Ada Lovelace]; for an

@@ -19,12 +19,29 @@ type ServeLine struct {
 	Answer      string `json:"answer,omitempty"`
 }
 
-// Serve plays one episode interactively: it reads one action per line from in (blank
-// lines are skipped, lines of any length are accepted), steps w and writes one JSON
-// ServeLine per action to out. It returns nil at the end of input or after Finish (the
-// rest of the input is left unread), and an error naming the input line when the corpus
-// fails, ctx ends or out cannot be written.
+// Serve plays one episode interactively: it reads one action per line from in, steps w
+// and writes one JSON ServeLine per action to out. A line is the action as it stands,
+// without its line end (paper actions are judged with their spaces); blank lines are
+// skipped and lines of any length are accepted. It returns nil at the end of input or
+// after Finish (the rest of the input is left unread), and an error naming the input
+// line when the corpus fails, ctx ends or out cannot be written.
 func Serve(ctx context.Context, w *Wiki, in io.Reader, out io.Writer) error {
+	return serve(ctx, w, in, out, func(line string) (string, error) { return line, nil })
+}
+
+// ServeJSON is Serve with each non-blank input line a JSON string holding one action,
+// so that an action may hold line breaks ("\n\nFinish[x]", as a model wrote it).
+func ServeJSON(ctx context.Context, w *Wiki, in io.Reader, out io.Writer) error {
+	return serve(ctx, w, in, out, func(line string) (string, error) {
+		var action string
+		if err := json.Unmarshal([]byte(line), &action); err != nil {
+			return "", fmt.Errorf("want a JSON string: %w", err)
+		}
+		return action, nil
+	})
+}
+
+func serve(ctx context.Context, w *Wiki, in io.Reader, out io.Writer, decode func(string) (string, error)) error {
 	r := bufio.NewReader(in)
 	enc := json.NewEncoder(out)
 	enc.SetEscapeHTML(false)
@@ -33,7 +50,12 @@ func Serve(ctx context.Context, w *Wiki, in io.Reader, out io.Writer) error {
 		if readErr != nil && !errors.Is(readErr, io.EOF) {
 			return fmt.Errorf("read action line %d: %w", n, readErr)
 		}
-		if raw := strings.TrimSpace(line); raw != "" {
+		line = strings.TrimSuffix(strings.TrimSuffix(line, "\n"), "\r")
+		if strings.TrimSpace(line) != "" {
+			raw, err := decode(line)
+			if err != nil {
+				return fmt.Errorf("action line %d: %w", n, err)
+			}
 			if err := ctx.Err(); err != nil {
 				return fmt.Errorf("action line %d: %w", n, err)
 			}

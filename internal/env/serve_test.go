@@ -27,7 +27,7 @@ func TestServe(t *testing.T) {
 		"Search[never read]",
 	}, "\n")
 	var out strings.Builder
-	if err := env.Serve(t.Context(), env.New(c, env.Options{Task: pipeline.TaskFEVER}), strings.NewReader(in), &out); err != nil {
+	if err := env.Serve(t.Context(), env.New(c, env.Options{Task: pipeline.TaskFEVER, Observations: env.ObservationsRules, Actions: env.ActionsLenient}), strings.NewReader(in), &out); err != nil {
 		t.Fatal(err)
 	}
 	want := []env.ServeLine{
@@ -69,6 +69,35 @@ func TestServe(t *testing.T) {
 	}
 	if !strings.Contains(out.String(), `"done":false`) {
 		t.Errorf("output %q: want the done field written even when false", out.String())
+	}
+}
+
+func TestServeJSONPaper(t *testing.T) {
+	c := envtest.NewMemory(envtest.Pages())
+	in := strings.Join([]string{
+		`"Lookup[heron]"`,
+		`"Search[Vint River]\r"`,
+		"",
+		`"\n\nFinish[SUPPORTS]"`,
+		`"Finish[SUPPORTS]"`,
+		`"Search[never read]"`,
+	}, "\r\n")
+	var out strings.Builder
+	if err := env.ServeJSON(t.Context(), env.New(c, env.Options{Task: pipeline.TaskFEVER, Gold: pipeline.LabelSupports}), strings.NewReader(in), &out); err != nil {
+		t.Fatal(err)
+	}
+	want := strings.Join([]string{
+		`{"action":"Lookup[heron]","observation":"No more results.\n","done":false}`,
+		`{"action":"Search[Vint River]","observation":"The Vint River is a river in Karsa, 140 kilometres long. It rises in the Kell Hills and flows into Marrow Lake..","done":false}`,
+		`{"action":"Finish[SUPPORTS]","observation":"Invalid action: Finish[SUPPORTS]","done":false}`,
+		`{"action":"Finish[SUPPORTS]","observation":"Episode finished, reward = 1\n","done":true,"answer":"SUPPORTS"}`,
+	}, "\n") + "\n"
+	if out.String() != want {
+		t.Errorf("got\n%s\nwant\n%s", out.String(), want)
+	}
+	err := env.ServeJSON(t.Context(), env.New(c, env.Options{}), strings.NewReader("\"Search[Vint]\"\nSearch[Vint]\n"), &strings.Builder{})
+	if err == nil || !strings.Contains(err.Error(), "action line 2: want a JSON string") {
+		t.Errorf("bare action in JSON mode: got %v, want an error naming line 2", err)
 	}
 }
 

@@ -3,6 +3,7 @@ package env_test
 import (
 	"context"
 	"errors"
+	"slices"
 	"testing"
 
 	"github.com/reactgen/reactgen/internal/env"
@@ -21,7 +22,7 @@ func (f failing) Similar(context.Context, string, int) ([]string, error) {
 
 func TestWikiCorpusError(t *testing.T) {
 	down := errors.New("backend down")
-	w := env.New(failing{down}, env.Options{})
+	w := env.New(failing{down}, env.Options{Observations: env.ObservationsRules})
 	if _, err := w.Step(t.Context(), "Search[Anything]"); !errors.Is(err, down) {
 		t.Errorf("Search on a failing corpus: got %v, want %v", err, down)
 	}
@@ -34,22 +35,83 @@ func TestWikiCorpusError(t *testing.T) {
 
 func TestWikiEmptyPage(t *testing.T) {
 	c := envtest.NewMemory([]env.Page{{Title: "Blank"}})
-	res, err := env.New(c, env.Options{}).Step(t.Context(), "Search[blank]")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if want := "The page Blank has no text."; res.Observation != want {
-		t.Errorf("Search[blank]: got %q, want %q", res.Observation, want)
+	for _, tt := range []struct{ mode, want string }{
+		{env.ObservationsRules, "The page Blank has no text."},
+		{env.ObservationsPaper, ""}, // wikienv.py joins no sentences
+	} {
+		res, err := env.New(c, env.Options{Observations: tt.mode}).Step(t.Context(), "Search[blank]")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Observation != tt.want {
+			t.Errorf("%s: Search[blank]: got %q, want %q", tt.mode, res.Observation, tt.want)
+		}
 	}
 }
 
 func TestWikiCutTinyLimit(t *testing.T) {
 	c := envtest.NewMemory(envtest.Pages())
-	res, err := env.New(c, env.Options{MaxObservationChars: 4}).Step(t.Context(), "Search[Orla Vint]")
+	res, err := env.New(c, env.Options{Observations: env.ObservationsRules, MaxObservationChars: 4}).Step(t.Context(), "Search[Orla Vint]")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if res.Observation != "Orla" {
 		t.Errorf("limit 4: got %q, want %q", res.Observation, "Orla")
+	}
+}
+
+func TestPaperSentences(t *testing.T) {
+	tests := []struct {
+		name, text string
+		want       []string
+	}{
+		{"one paragraph", "Ada Vint was a poet. She lived in Karsa.", []string{"Ada Vint was a poet.", "She lived in Karsa.."}},
+		{"abbreviations split", "It was opened by Dr. Ada Vint in 1868. It closed.", []string{"It was opened by Dr.", "Ada Vint in 1868.", "It closed.."}},
+		{"paragraph ends", "One two three. Four five six.\nSeven eight nine.", []string{"One two three.", "Four five six..", "Seven eight nine.."}},
+		{"no full stop", "Vint may refer to:\nOrla Vint, a poet", []string{"Vint may refer to:.", "Orla Vint, a poet."}},
+		{"short lines dropped", "Early life\n\n  A  b  \nShe was born in Karsa in 1950.", []string{"A  b.", "She was born in Karsa in 1950.."}},
+		{"white space", " \t Pieces get  stripped .  Then  a full stop. \r\n", []string{"Pieces get  stripped.", "Then  a full stop.."}},
+		{"no break without space", "Version 3.5 was out.Next came 4. End of story", []string{"Version 3.5 was out.Next came 4.", "End of story."}},
+		{"empty pieces", "Wait. . . What now.", []string{"Wait.", "What now.."}},
+		{"empty", "", nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := env.PaperSentences(tt.text)
+			if !slices.Equal(got, tt.want) {
+				t.Errorf("PaperSentences(%q):\n got %q\nwant %q", tt.text, got, tt.want)
+			}
+		})
+	}
+}
+
+func TestPaperTextParagraphs(t *testing.T) {
+	c := envtest.NewMemory([]env.Page{{
+		Title:     "Ada Vint",
+		Sentences: []string{"Ada Vint (born 1901) was a painter.", "She studied under Dr. Orla Marché.", "In 1930 she moved to Karsa."},
+		Text:      "Ada Vint (born 1901) was a painter. She studied under Dr. Orla Marché.\nIn 1930 she moved to Karsa.",
+	}})
+	steps := []struct{ raw, want string }{
+		{"Search[Ada Vint]", "Ada Vint (born 1901) was a painter. She studied under Dr. Orla Marché.. In 1930 she moved to Karsa.."},
+		{"Lookup[Marché]", "(Result 1 / 1) Orla Marché.."},
+		{"Lookup[she]", "(Result 1 / 2) She studied under Dr."},
+	}
+	w := env.New(c, env.Options{})
+	for _, s := range steps {
+		res, err := w.Step(t.Context(), s.raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Observation != s.want {
+			t.Errorf("%s: got %q, want %q", s.raw, res.Observation, s.want)
+		}
+	}
+	// Rules observations show the sentences the source gives.
+	res, err := env.New(c, env.Options{Observations: env.ObservationsRules}).Step(t.Context(), "Search[Ada Vint]")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "Ada Vint (born 1901) was a painter. She studied under Dr. Orla Marché. In 1930 she moved to Karsa."; res.Observation != want {
+		t.Errorf("rules: got %q, want %q", res.Observation, want)
 	}
 }

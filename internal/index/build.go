@@ -25,8 +25,9 @@ import (
 // FormatVersion is the version of the on-disk layout; Open refuses any other.
 //
 // Version 2 splits the index into pages.db and FTS shards fts-N.db, built in parallel,
-// and stores bodies S2-compressed.
-const FormatVersion = 2
+// and stores bodies S2-compressed. Version 3 stores each page's text with its sentences
+// marked in it (see layoutBody), so that paper observations can split the text itself.
+const FormatVersion = 3
 
 // ErrExists is returned by Build when dir already holds something and Force is off.
 var ErrExists = errors.New("index already exists (use force to rebuild)")
@@ -596,39 +597,95 @@ func makeRow(p pending, ftsChars int) row {
 			sents[i] = strings.ReplaceAll(s, sentenceSep, " ")
 		}
 	}
-	text := strings.Join(sents, sentenceSep)
+	stored := layoutBody(strings.ReplaceAll(p.doc.Text, sentenceSep, " "), sents)
 	var body []byte
-	if len(text) >= 256 {
+	if len(stored) >= 256 {
 		// S2 (Snappy's successor) rather than zstd: about 1 µs a page against zstd's
 		// 14 µs at its fastest level, for bodies about a third larger.
-		buf := make([]byte, 1+s2.MaxEncodedLen(len(text)))
+		buf := make([]byte, 1+s2.MaxEncodedLen(len(stored)))
 		buf[0] = bodyS2
-		body = buf[:1+len(s2.Encode(buf[1:], []byte(text)))]
+		body = buf[:1+len(s2.Encode(buf[1:], []byte(stored)))]
 	} else {
-		body = append([]byte{bodyRaw}, text...)
+		body = append([]byte{bodyRaw}, stored...)
 	}
-	n := 0
+	// The FTS text is the body up to the end of the last sentence that fits in ftsChars
+	// (counted as the sentences joined by single spaces): the tokenizer reads the
+	// separators as white space, and the text between sentences is white space too.
+	end, chars := 0, 0
 	for i, s := range sents {
-		if ftsChars >= 0 && i > 0 && n+1+len(s) > ftsChars {
+		if ftsChars >= 0 && i > 0 && chars+1+len(s) > ftsChars {
 			break
 		}
-		n += len(s)
-		if i > 0 {
-			n++
-		}
+		chars += len(s) + min(i, 1)
+		open := end + strings.Index(stored[end:], sentenceSep) // end is past the previous sentence's closing mark
+		end = open + 1 + len(s) + 1
 	}
-	// text joins the sentences with one separator byte, which the tokenizer reads as
-	// white space, so the FTS text is a prefix of it.
+	fts := stored[:max(end-1, 0)] // without the last closing mark
 	return row{
 		id:        p.id,
 		norm:      p.norm,
 		title:     p.doc.Title,
 		disamb:    p.doc.Disambiguation || isDisambiguation(p.doc.Title, sents),
 		body:      body,
-		fts:       text[:n],
+		fts:       fts,
 		sentences: len(sents),
-		textBytes: len(text),
+		textBytes: len(stored) - 2*len(sents),
 	}
+}
+
+// layoutBody lays a page out for storage: its text with sentenceSep before and after
+// each sentence, so that the separators split it into the text between sentences and
+// the sentences in turn (even and odd pieces), and removing them gives the text back.
+// Sentences are found in the text in order; when text is empty or a sentence is not
+// there (a source whose sentences are not cut from its text), the text is taken to be
+// the sentences joined by single spaces.
+func layoutBody(text string, sents []string) string {
+	var b strings.Builder
+	b.Grow(len(text) + 2*len(sents))
+	if text != "" {
+		at := 0
+		for _, s := range sents {
+			i := strings.Index(text[at:], s)
+			if i < 0 {
+				b.Reset()
+				text = ""
+				break
+			}
+			b.WriteString(text[at : at+i])
+			b.WriteString(sentenceSep)
+			b.WriteString(s)
+			b.WriteString(sentenceSep)
+			at += i + len(s)
+		}
+		if text != "" {
+			b.WriteString(text[at:])
+			return b.String()
+		}
+	}
+	for i, s := range sents {
+		if i > 0 && s != "" {
+			b.WriteByte(' ')
+		}
+		b.WriteString(sentenceSep)
+		b.WriteString(s)
+		b.WriteString(sentenceSep)
+	}
+	return b.String()
+}
+
+// readBody splits a stored body back into the page's sentences and text.
+func readBody(body string) (sents []string, text string, err error) {
+	if body == "" {
+		return nil, "", nil
+	}
+	pieces := strings.Split(body, sentenceSep)
+	if len(pieces)%2 != 1 {
+		return nil, "", fmt.Errorf("body holds %d sentence marks, want an even number", len(pieces)-1)
+	}
+	for i := 1; i < len(pieces); i += 2 {
+		sents = append(sents, pieces[i])
+	}
+	return sents, strings.Join(pieces, ""), nil
 }
 
 // table says how a writer inserts a row into one table: the one-row statement, its

@@ -10,7 +10,7 @@ import (
 	"github.com/reactgen/reactgen/internal/env/envtest"
 )
 
-// TestConformance runs the environment suite against a built index: the pages go
+// TestConformance runs the environment suite against a built index: the pages' texts go
 // through JSONL, Build and Open, as a user's corpus does.
 func TestConformance(t *testing.T) {
 	envtest.RunConformance(t, func(t *testing.T, pages []env.Page) env.Corpus {
@@ -23,10 +23,10 @@ func TestConformance(t *testing.T) {
 		enc := json.NewEncoder(f)
 		for _, p := range pages {
 			rec := struct {
-				Title          string   `json:"title"`
-				Text           []string `json:"text"`
-				Disambiguation bool     `json:"disambiguation"`
-			}{p.Title, p.Sentences, p.Disambiguation}
+				Title          string `json:"title"`
+				Text           string `json:"text"`
+				Disambiguation bool   `json:"disambiguation"`
+			}{p.Title, env.PageText(p), p.Disambiguation}
 			if err := enc.Encode(rec); err != nil {
 				t.Fatal(err)
 			}
@@ -35,9 +35,8 @@ func TestConformance(t *testing.T) {
 			t.Fatal(err)
 		}
 		dir := filepath.Join(t.TempDir(), "ix")
-		// Sentences are given one per list item; the identity split keeps each whole.
-		split := func(s string) []string { return []string{s} }
-		if _, err := Build(t.Context(), dir, []string{src}, BuildOptions{Split: split}); err != nil {
+		// The project's splitter gives the fixture's sentences back from its text.
+		if _, err := Build(t.Context(), dir, []string{src}, BuildOptions{}); err != nil {
 			t.Fatal(err)
 		}
 		ix, err := Open(dir)

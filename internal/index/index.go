@@ -32,8 +32,9 @@ import (
 const (
 	pagesFile = "pages.db"
 	infoFile  = "info.json"
-	// sentenceSep joins a page's sentences in storage; the record separator never
-	// occurs in encyclopedia text (Build replaces any that does).
+	// sentenceSep marks where each sentence of a page's stored text begins and ends;
+	// the record separator never occurs in encyclopedia text (Build replaces any that
+	// does).
 	sentenceSep = "\x1e"
 	// bodyRaw and bodyS2 are the first byte of a stored body (1 was zstd, format 1).
 	bodyRaw = 0
@@ -208,11 +209,11 @@ func (ix *Index) lookup(ctx context.Context, norm string) (env.Page, bool, error
 	if err != nil {
 		return env.Page{}, false, fmt.Errorf("index page %q: %w", norm, err)
 	}
-	var sents []string
-	if text != "" {
-		sents = strings.Split(text, sentenceSep)
+	sents, text, err := readBody(text)
+	if err != nil {
+		return env.Page{}, false, fmt.Errorf("index page %q: %w", norm, err)
 	}
-	return env.Page{Title: title, Sentences: sents, Disambiguation: disamb}, true, nil
+	return env.Page{Title: title, Sentences: sents, Text: text, Disambiguation: disamb}, true, nil
 }
 
 func (ix *Index) decodeBody(b []byte) (string, error) {

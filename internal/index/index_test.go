@@ -134,6 +134,48 @@ func TestPageSentences(t *testing.T) {
 	}
 }
 
+func TestPageText(t *testing.T) {
+	ix, _ := buildFixture(t)
+	tests := []struct{ title, text string }{
+		{"Marlow Ferry", "Marlow Ferry is a small cable ferry on the River Tamsin. It has carried passengers since 1887."},
+		{"River Tamsin", "The River Tamsin is a river in the county of Oakshire. It rises in the Fell Hills.\nThe river is 84 kilometres long."},
+		{"Quillon Bay", "Quillon Bay is a sheltered inlet. Its lighthouse dates from 1901."},
+	}
+	for _, tt := range tests {
+		p, ok, err := ix.Page(t.Context(), tt.title)
+		if err != nil || !ok || p.Text != tt.text {
+			t.Errorf("Page(%s) text: got %q ok=%v err=%v, want %q", tt.title, p.Text, ok, err, tt.text)
+		}
+	}
+}
+
+func TestLayoutBody(t *testing.T) {
+	tests := []struct {
+		name, text string
+		sents      []string
+		want       string // the text read back
+	}{
+		{"plain", "One two. Three four.", []string{"One two.", "Three four."}, "One two. Three four."},
+		{"spacing kept", "  One two.\u00a0Three four.\n\nFive.  ", []string{"One two.", "Three four.", "Five."}, "  One two.\u00a0Three four.\n\nFive.  "},
+		{"empty sentence", "A. B.", []string{"A.", "", "B."}, "A. B."},
+		{"no text", "", []string{"A.", "B."}, "A. B."},
+		{"sentence not in text", "A. C.", []string{"A.", "B."}, "A. B."},
+		{"no sentences", "Just text.", nil, "Just text."},
+		{"nothing", "", nil, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			sents, text, err := readBody(layoutBody(tt.text, tt.sents))
+			if err != nil || text != tt.want || !slices.Equal(sents, tt.sents) {
+				t.Errorf("read back: got %q %q %v, want %q %q", sents, text, err, tt.sents, tt.want)
+			}
+		})
+	}
+	if _, _, err := readBody("a" + sentenceSep + "b"); err == nil {
+		t.Error("readBody with an odd number of marks: got no error")
+	}
+}
+
 func TestInfo(t *testing.T) {
 	ix, src := buildFixture(t)
 	info := ix.Info()

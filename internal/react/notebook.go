@@ -3,7 +3,8 @@ package react
 import (
 	"strconv"
 	"strings"
-	"unicode"
+
+	"github.com/reactgen/reactgen/internal/env"
 )
 
 // Notebook reads the completion of ReAct step (1-based) as the paper's notebooks
@@ -26,8 +27,5 @@ func Notebook(completion string, step int) (thought, action string, ok bool) {
 // stripped of surrounding white space.
 func NotebookAction(reply string) string { return pyStrip(reply) }
 
-// pyStrip is Python's str.strip(): Go's white space plus the separators U+001C to
-// U+001F, which Python's str.isspace also counts.
-func pyStrip(s string) string {
-	return strings.TrimFunc(s, func(r rune) bool { return unicode.IsSpace(r) || (r >= 0x1c && r <= 0x1f) })
-}
+// pyStrip is Python's str.strip().
+func pyStrip(s string) string { return env.PyStrip(s) }

@@ -30,6 +30,12 @@ var Formats = []string{FormatAuto, FormatJSONL, FormatHotpotWiki, FormatHotpotQu
 type Doc struct {
 	Title     string
 	Sentences []string
+	// Text is the page's text, one paragraph a line, from which paper observations cut
+	// their own sentences: a plain-text source's text as it is, and for a source that
+	// gives sentences, each paragraph's sentences joined as the source writes them
+	// (HotpotQA's carry their own leading spaces; others are joined by one space).
+	// Empty means the sentences joined by single spaces.
+	Text string
 	// Disambiguation is true when the source itself marks the page as one (JSONL
 	// "disambiguation": true); the index also detects it from the title and text.
 	Disambiguation bool

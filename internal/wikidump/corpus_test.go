@@ -63,16 +63,16 @@ func TestJSONLTextShapes(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []Doc{
-		{Title: "Alpha", Sentences: []string{"Alpha is first.", "Beta is second."}, Line: 1},
-		{Title: "Beta", Sentences: []string{"Beta one.", "Beta two.", "Beta three."}, Line: 3},
-		{Title: "Gamma", Sentences: []string{"Gamma one.", "Gamma two. Still two.", "Gamma three."}, Disambiguation: true, Line: 4},
+		{Title: "Alpha", Sentences: []string{"Alpha is first.", "Beta is second."}, Text: "Alpha is first. Beta is second.", Line: 1},
+		{Title: "Beta", Sentences: []string{"Beta one.", "Beta two.", "Beta three."}, Text: "Beta one. Beta two.\nBeta three.", Line: 3},
+		{Title: "Gamma", Sentences: []string{"Gamma one.", "Gamma two. Still two.", "Gamma three."}, Text: "Gamma one. Gamma two. Still two.\nGamma three.", Disambiguation: true, Line: 4},
 	}
 	if len(docs) != len(want) {
 		t.Fatalf("docs: got %d, want %d", len(docs), len(want))
 	}
 	for i, w := range want {
 		d := docs[i]
-		if d.Title != w.Title || !slices.Equal(d.Sentences, w.Sentences) || d.Disambiguation != w.Disambiguation || d.Line != w.Line || d.File != p {
+		if d.Title != w.Title || !slices.Equal(d.Sentences, w.Sentences) || d.Text != w.Text || d.Disambiguation != w.Disambiguation || d.Line != w.Line || d.File != p {
 			t.Errorf("doc %d: got %+v, want %+v", i, d, w)
 		}
 	}
@@ -185,6 +185,10 @@ func TestHotpotWikiTree(t *testing.T) {
 			t.Errorf("doc %d: got %q %q, want %q %q", i, docs[i].Title, docs[i].Sentences, w.Title, w.Sentences)
 		}
 	}
+	// The text keeps the dump's paragraphs, each its sentences as the dump spaces them.
+	if got, want := docs[0].Text, "Marlow Ferry is a small cable ferry on the River Tamsin. It has carried passengers since 1887.\nThe ferry was rebuilt in 1952 after a flood."; got != want {
+		t.Errorf("Marlow Ferry text: got %q, want %q", got, want)
+	}
 	files := r.Files()
 	if len(files) != 3 {
 		t.Fatalf("files: got %d, want 3", len(files))
@@ -230,6 +234,9 @@ func TestQuestionsContext(t *testing.T) {
 	}
 	if got, want := docs[0].Sentences, []string{"Ferry Lane is a road.", "It is short."}; !slices.Equal(got, want) {
 		t.Errorf("sentences: got %q, want %q", got, want)
+	}
+	if got, want := docs[0].Text, "Ferry Lane is a road. It is short."; got != want {
+		t.Errorf("text: got %q, want %q", got, want)
 	}
 	if f := r.Files(); len(f) != 1 || f[0].SHA256 != sha(t, p) {
 		t.Errorf("files: got %+v, want sha %s", f, sha(t, p))

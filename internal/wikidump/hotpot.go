@@ -149,13 +149,25 @@ func (r *hotpotWikiReader) parse(line []byte) (Doc, error) {
 	if len(paras) > 0 && strings.EqualFold(strings.TrimSpace(stripLinks(strings.Join(paras[0], ""))), title) {
 		paras = paras[1:]
 	}
+	// The dump's sentences carry the space before them, so a paragraph is their
+	// concatenation.
 	var sents []string
+	var text strings.Builder
 	for _, p := range paras {
+		start := len(sents)
 		for _, s := range p {
 			sents = append(sents, stripLinks(s))
 		}
+		para := strings.TrimSpace(strings.Join(sents[start:], ""))
+		if para == "" {
+			continue
+		}
+		if text.Len() > 0 {
+			text.WriteByte('\n')
+		}
+		text.WriteString(para)
 	}
-	return Doc{Title: title, Sentences: cleanSentences(sents)}, nil
+	return Doc{Title: title, Sentences: cleanSentences(sents), Text: text.String()}, nil
 }
 
 // paragraphs decodes the dump's "text": a list of paragraphs (lists of sentences), or a

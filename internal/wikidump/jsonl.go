@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -111,58 +112,65 @@ func (r *jsonlReader) parse(line []byte) (Doc, error) {
 	if title == "" {
 		return Doc{}, errors.New(`empty "title"`)
 	}
-	sents, err := textSentences(rec.Text, r.opts.Split)
+	sents, text, err := textSentences(rec.Text, r.opts.Split)
 	if err != nil {
 		return Doc{}, err
 	}
-	return Doc{Title: title, Sentences: sents, Disambiguation: rec.Disambiguation}, nil
+	return Doc{Title: title, Sentences: sents, Text: text, Disambiguation: rec.Disambiguation}, nil
 }
 
 // textSentences decodes a "text" value: a string (split into sentences), a list of
-// paragraph strings (each split), or a list of lists of sentences (kept as given).
-func textSentences(raw json.RawMessage, split func(string) []string) ([]string, error) {
+// paragraph strings (each split), or a list of lists of sentences (kept as given). It
+// returns the sentences and the text as Doc.Text holds it.
+func textSentences(raw json.RawMessage, split func(string) []string) ([]string, string, error) {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
-		return nil, errors.New(`missing "text"`)
+		return nil, "", errors.New(`missing "text"`)
 	}
 	switch raw[0] {
 	case '"':
 		s, err := jsonString(raw)
 		if err != nil {
-			return nil, fmt.Errorf(`"text": %w`, err)
+			return nil, "", fmt.Errorf(`"text": %w`, err)
 		}
-		return cleanSentences(split(s)), nil
+		return cleanSentences(split(s)), s, nil
 	case '[':
 		var items []json.RawMessage
 		if err := json.Unmarshal(raw, &items); err != nil {
-			return nil, fmt.Errorf(`"text": %w`, err)
+			return nil, "", fmt.Errorf(`"text": %w`, err)
 		}
 		var out []string
+		var text strings.Builder
 		for i, it := range items {
 			it = bytes.TrimSpace(it)
 			if len(it) == 0 {
 				continue
 			}
+			if text.Len() > 0 {
+				text.WriteByte('\n')
+			}
 			switch it[0] {
 			case '"':
 				s, err := jsonString(it)
 				if err != nil {
-					return nil, fmt.Errorf(`"text"[%d]: %w`, i, err)
+					return nil, "", fmt.Errorf(`"text"[%d]: %w`, i, err)
 				}
 				out = append(out, split(s)...)
+				text.WriteString(s)
 			case '[':
 				var ss []string
 				if err := json.Unmarshal(it, &ss); err != nil {
-					return nil, fmt.Errorf(`"text"[%d]: want a list of sentence strings: %w`, i, err)
+					return nil, "", fmt.Errorf(`"text"[%d]: want a list of sentence strings: %w`, i, err)
 				}
 				out = append(out, ss...)
+				text.WriteString(strings.Join(cleanSentences(slices.Clone(ss)), " "))
 			default:
-				return nil, fmt.Errorf(`"text"[%d]: want a string or a list of strings`, i)
+				return nil, "", fmt.Errorf(`"text"[%d]: want a string or a list of strings`, i)
 			}
 		}
-		return cleanSentences(out), nil
+		return cleanSentences(out), text.String(), nil
 	}
-	return nil, errors.New(`"text": want a string or a list`)
+	return nil, "", errors.New(`"text": want a string or a list`)
 }
 
 // jsonString decodes a JSON string value that an enclosing Unmarshal has already

@@ -96,7 +96,10 @@ func (r *questionsReader) docs(rec dataset.Record) ([]Doc, error) {
 			continue
 		}
 		r.seen[title] = struct{}{}
-		docs = append(docs, Doc{Title: title, Sentences: cleanSentences(p.Sentences), File: r.path, Line: rec.Index})
+		// HotpotQA's context sentences carry the space before them: the paragraph is
+		// their concatenation.
+		text := strings.TrimSpace(strings.Join(p.Sentences, ""))
+		docs = append(docs, Doc{Title: title, Sentences: cleanSentences(p.Sentences), Text: text, File: r.path, Line: rec.Index})
 	}
 	return docs, nil
 }

@@ -12,14 +12,16 @@ import (
 	"github.com/reactgen/reactgen/pipeline"
 )
 
-// RunConformance checks an env.Corpus implementation through env.Wiki against the
-// paper's semantics. newCorpus must return a corpus holding exactly pages (Pages()), with
-// titles matched by env.NormalizeTitle and Similar ranking by full-text relevance; the
-// corpus must return an error wrapping ctx.Err() when called with a cancelled context.
+// RunConformance checks an env.Corpus implementation through env.Wiki, in rules and in
+// paper mode. newCorpus must return a corpus holding exactly pages (Pages()), with titles
+// matched by env.NormalizeTitle, Similar ranking by full-text relevance and each page's
+// text as env.PageText gives it; the corpus must return an error wrapping ctx.Err() when
+// called with a cancelled context.
 func RunConformance(t *testing.T, newCorpus func(t *testing.T, pages []env.Page) env.Corpus) {
 	t.Helper()
 	pages := Pages()
 	c := newCorpus(t, Pages())
+	t.Run("paper", func(t *testing.T) { runPaper(t, c) })
 	byTitle := map[string]env.Page{}
 	for _, p := range pages {
 		byTitle[p.Title] = p
@@ -32,21 +34,21 @@ func RunConformance(t *testing.T, newCorpus func(t *testing.T, pages []env.Page)
 
 	t.Run("search hit", func(t *testing.T) {
 		for _, title := range []string{"Orla Vint", "Marrow Lake", "Ostrow Tower", "Zélie Marché", "Brannock's Ferry"} {
-			steps(t, c, env.Options{}, step{"Search[" + title + "]", first(title, 5)})
+			steps(t, c, rules(env.Options{}), step{"Search[" + title + "]", first(title, 5)})
 		}
 	})
 	t.Run("search sentences option", func(t *testing.T) {
-		steps(t, c, env.Options{Sentences: 2}, step{"Search[Marrow Lake]", first("Marrow Lake", 2)})
-		steps(t, c, env.Options{Sentences: 50}, step{"Search[Marrow Lake]", first("Marrow Lake", 50)})
+		steps(t, c, rules(env.Options{Sentences: 2}), step{"Search[Marrow Lake]", first("Marrow Lake", 2)})
+		steps(t, c, rules(env.Options{Sentences: 50}), step{"Search[Marrow Lake]", first("Marrow Lake", 50)})
 	})
 	t.Run("search title variants", func(t *testing.T) {
 		want := first("Kestrel Bay", 5)
 		for _, v := range []string{"kestrel bay", "Kestrel_Bay", "KESTREL   BAY", `"Kestrel Bay"`, "'Kestrel Bay'", "“Kestrel Bay”", " kestrel_bay "} {
-			steps(t, c, env.Options{}, step{"Search[" + v + "]", want})
+			steps(t, c, rules(env.Options{}), step{"Search[" + v + "]", want})
 		}
 	})
 	t.Run("search disambiguation", func(t *testing.T) {
-		steps(t, c, env.Options{},
+		steps(t, c, rules(env.Options{}),
 			step{"Search[Vint]", "Vint may refer to: Orla Vint (born 1950), a poet from Karsa. Vint River, a river in Karsa."},
 			step{"Search[Harrow]", "Harrow may refer to: Harrow Town, a market town in Elsmere, Harrow (band), a rock band from Karsa."},
 			step{"Lookup[band]", "(Result 1 / 1) Harrow (band), a rock band from Karsa."},
@@ -62,7 +64,7 @@ func RunConformance(t *testing.T, newCorpus func(t *testing.T, pages []env.Page)
 			{"Ostrow bell", "'Ostrow Tower'"},
 		}
 		for _, tt := range tests {
-			w := env.New(c, env.Options{})
+			w := env.New(c, rules(env.Options{}))
 			res, err := w.Step(t.Context(), "Search["+tt.entity+"]")
 			if err != nil {
 				t.Fatalf("Search[%s]: %v", tt.entity, err)
@@ -87,13 +89,13 @@ func RunConformance(t *testing.T, newCorpus func(t *testing.T, pages []env.Page)
 		}
 	})
 	t.Run("search miss without similar", func(t *testing.T) {
-		steps(t, c, env.Options{}, step{"Search[Qzxvw Plkjh]", "Could not find [Qzxvw Plkjh]. Similar: []."})
+		steps(t, c, rules(env.Options{}), step{"Search[Qzxvw Plkjh]", "Could not find [Qzxvw Plkjh]. Similar: []."})
 	})
 	t.Run("lookup before search", func(t *testing.T) {
-		steps(t, c, env.Options{}, step{"Lookup[heron]", env.NoPageObservation})
+		steps(t, c, rules(env.Options{}), step{"Lookup[heron]", env.NoPageObservation})
 	})
 	t.Run("lookup cycles over all sentences", func(t *testing.T) {
-		steps(t, c, env.Options{},
+		steps(t, c, rules(env.Options{}),
 			step{"Search[Marrow Lake]", first("Marrow Lake", 5)},
 			step{"Lookup[heron]", "(Result 1 / 3) " + lake[1]},
 			step{"Lookup[HERON]", "(Result 2 / 3) " + lake[6]},
@@ -112,10 +114,10 @@ func RunConformance(t *testing.T, newCorpus func(t *testing.T, pages []env.Page)
 			script = append(script, step{"Lookup[great bell]", fmt.Sprintf("(Result %d / 10) %s", i+1, tower[4*i+1])})
 		}
 		script = append(script, step{"Lookup[great bell]", "No more results."})
-		steps(t, c, env.Options{}, script...)
+		steps(t, c, rules(env.Options{}), script...)
 	})
 	t.Run("search resets lookup", func(t *testing.T) {
-		steps(t, c, env.Options{},
+		steps(t, c, rules(env.Options{}),
 			step{"Search[Marrow Lake]", first("Marrow Lake", 5)},
 			step{"Lookup[heron]", "(Result 1 / 3) " + lake[1]},
 			step{"Search[Marrow Lake]", first("Marrow Lake", 5)},
@@ -125,7 +127,7 @@ func RunConformance(t *testing.T, newCorpus func(t *testing.T, pages []env.Page)
 		)
 	})
 	t.Run("failed search clears page", func(t *testing.T) {
-		steps(t, c, env.Options{},
+		steps(t, c, rules(env.Options{}),
 			step{"Search[Marrow Lake]", first("Marrow Lake", 5)},
 			step{"Search[Qzxvw Plkjh]", "Could not find [Qzxvw Plkjh]. Similar: []."},
 			step{"Lookup[heron]", env.NoPageObservation},
@@ -134,12 +136,12 @@ func RunConformance(t *testing.T, newCorpus func(t *testing.T, pages []env.Page)
 	t.Run("action spellings", func(t *testing.T) {
 		want := first("Orla Vint", 5)
 		for _, raw := range []string{"search[Orla Vint]", "SEARCH[Orla Vint]", "Search [Orla Vint]", "  Search[ Orla Vint ]  ", "Search[Orla Vint] and then more", "Search[Orla Vint"} {
-			steps(t, c, env.Options{}, step{raw, want})
+			steps(t, c, rules(env.Options{}), step{raw, want})
 		}
 	})
 	t.Run("invalid actions", func(t *testing.T) {
 		for _, raw := range []string{"Jump[Orla Vint]", "Search[]", "Search Orla Vint", "Lookup[  ]", "Finish[]", "Thought: hmm", "[Orla Vint]"} {
-			steps(t, c, env.Options{}, step{raw, "Invalid action: " + strings.TrimSpace(raw) + ". Valid actions are Search[<entity>], Lookup[<keyword>] and Finish[<answer>]."})
+			steps(t, c, rules(env.Options{}), step{raw, "Invalid action: " + strings.TrimSpace(raw) + ". Valid actions are Search[<entity>], Lookup[<keyword>] and Finish[<answer>]."})
 		}
 	})
 	t.Run("finish", func(t *testing.T) {
@@ -161,7 +163,7 @@ func RunConformance(t *testing.T, newCorpus func(t *testing.T, pages []env.Page)
 			{pipeline.TaskFEVER, "Finish[maybe]", "maybe"},
 		}
 		for _, tt := range tests {
-			w := env.New(c, env.Options{Task: tt.task})
+			w := env.New(c, rules(env.Options{Task: tt.task}))
 			res, err := w.Step(t.Context(), tt.raw)
 			if err != nil {
 				t.Fatalf("%s %s: %v", tt.task, tt.raw, err)
@@ -176,7 +178,7 @@ func RunConformance(t *testing.T, newCorpus func(t *testing.T, pages []env.Page)
 		}
 	})
 	t.Run("observation cut", func(t *testing.T) {
-		w := env.New(c, env.Options{MaxObservationChars: 60})
+		w := env.New(c, rules(env.Options{MaxObservationChars: 60}))
 		for _, raw := range []string{"Search[Ostrow Tower]", "Search[Qzxvw Plkjh " + strings.Repeat("x", 200) + "]", "Jump[" + strings.Repeat("y", 500) + "]"} {
 			res, err := w.Step(t.Context(), raw)
 			if err != nil {
@@ -207,7 +209,7 @@ func RunConformance(t *testing.T, newCorpus func(t *testing.T, pages []env.Page)
 	t.Run("cancelled context", func(t *testing.T) {
 		ctx, cancel := context.WithCancel(t.Context())
 		cancel()
-		w := env.New(c, env.Options{})
+		w := env.New(c, rules(env.Options{}))
 		if _, err := w.Step(ctx, "Search[Qzxvw Uncached]"); !errors.Is(err, context.Canceled) {
 			t.Errorf("Search with cancelled context: got %v, want context.Canceled", err)
 		}
@@ -226,7 +228,7 @@ func RunConformance(t *testing.T, newCorpus func(t *testing.T, pages []env.Page)
 		for g := range 8 {
 			wg.Go(func() {
 				for range 10 {
-					w := env.New(c, env.Options{})
+					w := env.New(c, rules(env.Options{}))
 					for _, s := range script {
 						res, err := w.Step(t.Context(), s.raw)
 						if err != nil {
@@ -247,6 +249,12 @@ func RunConformance(t *testing.T, newCorpus func(t *testing.T, pages []env.Page)
 			t.Error(err)
 		}
 	})
+}
+
+// rules sets o to reactgen's own observations and lenient action parsing.
+func rules(o env.Options) env.Options {
+	o.Observations, o.Actions = env.ObservationsRules, env.ActionsLenient
+	return o
 }
 
 type step struct{ raw, want string }

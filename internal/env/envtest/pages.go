@@ -9,8 +9,9 @@ import (
 // Pages returns the fictional page set that RunConformance builds a corpus from: ordinary
 // pages, two disambiguation pages (one that already says "may refer to", one that is a
 // bare list), a long page with a keyword beyond its first five sentences, a forty-sentence
-// page for lookup cycling, a title with an apostrophe and one with accents. Each call
-// returns a fresh copy.
+// page for lookup cycling, a title with an apostrophe and one with accents. The two
+// disambiguation pages give their text, one entry a line; the others leave it to their
+// sentences joined by spaces (env.PageText). Each call returns a fresh copy.
 func Pages() []env.Page {
 	tower := make([]string, 0, 40)
 	for i := range 40 {
@@ -48,11 +49,11 @@ func Pages() []env.Page {
 			"Vint may refer to:",
 			"Orla Vint (born 1950), a poet from Karsa.",
 			"Vint River, a river in Karsa.",
-		}},
+		}, Text: "Vint may refer to:\nOrla Vint (born 1950), a poet from Karsa.\nVint River, a river in Karsa."},
 		{Title: "Harrow", Disambiguation: true, Sentences: []string{
 			"Harrow Town, a market town in Elsmere.",
 			"Harrow (band), a rock band from Karsa.",
-		}},
+		}, Text: "Harrow Town, a market town in Elsmere.\nHarrow (band), a rock band from Karsa."},
 		{Title: "Kestrel Bay", Sentences: []string{
 			"Kestrel Bay is a sheltered inlet on the western coast of Elsmere.",
 			"Its harbour was dredged in 1931.",

@@ -105,11 +105,7 @@ func (f *fakeWiki) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if !ok {
 			query["pages"] = []map[string]any{{"ns": 0, "title": title, "missing": true}}
 		} else {
-			sep := " "
-			if p.Disambiguation {
-				sep = "\n"
-			}
-			page := map[string]any{"pageid": len(title), "ns": 0, "title": p.Title, "extract": strings.Join(p.Sentences, sep)}
+			page := map[string]any{"pageid": len(title), "ns": 0, "title": p.Title, "extract": env.PageText(p)}
 			if p.Disambiguation {
 				page["pageprops"] = map[string]string{"disambiguation": ""}
 			}

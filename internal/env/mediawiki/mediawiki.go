@@ -182,7 +182,7 @@ func (c *Client) fetchPage(ctx context.Context, title string) (env.Page, bool, e
 			continue
 		}
 		_, disambig := p.PageProps["disambiguation"]
-		return env.Page{Title: p.Title, Sentences: sentence.Split(p.Extract), Disambiguation: disambig}, true, nil
+		return env.Page{Title: p.Title, Sentences: sentence.Split(p.Extract), Text: p.Extract, Disambiguation: disambig}, true, nil
 	}
 	return env.Page{}, false, nil
 }
