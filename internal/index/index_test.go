@@ -3,6 +3,7 @@ package index
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -13,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/reactgen/reactgen/internal/shareddata"
+	"github.com/reactgen/reactgen/pipeline"
 )
 
 // The fixture world: invented pages, written for these tests.
@@ -516,5 +518,53 @@ func TestSimilarAcrossShards(t *testing.T) {
 				t.Errorf("Similar(zephyrine): got %q, want the three titles (any order) then the text mention %q", got, want)
 			}
 		})
+	}
+}
+
+// TestStageRebuildsOtherFormat checks that the index stage rebuilds an index this build
+// cannot read (one of another format version) from the corpus, and leaves a current one.
+func TestStageRebuildsOtherFormat(t *testing.T) {
+	src := writeSource(t, "pages.jsonl", fixtureJSONL)
+	dir := filepath.Join(t.TempDir(), "index")
+	st := Stage{Corpus: src, Dir: dir}
+	run := &pipeline.Run{Manifest: &pipeline.Manifest{Results: map[string]string{}}}
+	if !st.Needed(run) {
+		t.Fatal("Needed without an index: got false")
+	}
+	if _, err := st.Run(t.Context(), run); err != nil {
+		t.Fatal(err)
+	}
+	if st.Needed(run) {
+		t.Fatal("Needed after a build: got true")
+	}
+	// What an older build left: the same files, an older format version.
+	info, err := ReadInfo(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	info.FormatVersion = FormatVersion - 1
+	b, err := json.Marshal(info)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, infoFile), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Open(dir); err == nil {
+		t.Fatal("Open of an older format: got no error")
+	}
+	if !st.Needed(run) {
+		t.Fatal("Needed with an older format: got false")
+	}
+	if _, err := st.Run(t.Context(), run); err != nil {
+		t.Fatalf("rebuild: %v", err)
+	}
+	ix, err := Open(dir)
+	if err != nil {
+		t.Fatalf("Open after the rebuild: %v", err)
+	}
+	defer ix.Close()
+	if p, ok, err := ix.Page(t.Context(), "Marlow Ferry"); err != nil || !ok || p.Text == "" {
+		t.Errorf("Page after the rebuild: got %+v ok=%v err=%v", p, ok, err)
 	}
 }

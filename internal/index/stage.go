@@ -12,7 +12,9 @@ import (
 )
 
 // Stage is the index stage of a run: it builds the local index of the corpus when the
-// index is missing, and pins it in the manifest (the corpus result key and inputs).
+// index is missing or was built in another format version (an index this build cannot
+// read is rebuilt from corpus.path), and pins it in the manifest (the corpus result key
+// and inputs).
 type Stage struct {
 	Corpus  string // corpus.path: a file, a folder or a glob (Sources)
 	Dir     string // the index directory
@@ -28,8 +30,15 @@ var (
 // Name implements pipeline.Stage.
 func (Stage) Name() string { return pipeline.StageIndex }
 
-// Needed implements pipeline.Optional: an index that exists is not built again.
-func (s Stage) Needed(*pipeline.Run) bool { return !Exists(s.Dir) }
+// Needed implements pipeline.Optional: an index that exists in this build's format is
+// not built again.
+func (s Stage) Needed(*pipeline.Run) bool { return !readable(s.Dir) }
+
+// readable reports whether dir holds an index in this build's format version.
+func readable(dir string) bool {
+	info, err := ReadInfo(dir)
+	return err == nil && info.FormatVersion == FormatVersion
+}
 
 // Run implements pipeline.Stage. A corpus that cannot be indexed is bad input, like a
 // malformed task file: the error is a *pipeline.ConfigError naming corpus.path.
@@ -41,7 +50,11 @@ func (s Stage) Run(ctx context.Context, r *pipeline.Run) (pipeline.Counts, error
 	if err != nil {
 		return nil, &pipeline.ConfigError{Key: "corpus.path", Message: err.Error()}
 	}
-	info, err := Build(ctx, s.Dir, sources, BuildOptions{SkipBad: s.SkipBad, Logger: s.Logger})
+	stale := Exists(s.Dir)
+	if stale && s.Logger != nil {
+		s.Logger.Warn("rebuilding an index of another format version", "index", s.Dir, "format_version", FormatVersion)
+	}
+	info, err := Build(ctx, s.Dir, sources, BuildOptions{SkipBad: s.SkipBad, Logger: s.Logger, Force: stale})
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, err
