@@ -198,6 +198,18 @@ func renderCard(info CardInfo, cfg pipeline.ExportConfig, views []string, files 
 			fmt.Fprintf(&b, "| %s | %d | %d | %.1f%% |\n", k, a.Generated, a.Kept, rate)
 		}
 	}
+	if len(sum.Rounds) > 0 {
+		b.WriteString("\n## STaR rounds\n\nEach round generated with its model on the questions the earlier rounds had not solved; a round's kept episodes are carried into the next.\n\n| round | model | episodes | kept |\n|---|---|---|---|\n")
+		rounds := make([]int, 0, len(sum.Rounds))
+		for k := range sum.Rounds {
+			rounds = append(rounds, k)
+		}
+		slices.Sort(rounds)
+		for _, k := range rounds {
+			c := sum.Rounds[k]
+			fmt.Fprintf(&b, "| %d | %s | %d | %d |\n", k, c.Model, c.Generated, c.Kept)
+		}
+	}
 	b.WriteString("\n## Tokens\n\n")
 	fmt.Fprintf(&b, "Counted with %s: each turn's role and content plus %d tokens of chat template per turn and %d for the reply (OpenAI's accounting).\n", t.counter.Name(), perMessage, replyPriming)
 	if len(t.tokens) > 0 {

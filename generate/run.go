@@ -42,6 +42,7 @@ type RunOptions struct {
 	Client       llm.Client
 	NewActor     ActorFactory // nil = LLMActor
 	System       string       // export.system, for generate.prompting trained (see RunnerOptions)
+	Round        int          // the STaR round (see RunnerOptions)
 	Sink         pipeline.Sink
 	Progress     io.Writer // nil or generate.progress off = none
 	Logger       *slog.Logger
@@ -82,7 +83,7 @@ func Run(ctx context.Context, o RunOptions) (Summary, error) {
 	start := time.Now()
 	runner, err := NewRunner(RunnerOptions{
 		Config: o.Config, LLM: o.LLM, Task: o.Task, RunID: o.RunID, Prompts: o.Prompts, CoTPrompts: o.CoTPrompts,
-		Client: o.Client, NewEnv: o.NewEnv, NewActor: o.NewActor, System: o.System,
+		Client: o.Client, NewEnv: o.NewEnv, NewActor: o.NewActor, System: o.System, Round: o.Round,
 	})
 	if err != nil {
 		return Summary{}, err

@@ -45,6 +45,8 @@ type RunnerOptions struct {
 	// System is export.system: with generate.prompting trained, the system message the
 	// model was trained with (empty = none).
 	System string
+	// Round is the STaR round the episodes belong to (star.previous); 0 outside rounds.
+	Round int
 }
 
 // Runner runs single episodes by one prompting method. It is safe for concurrent use.
@@ -160,8 +162,9 @@ func (r *Runner) run(ctx context.Context, q pipeline.Question, attempt int, rati
 		Schema: pipeline.SchemaVersion, ID: pipeline.EpisodeID(r.o.Task, q.ID, cfg.Method, attempt, rationalize),
 		RunID: r.o.RunID, Task: r.o.Task, QuestionID: q.ID, Question: q.Question, Answer: q.Answer,
 		QuestionType: q.Type, Method: cfg.Method, Policy: r.policy, Format: cfg.Format, Attempt: attempt,
-		Seed: seed, Rationalized: rationalize, Steps: []pipeline.Step{},
+		Seed: seed, Rationalized: rationalize, Steps: []pipeline.Step{}, Round: r.o.Round,
 	}
+	ep.ID = pipeline.RoundID(ep.ID, r.o.Round)
 	hinted := q
 	if rationalize {
 		hinted.Question = Hint(q)

@@ -45,6 +45,8 @@ type Stage struct {
 	// System is export.system, the trained layout's system message (generate.prompting
 	// trained); unused by few-shot prompting.
 	System string
+	// Round is the STaR round this run is (star.previous), stamped on its episodes.
+	Round int
 }
 
 var _ pipeline.Stage = (*Stage)(nil)
@@ -118,7 +120,7 @@ func (s *Stage) Run(ctx context.Context, r *pipeline.Run) (pipeline.Counts, erro
 			return env.New(corpus, o)
 		},
 		Client: client, NewActor: actors,
-		Sink: episodes, Progress: s.Progress, Logger: log, Hard: hard, System: s.System,
+		Sink: episodes, Progress: s.Progress, Logger: log, Hard: hard, System: s.System, Round: s.Round,
 	})
 	counts := pipeline.Counts{"questions": len(s.Questions), "planned": sum.Planned, "episodes": sum.Episodes,
 		"correct": sum.Correct, "requests": sum.Requests, "tokens": sum.Usage.TotalTokens,

@@ -19,6 +19,14 @@ type Config struct {
 	Generate GenerateConfig `mapstructure:"generate"`
 	Filter   FilterConfig   `mapstructure:"filter"`
 	Export   ExportConfig   `mapstructure:"export"`
+	Star     StarConfig     `mapstructure:"star"`
+}
+
+// StarConfig makes a run the next STaR round of an earlier one.
+type StarConfig struct {
+	// Previous is round k's run directory: this run is round k+1, generates only on the
+	// questions round k did not solve, and merges round k's kept episodes into its log.
+	Previous string `mapstructure:"previous"`
 }
 
 // RunConfig controls the run directory.

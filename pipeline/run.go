@@ -27,7 +27,7 @@ const (
 )
 
 // StageOrder is the order stages run in, whatever order they are handed in.
-var StageOrder = []string{StageIndex, StageImport, StageGenerate, StageScore, StageFilter, StageExport}
+var StageOrder = []string{StageIndex, StageImport, StageRound, StageGenerate, StageScore, StageFilter, StageExport}
 
 // Stage statuses, as the manifest records them.
 const (

@@ -88,6 +88,8 @@ type Manifest struct {
 	Outputs    []Output                `json:"outputs"`
 	Resumes    int                     `json:"resumes"`
 	Recovered  []string                `json:"recovered,omitempty"` // torn lines dropped on resume
+	Round      int                     `json:"round,omitempty"`     // STaR: this run's round (2, 3, ...); 0 = not a round
+	Rounds     []RoundRecord           `json:"rounds,omitempty"`    // STaR: the earlier rounds, oldest first
 	Training   []TrainingJob           `json:"training,omitempty"`  // fine-tuning jobs started from the export, oldest first
 	// Endpoints is what each server of an endpoint pool (llm.endpoints) served, summed
 	// over the run's sessions.

@@ -29,13 +29,44 @@ type Summary struct {
 	Rejected           int                   `json:"rejected"`
 	RejectReasons      map[string]int        `json:"reject_reasons"` // "rule/code" -> rejected episodes
 	Classes            map[string]ClassCount `json:"by_class"`       // per question type (FEVER: label)
-	Outputs            []Output              `json:"outputs"`
+	// Rounds counts a STaR round's episodes per round (its own and those carried from
+	// earlier rounds); empty outside rounds.
+	Rounds  map[int]RoundCount `json:"by_round,omitempty"`
+	Outputs []Output           `json:"outputs"`
 }
 
 // ClassCount counts the episodes of one question type or label, generated and kept.
 type ClassCount struct {
 	Generated int `json:"generated"`
 	Kept      int `json:"kept"`
+}
+
+// RoundCount counts the episodes of one STaR round in a run's log and kept set, and the
+// model that generated them.
+type RoundCount struct {
+	Model     string `json:"model"`
+	Generated int    `json:"generated"` // in the log (for carried rounds: their kept episodes)
+	Kept      int    `json:"kept"`
+}
+
+// countRound adds ep to its round's counts, when it belongs to one.
+func (s *Summary) countRound(ep *Episode, kept bool) {
+	if ep.Round == 0 {
+		return
+	}
+	if s.Rounds == nil {
+		s.Rounds = map[int]RoundCount{}
+	}
+	c := s.Rounds[ep.Round]
+	if c.Model == "" {
+		c.Model = ep.Policy
+	}
+	if kept {
+		c.Kept++
+	} else {
+		c.Generated++
+	}
+	s.Rounds[ep.Round] = c
 }
 
 // episodeClass is the group an episode's accept rate is counted in.
@@ -72,6 +103,7 @@ func Summarize(dir string, m *Manifest) (*Summary, error) {
 		c := s.Classes[episodeClass(&ep)]
 		c.Generated++
 		s.Classes[episodeClass(&ep)] = c
+		s.countRound(&ep, false)
 	}
 	if s.Episodes > 0 {
 		s.SuccessRate = float64(s.Correct) / float64(s.Episodes)
@@ -85,6 +117,7 @@ func Summarize(dir string, m *Manifest) (*Summary, error) {
 		c := s.Classes[episodeClass(&ep)]
 		c.Kept++
 		s.Classes[episodeClass(&ep)] = c
+		s.countRound(&ep, true)
 	}
 	for r, err := range ReadRejected(filepath.Join(dir, RejectedFile)) {
 		if err != nil {
@@ -122,6 +155,10 @@ func (s *Summary) Print(w io.Writer) error {
 		s.Usage.CachedTokens, s.Usage.CostWithoutCacheUSD(), s.CostPerKeptNoCache)
 	fmt.Fprintf(tw, "kept / rejected\t%d / %d\n", s.Kept, s.Rejected)
 	fmt.Fprintf(tw, "reject reasons\t%s\n", formatCounts(s.RejectReasons))
+	for _, k := range sortedRounds(s.Rounds) {
+		c := s.Rounds[k]
+		fmt.Fprintf(tw, "round %d\t%s: %d in the log, %d kept\n", k, c.Model, c.Generated, c.Kept)
+	}
 	return tw.Flush()
 }
 
@@ -142,4 +179,13 @@ func formatCounts(m map[string]int) string {
 		return "-"
 	}
 	return out
+}
+
+func sortedRounds(m map[int]RoundCount) []int {
+	keys := make([]int, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Ints(keys)
+	return keys
 }

@@ -76,6 +76,8 @@ var keyDocs = map[string]string{
 	"generate.prompting":          "few-shot (instruction and exemplars) or trained: a fine-tuned model gets exactly what the export rendered before a training example's first assistant turn (export.system if set, the question turn), no exemplars, no instruction; methods react, act, standard",
 	"generate.trained_format":     "with prompting trained: the export format the model was trained on (chat: openai-chat, axolotl-chat, sharegpt, agentgym; completion: completion); empty = openai-chat or completion",
 
+	"star.previous": "STaR: round k's run directory; this run is round k+1: it generates only on the questions round k did not solve (with generate.rationalize, hinted retries of the rest), carries round k's kept episodes into its log, and the filter judges both under one dedupe policy; the manifest records each round and its model",
+
 	"filter.rules":             "rules in order: correct, finished, max_steps, no_invalid_actions, no_bad_calls, no_loops, max_tokens, dedupe, decontaminate, balance",
 	"filter.min_f1":            "correct: also keep HotpotQA answers with at least this F1 (0 = exact match only)",
 	"filter.max_steps":         "max_steps: keep episodes with at most this many steps",

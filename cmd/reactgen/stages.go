@@ -158,6 +158,21 @@ func (a *app) generation(cfg *pipeline.Config, forceNew bool, command string) (p
 		questions = shard.Select(questions, cfg.Generate.Seed)
 		a.log.Info("shard", "shard", shard.String(), "questions", len(questions), "of", all)
 	}
+	var prev *pipeline.Previous
+	if cfg.Star.Previous != "" {
+		// A STaR round: only the questions the earlier rounds did not solve.
+		if prev, err = pipeline.ReadPrevious(cfg.Star.Previous); err != nil {
+			return pipeline.Spec{}, nil, err
+		}
+		open := questions[:0:0]
+		for _, q := range questions {
+			if !prev.Solved[q.ID] {
+				open = append(open, q)
+			}
+		}
+		a.log.Info("STaR round", "round", prev.Round+1, "previous", cfg.Star.Previous, "solved_before", len(prev.Solved), "to_ask", len(open))
+		questions = open
+	}
 	corpusID, corpusIns, err := be.identity(cfg)
 	if err != nil {
 		return pipeline.Spec{}, nil, err
@@ -198,6 +213,12 @@ func (a *app) generation(cfg *pipeline.Config, forceNew bool, command string) (p
 		}
 	}
 	stages := []pipeline.Stage{gen}
+	if prev != nil {
+		spec.Inputs = append(spec.Inputs, prev.Input)
+		spec.Results["star.previous"] = prev.Input.SHA256
+		gen.Round = prev.Round + 1
+		stages = append(stages, pipeline.RoundStage{Previous: prev, RunConfig: cfg.Run})
+	}
 	if be.stage != nil {
 		stages = append(stages, be.stage(a, cfg))
 	}
