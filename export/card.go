@@ -148,6 +148,29 @@ func renderCard(info CardInfo, cfg pipeline.ExportConfig, views []string, files 
 			meta.DatasetInfo = append(meta.DatasetInfo, di)
 		}
 	}
+	// One config per conversational JSONL format too (react view), so that
+	// load_dataset(dir, name) and `trl sft --dataset_config` find its files.
+	for _, format := range []string{"openai-chat", "hf-tools", "openai-tools", "sharegpt-tools"} {
+		if !slices.Contains(cfg.Formats, format) {
+			continue
+		}
+		conf := cardConfig{Name: format}
+		for _, split := range []string{SplitTrain, SplitValidation} {
+			var paths []string
+			rows := 0
+			for _, f := range files {
+				if f.Format == format && f.View == views[0] && f.Split == split {
+					paths = append(paths, f.Path)
+					rows += f.Rows
+				}
+			}
+			if len(paths) > 0 && (split == SplitTrain || rows > 0) {
+				sort.Strings(paths)
+				conf.DataFiles = append(conf.DataFiles, cardDataFiles{Split: split, Path: paths})
+			}
+		}
+		meta.Configs = append(meta.Configs, conf)
+	}
 	meta.SizeCategories = []string{sizeCategory(rowsTotal)}
 	var b bytes.Buffer
 	b.WriteString("---\n")

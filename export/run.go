@@ -176,13 +176,20 @@ func Run(ctx context.Context, opts RunOptions) (Result, error) {
 		return Result{}, err
 	}
 	if cfg.Pairs && opts.Rejected != nil {
-		f, n, err := writePairs(stage, cfg, ropts, opts.Rejected, chosen)
-		if err != nil {
-			return Result{}, err
+		for _, pf := range pairFormats {
+			f, n, err := writePairs(stage, cfg, ropts, opts.Rejected, chosen, pf)
+			if err != nil {
+				return Result{}, err
+			}
+			files = append(files, f)
+			res.Pairs = n
 		}
-		files = append(files, f)
-		res.Pairs = n
 	}
+	hand, err := writeHandoff(stage, cfg, files)
+	if err != nil {
+		return Result{}, err
+	}
+	files = append(files, hand...)
 	card, err := renderCard(opts.Card, cfg, vs, files, &t)
 	if err != nil {
 		return Result{}, err
@@ -436,15 +443,56 @@ func checkWritten(ctx context.Context, stage string, cfg pipeline.ExportConfig, 
 	return g.Wait()
 }
 
-// writePairs writes pairs.jsonl: for each wrong finished trajectory of a question that
-// also has a kept one, {"prompt", "chosen", "rejected"} with the kept trajectory chosen.
+// pairFormat is one file of preference pairs: its name and how a row is written from
+// the prompt, the chosen and the rejected completion.
+type pairFormat struct {
+	name, format string
+	line         func(b []byte, system, prompt, chosen, rejected string) []byte
+}
+
+// pairFormats: TRL's standard preference format, and OpenAI's preference fine-tuning
+// format (the conversation so far as input, one assistant message on each side).
+var pairFormats = []pairFormat{
+	{"pairs", "pairs", func(b []byte, system, prompt, chosen, rejected string) []byte {
+		b = append(b, `{"prompt":`...)
+		b = appendString(b, prompt)
+		b = append(b, `,"chosen":`...)
+		b = appendString(b, chosen)
+		b = append(b, `,"rejected":`...)
+		b = appendString(b, rejected)
+		return append(b, '}')
+	}},
+	{"pairs-openai", "pairs-openai", func(b []byte, system, prompt, chosen, rejected string) []byte {
+		type msg struct {
+			Role    string `json:"role"`
+			Content string `json:"content"`
+		}
+		in := []msg{}
+		if system != "" {
+			in = append(in, msg{RoleSystem, system})
+		}
+		in = append(in, msg{RoleUser, strings.TrimSuffix(prompt, "\n")})
+		return appendJSON(b, struct {
+			Input struct {
+				Messages []msg `json:"messages"`
+			} `json:"input"`
+			Preferred    []msg `json:"preferred_output"`
+			NonPreferred []msg `json:"non_preferred_output"`
+		}{Input: struct {
+			Messages []msg `json:"messages"`
+		}{in}, Preferred: []msg{{RoleAssistant, chosen}}, NonPreferred: []msg{{RoleAssistant, rejected}}})
+	}},
+}
+
+// writePairs writes one pairs file: for each wrong finished trajectory of a question that
+// also has a kept one, a row with the kept trajectory chosen and the wrong one rejected.
 func writePairs(stage string, cfg pipeline.ExportConfig, ropts RenderOptions,
-	rejected func() iter.Seq2[pipeline.Rejected, error], chosen map[string]string) (File, int, error) {
+	rejected func() iter.Seq2[pipeline.Rejected, error], chosen map[string]string, pf pairFormat) (File, int, error) {
 	ext, err := jsonlExt(cfg.Compression)
 	if err != nil {
 		return File{}, 0, err
 	}
-	rel := "pairs" + ext
+	rel := pf.name + ext
 	out, err := createOut(filepath.Join(stage, rel))
 	if err != nil {
 		return File{}, 0, err
@@ -470,13 +518,12 @@ func writePairs(stage string, cfg pipeline.ExportConfig, ropts RenderOptions,
 			out.close()
 			return File{}, 0, err
 		}
-		buf = append(buf[:0], `{"prompt":`...)
-		buf = appendString(buf, completionPrompt(&ex, cfg.System))
-		buf = append(buf, `,"chosen":`...)
-		buf = appendString(buf, c)
-		buf = append(buf, `,"rejected":`...)
-		buf = appendString(buf, ex.Completion())
-		buf = append(buf, "}\n"...)
+		prompt := ex.Prompt()
+		if pf.format == "pairs" {
+			prompt = completionPrompt(&ex, cfg.System)
+		}
+		buf = pf.line(buf[:0], cfg.System, prompt, c, ex.Completion())
+		buf = append(buf, '\n')
 		if _, err := enc.w.Write(buf); err != nil {
 			out.close()
 			return File{}, 0, fmt.Errorf("write %s: %w", rel, err)
@@ -491,5 +538,5 @@ func writePairs(stage string, cfg pipeline.ExportConfig, ropts RenderOptions,
 	if err != nil {
 		return File{}, 0, err
 	}
-	return File{Path: rel, Format: "pairs", Rows: n, Bytes: size, SHA256: sum}, n, nil
+	return File{Path: rel, Format: pf.format, Rows: n, Bytes: size, SHA256: sum}, n, nil
 }

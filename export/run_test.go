@@ -797,7 +797,8 @@ func TestRunCard(t *testing.T) {
 	if meta.License == "" || len(meta.TaskCategories) == 0 || !slices.Contains(meta.Tags, "react") {
 		t.Errorf("card metadata: got license %q, categories %v, tags %v", meta.License, meta.TaskCategories, meta.Tags)
 	}
-	if len(meta.Configs) != 2 || meta.Configs[0].Name != "default" || meta.Configs[1].Name != "act" {
+	// One config per view, then one per conversational JSONL format (openai-chat here).
+	if len(meta.Configs) != 3 || meta.Configs[0].Name != "default" || meta.Configs[1].Name != "act" || meta.Configs[2].Name != "openai-chat" {
 		t.Fatalf("configs: got %+v", meta.Configs)
 	}
 	for ci, view := range []string{ViewReAct, ViewAct} {
