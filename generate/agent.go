@@ -229,17 +229,20 @@ func (r *Runner) agentLoop(ctx context.Context, ep *pipeline.Episode, q pipeline
 
 // selfConsistency runs CoT-SC: generate.samples chains at generate.sample_temperature,
 // then a majority vote over normalised answers; a tie goes to the answer reached first in
-// sample order. It returns the winner's vote count.
+// sample order. The samples are appended to ep.Samples and the winner's answer becomes
+// ep.Prediction; it returns the winning sample (the first that gave the winning answer,
+// so that pipeline.Episode.Chain finds it again) and its vote count, or -1 and 0 when no
+// sample gave an answer. It adds no step: the answer of CoT-SC alone is a step of its
+// own (see Runner.run), a hybrid's CoT-SC answer is no step of its agent's trajectory.
 //
 // The samples are asked for in one request with n set, so that the prompt is sent and
 // billed once. A server that does not honour n (llm.ErrNUnsupported, learnt once per
 // client) gets one request per sample instead, sent concurrently, each with its own seed
 // and cache entry.
-func (r *Runner) selfConsistency(ctx context.Context, ep *pipeline.Episode, q pipeline.Question, s sampler) (int, error) {
+func (r *Runner) selfConsistency(ctx context.Context, ep *pipeline.Episode, q pipeline.Question, s sampler) (winner, votes int, err error) {
 	n := max(r.o.Config.Samples, 1)
 	pr := r.cot.Answer(q.Question)
 	var samples []pipeline.Sample
-	var err error
 	if n > 1 {
 		samples, err = r.samplesAtOnce(ctx, pr, s, n)
 	}
@@ -253,23 +256,23 @@ func (r *Runner) selfConsistency(ctx context.Context, ep *pipeline.Episode, q pi
 		}
 	}
 	if err != nil {
-		return 0, err
+		return -1, 0, err
 	}
-	votes := map[string]int{}
+	tally := map[string]int{}
 	best, bestN := -1, 0
 	for i, sm := range samples {
 		if sm.Answer == "" {
 			continue
 		}
 		k := r.normAnswer(sm.Answer)
-		votes[k]++
-		if votes[k] > bestN {
-			best, bestN = i, votes[k]
+		tally[k]++
+		if tally[k] > bestN {
+			best, bestN = i, tally[k]
 		}
 	}
 	if best < 0 {
 		ep.StopReason = pipeline.StopMaxSteps
-		return 0, nil
+		return -1, 0, nil
 	}
 	// best is the sample at which the winning answer first reached its final count; report
 	// the first sample that gave it.
@@ -280,12 +283,8 @@ func (r *Runner) selfConsistency(ctx context.Context, ep *pipeline.Episode, q pi
 			break
 		}
 	}
-	ans := samples[best].Answer
-	ep.Steps = append(ep.Steps, pipeline.Step{
-		Thought: samples[best].Thought, Action: "Finish[" + ans + "]", ActionType: pipeline.ActionFinish, Argument: ans,
-	})
-	ep.Prediction, ep.Finished, ep.StopReason = ans, true, pipeline.StopFinished
-	return bestN, nil
+	ep.Prediction, ep.Finished, ep.StopReason = samples[best].Answer, true, pipeline.StopFinished
+	return len(ep.Samples) - len(samples) + best, bestN, nil
 }
 
 // sample reads one CoT completion into a Sample holding call.

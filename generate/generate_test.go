@@ -41,6 +41,19 @@ func TestMethods(t *testing.T) {
 				if ep.Branch != tc.branch {
 					t.Errorf("branch: got %q, want %q", ep.Branch, tc.branch)
 				}
+				switch by := ep.AnsweredBy(); by {
+				case "react", "act":
+					if !ep.Walked() {
+						t.Errorf("answered by %s but not a walked trajectory: %+v", by, ep.Steps)
+					}
+				case "cot", "cot-sc":
+					if _, ok := ep.Chain(); !ok {
+						t.Errorf("answered by %s but no chain of thought", by)
+					}
+					if ep.Branch != "" && len(ep.Steps) != 0 {
+						t.Errorf("a hybrid answered by %s has %d steps, want none", by, len(ep.Steps))
+					}
+				}
 				if ep.LLMCalls != tc.calls || int(srv.Requests()) != tc.calls {
 					t.Errorf("calls: recorded %d, server saw %d, want %d", ep.LLMCalls, srv.Requests(), tc.calls)
 				}
@@ -71,6 +84,22 @@ func TestReActCoTSCFallsBack(t *testing.T) {
 	}
 	if len(ep.Samples) != 3 {
 		t.Errorf("samples: got %d, want 3", len(ep.Samples))
+	}
+	// The steps are the trajectory ReAct walked, without a Finish it never took; the
+	// answer's chain is the winning sample's.
+	for i, st := range ep.Steps {
+		if st.ActionType == pipeline.ActionFinish || len(st.Calls) == 0 {
+			t.Errorf("step %d %q (%d calls): want only the agent's own steps", i+1, st.Action, len(st.Calls))
+		}
+	}
+	if max := 7; len(ep.Steps) > max {
+		t.Errorf("%d steps, more than the step limit %d", len(ep.Steps), max)
+	}
+	if ep.Walked() || ep.AnsweredBy() != "cot-sc" {
+		t.Errorf("walked %v, answered by %q: want an answer of cot-sc", ep.Walked(), ep.AnsweredBy())
+	}
+	if chain, ok := ep.Chain(); !ok || chain != "I do not know it." {
+		t.Errorf("chain: %q %v, want the winning sample's reasoning", chain, ok)
 	}
 }
 

@@ -177,23 +177,31 @@ func (r *Runner) run(ctx context.Context, q pipeline.Question, attempt int, rati
 	case prompt.MethodCoT:
 		err = r.single(ctx, &ep, hinted, s, r.cot)
 	case prompt.MethodCoTSC:
-		_, err = r.selfConsistency(ctx, &ep, hinted, s)
+		var win int
+		win, _, err = r.selfConsistency(ctx, &ep, hinted, s)
+		if win >= 0 { // CoT-SC alone: the winning chain is the episode's one step
+			sm := ep.Samples[win]
+			ep.Steps = append(ep.Steps, pipeline.Step{Thought: sm.Thought, Action: "Finish[" + sm.Answer + "]",
+				ActionType: pipeline.ActionFinish, Argument: sm.Answer})
+		}
 	case prompt.MethodAct, prompt.MethodReAct:
 		err = r.agentLoop(ctx, &ep, hinted, s)
 	case prompt.MethodReActCoTSC:
+		// The steps stay the trajectory ReAct walked; when CoT-SC answers, its answer
+		// stands in Prediction and its chain in Samples (Episode.Chain), never as a step.
 		ep.Branch = prompt.MethodReAct
 		err = r.agentLoop(ctx, &ep, hinted, s)
 		if err == nil && !ep.Finished {
 			ep.Branch = prompt.MethodCoTSC
-			_, err = r.selfConsistency(ctx, &ep, hinted, s)
+			_, _, err = r.selfConsistency(ctx, &ep, hinted, s)
 		}
 	case prompt.MethodCoTSCReAct:
 		ep.Branch = prompt.MethodCoTSC
 		var votes int
-		votes, err = r.selfConsistency(ctx, &ep, hinted, s)
+		_, votes, err = r.selfConsistency(ctx, &ep, hinted, s)
 		if err == nil && 2*votes < cfg.Samples {
 			ep.Branch = prompt.MethodReAct
-			ep.Steps, ep.Prediction, ep.Finished, ep.StopReason = []pipeline.Step{}, "", false, ""
+			ep.Prediction, ep.Finished, ep.StopReason = "", false, ""
 			err = r.agentLoop(ctx, &ep, hinted, s)
 		}
 	}

@@ -20,7 +20,9 @@ import (
 
 // SchemaVersion is the version of the Episode record as written to episodes.jsonl,
 // kept.jsonl and rejected.jsonl. It changes whenever a field changes meaning or is removed.
-const SchemaVersion = 1
+// Version 2: the steps of a combined method's episode are only its agent's (a CoT-SC
+// answer is no longer appended to them as a Finish step; see Episode.Chain).
+const SchemaVersion = 2
 
 // Task names.
 const (
@@ -166,7 +168,7 @@ type Episode struct {
 	Answer       string   `json:"answer"` // the gold answer or label
 	QuestionType string   `json:"question_type,omitempty"`
 	Method       string   `json:"method"`
-	Branch       string   `json:"branch,omitempty"` // for combined methods: the method that produced the answer
+	Branch       string   `json:"branch,omitempty"` // for combined methods: the method that produced the answer (AnsweredBy)
 	Policy       string   `json:"policy"`           // the model name, or "expert"
 	Format       string   `json:"format,omitempty"` // completion or chat
 	Attempt      int      `json:"attempt"`
@@ -186,6 +188,62 @@ type Episode struct {
 	Rationalized bool     `json:"rationalized,omitempty"`
 	Round        int      `json:"round,omitempty"` // STaR round that produced it (1, 2, ...); 0 outside STaR rounds
 	Error        string   `json:"error,omitempty"`
+}
+
+// Methods, as Episode.Method and Episode.Branch name them.
+const (
+	MethodStandard   = "standard"
+	MethodCoT        = "cot"
+	MethodCoTSC      = "cot-sc"
+	MethodAct        = "act"
+	MethodReAct      = "react"
+	MethodReActCoTSC = "react-cot-sc"
+	MethodCoTSCReAct = "cot-sc-react"
+)
+
+// AnsweredBy is the method whose answer the episode's prediction is: for the combined
+// methods (react-cot-sc, cot-sc-react) the branch that answered, react or cot-sc; for
+// every other method the method itself (imported trajectories are react).
+func (e *Episode) AnsweredBy() string {
+	if e.Branch != "" {
+		return e.Branch
+	}
+	return e.Method
+}
+
+// Walked reports whether the episode's answer is the Finish of a trajectory its agent
+// walked: it was answered by react or act, and its last step is a Finish.
+func (e *Episode) Walked() bool {
+	switch e.AnsweredBy() {
+	case MethodReAct, MethodAct:
+	default:
+		return false
+	}
+	n := len(e.Steps)
+	return n > 0 && e.Steps[n-1].ActionType == ActionFinish
+}
+
+// Chain returns the chain of thought whose answer the prediction is, for an episode
+// answered by cot or cot-sc: the first CoT-SC sample whose answer is the prediction (the
+// sample generate's vote picks), or a CoT episode's one step. ok is false for an episode
+// answered otherwise or without an answer.
+func (e *Episode) Chain() (thought string, ok bool) {
+	if !e.Finished || e.Prediction == "" {
+		return "", false
+	}
+	switch e.AnsweredBy() {
+	case MethodCoTSC:
+		for _, s := range e.Samples {
+			if s.Answer == e.Prediction {
+				return s.Thought, true
+			}
+		}
+	case MethodCoT:
+		if len(e.Steps) == 1 && e.Steps[0].ActionType == ActionFinish {
+			return e.Steps[0].Thought, true
+		}
+	}
+	return "", false
 }
 
 // Retryable reports whether a resumed run should try this episode again: it did not

@@ -18,15 +18,15 @@ import (
 	"github.com/reactgen/reactgen/pipeline"
 )
 
-// Method names, as in pipeline.Methods.
+// Method names: pipeline's.
 const (
-	MethodStandard   = "standard"
-	MethodCoT        = "cot"
-	MethodCoTSC      = "cot-sc"
-	MethodAct        = "act"
-	MethodReAct      = "react"
-	MethodReActCoTSC = "react-cot-sc"
-	MethodCoTSCReAct = "cot-sc-react"
+	MethodStandard   = pipeline.MethodStandard
+	MethodCoT        = pipeline.MethodCoT
+	MethodCoTSC      = pipeline.MethodCoTSC
+	MethodAct        = pipeline.MethodAct
+	MethodReAct      = pipeline.MethodReAct
+	MethodReActCoTSC = pipeline.MethodReActCoTSC
+	MethodCoTSCReAct = pipeline.MethodCoTSCReAct
 )
 
 // Kinds of exemplar content, from richest to poorest.
