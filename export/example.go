@@ -11,6 +11,7 @@ package export
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -22,8 +23,40 @@ import (
 const (
 	ViewReAct    = "react"    // thoughts, actions and observations, as generated
 	ViewAct      = "act"      // thoughts removed: actions and observations only
+	ViewCoT      = "cot"      // the chain of thought and the answer of a CoT or CoT-SC answer
 	ViewStandard = "standard" // the question and the answer, nothing between
 )
+
+// InView reports whether ep has a rendering in view. The react and act views hold only
+// trajectories the agent walked to its own Finish (pipeline.Episode.Walked): never an
+// episode a CoT or CoT-SC answer stands for, such as a react-cot-sc episode that ReAct
+// did not finish. The cot view holds the episodes answered by cot or cot-sc (their
+// winning chain, pipeline.Episode.Chain); the standard view every episode.
+func InView(ep *pipeline.Episode, view string) bool {
+	switch view {
+	case ViewReAct, ViewAct:
+		return ep.Walked()
+	case ViewCoT:
+		_, ok := ep.Chain()
+		return ok
+	case ViewStandard:
+		return true // Validate requires its answer
+	}
+	return false
+}
+
+// notInView is the error for rendering an episode in a view that cannot hold it.
+func notInView(ep *pipeline.Episode, view string) error {
+	what := "no answer"
+	if ep.Finished {
+		what = "the answer of " + ep.AnsweredBy()
+		if ep.AnsweredBy() == pipeline.MethodReAct || ep.AnsweredBy() == pipeline.MethodAct {
+			what += " without a Finish step"
+		}
+	}
+	return fmt.Errorf("render episode %s: it holds %s, which the %s view cannot show (react and act: trajectories the agent walked to its own Finish; cot: answers of cot and cot-sc; standard: any answer)",
+		ep.ID, what, view)
+}
 
 // Message roles.
 const (
@@ -104,6 +137,9 @@ func (ex *Example) Completion() string { return strings.TrimPrefix(ex.Text, ex.P
 // Render builds the example for ep in view (react, act or standard). It does not validate;
 // Validate does. The split is left empty for the caller to set.
 func Render(ep pipeline.Episode, view string, opts RenderOptions) (Example, error) {
+	if slices.Contains(Views, view) && !InView(&ep, view) {
+		return Example{}, notInView(&ep, view)
+	}
 	ex := Example{
 		ID: ep.ID, Task: ep.Task, Method: ep.Method, Policy: ep.Policy, QuestionID: ep.QuestionID,
 		Question: ep.Question, Answer: ep.Answer, Prediction: ep.Prediction, Correct: ep.Correct,
@@ -160,13 +196,22 @@ func Render(ep pipeline.Episode, view string, opts RenderOptions) (Example, erro
 			text.WriteByte('\n')
 			ex.Messages = append(ex.Messages, Message{Role: RoleUser, Content: "Observation: " + st.Observation, Trainable: opts.TrainObservations})
 		}
+	case ViewCoT:
+		chain, _ := ep.Chain()
+		ex.Steps = []Step{}
+		turn := "Answer: " + ep.Prediction
+		if chain != "" {
+			turn = "Thought: " + chain + "\n" + turn
+		}
+		text.WriteString(turn)
+		ex.Messages = append(ex.Messages, Message{Role: RoleAssistant, Content: turn, Trainable: true})
 	case ViewStandard:
 		ex.Steps = []Step{}
 		turn := "Answer: " + ep.Prediction
 		text.WriteString(turn)
 		ex.Messages = append(ex.Messages, Message{Role: RoleAssistant, Content: turn, Trainable: true})
 	default:
-		return Example{}, fmt.Errorf("render episode %s: unknown view %q (want react, act or standard)", ep.ID, view)
+		return Example{}, fmt.Errorf("render episode %s: unknown view %q (want react, act, cot or standard)", ep.ID, view)
 	}
 	ex.NSteps = int64(len(ex.Steps))
 	ex.Text = text.String()

@@ -30,7 +30,7 @@ func Formats() []string {
 }
 
 // Views lists the names export.views accepts.
-var Views = []string{ViewReAct, ViewAct, ViewStandard}
+var Views = []string{ViewReAct, ViewAct, ViewCoT, ViewStandard}
 
 // newExporter is the one place a format name becomes an exporter.
 func newExporter(dir, format, view string, cfg pipeline.ExportConfig) (fileExporter, error) {
@@ -63,9 +63,13 @@ type RunOptions struct {
 // Result is what the export wrote, for the manifest.
 type Result struct {
 	Files    []File         // every file, paths relative to Dir
-	Examples int            // examples per view
-	Splits   map[string]int // examples per split, per view
-	Pairs    int            // preference pairs written
+	Examples int            // episodes exported (in at least one view)
+	Splits   map[string]int // episodes exported per split
+	ByView   map[string]int // examples per view
+	// Outside counts, per view, the exported episodes the view cannot hold (InView): a
+	// react-cot-sc episode answered by CoT-SC is in the cot view, never in react.
+	Outside map[string]int
+	Pairs   int // preference pairs written
 	// Dropped counts the kept episodes left out of every view, by reason: "max_tokens"
 	// when a rendering of it has more than export.max_tokens tokens.
 	Dropped map[string]int
@@ -165,12 +169,13 @@ func Run(ctx context.Context, opts RunOptions) (Result, error) {
 		}()
 	}
 
-	t := tally{splits: map[string]int{}, wrong: wrong, chosen: map[string]string{}, dropped: map[string]int{}, counter: counter}
+	t := tally{splits: map[string]int{}, wrong: wrong, chosen: map[string]string{}, dropped: map[string]int{},
+		byView: map[string]int{}, outside: map[string]int{}, counter: counter}
 	files, err := writeAll(ctx, stage, cfg, vs, ropts, vopts, opts.Kept, &t)
 	if err != nil {
 		return Result{}, err
 	}
-	res := Result{Examples: t.examples, Splits: t.splits, Dropped: t.dropped, Tokenizer: counter.Name()}
+	res := Result{Examples: t.examples, Splits: t.splits, Dropped: t.dropped, Tokenizer: counter.Name(), ByView: t.byView, Outside: t.outside}
 	chosen := t.chosen
 	if err := checkWritten(ctx, stage, cfg, files); err != nil {
 		return Result{}, err
@@ -224,7 +229,7 @@ func Run(ctx context.Context, opts RunOptions) (Result, error) {
 // isWrongAnswer reports whether a rejected episode is a failed trajectory usable as the
 // rejected side of a preference pair: it finished, with a wrong answer.
 func isWrongAnswer(r *pipeline.Rejected) bool {
-	return r.Finished && !r.Correct && r.StopReason == pipeline.StopFinished && len(r.Steps) > 0
+	return r.Finished && !r.Correct && r.StopReason == pipeline.StopFinished && r.Walked()
 }
 
 // exampleBatch is the unit sent to each exporter's goroutine; batches are shared
@@ -239,6 +244,8 @@ type tally struct {
 	wrong    map[string]bool   // questions with a wrong finished trajectory (pairs)
 	chosen   map[string]string // question id -> the chosen completion, for pairs
 	dropped  map[string]int    // episodes left out, by reason
+	byView   map[string]int    // examples per view
+	outside  map[string]int    // per view, exported episodes it cannot hold (InView)
 	counter  bpe.Counter
 	// Per exported episode, for the card's plots: the steps, and the tokens of its
 	// first view's chat.
@@ -320,6 +327,7 @@ func writeAll(ctx context.Context, stage string, cfg pipeline.ExportConfig, vs [
 		batches := make([][]Example, len(vs))
 		rendered := make([]Example, len(vs))
 		memo := &memoCounter{Counter: t.counter, counts: map[string]int{}}
+		in := make([]bool, len(vs)) // the views that hold the episode
 		send := func(i int) error {
 			for _, s := range byView[i] {
 				select {
@@ -340,7 +348,12 @@ func writeAll(ctx context.Context, stage string, cfg pipeline.ExportConfig, vs [
 			}
 			split := SplitOf(cfg.SplitSeed, ep.QuestionID, cfg.ValidationFraction)
 			clear(memo.counts) // the views of one episode share their questions and observations
+			first := -1        // the first view that holds ep
+			over := false
 			for i, v := range vs {
+				if in[i] = InView(&ep, v); !in[i] {
+					continue
+				}
 				ex, err := Render(ep, v, ropts)
 				if err != nil {
 					return err
@@ -350,14 +363,27 @@ func writeAll(ctx context.Context, stage string, cfg pipeline.ExportConfig, vs [
 					return err
 				}
 				ex.Tokens = int64(ChatTokens(memo, ex.Messages))
+				over = over || (cfg.MaxTokens > 0 && ex.Tokens > int64(cfg.MaxTokens))
 				rendered[i] = ex
+				if first < 0 {
+					first = i
+				}
 			}
-			if cfg.MaxTokens > 0 && slices.ContainsFunc(rendered, func(ex Example) bool { return ex.Tokens > int64(cfg.MaxTokens) }) {
+			if first < 0 {
+				return &ValidationError{ID: ep.ID, View: strings.Join(vs, ", "), Reason: notInView(&ep, strings.Join(vs, " or ")).Error() +
+					"; add a view that holds it to export.views, or leave such episodes out with the filter rule answered_by (filter.answered_by)"}
+			}
+			if over {
 				t.dropped["max_tokens"]++
 				continue
 			}
 			for i, v := range vs {
+				if !in[i] {
+					t.outside[v]++
+					continue
+				}
 				ex := rendered[i]
+				t.byView[v]++
 				if v == ViewReAct && t.wrong[ep.QuestionID] {
 					if _, ok := t.chosen[ep.QuestionID]; !ok {
 						t.chosen[ep.QuestionID] = ex.Completion()
@@ -371,8 +397,8 @@ func writeAll(ctx context.Context, stage string, cfg pipeline.ExportConfig, vs [
 				}
 			}
 			t.steps = append(t.steps, len(ep.Steps))
-			t.tokens = append(t.tokens, int(rendered[0].Tokens))
-			if t.wrong[ep.QuestionID] && !slices.Contains(vs, ViewReAct) {
+			t.tokens = append(t.tokens, int(rendered[first].Tokens))
+			if t.wrong[ep.QuestionID] && !slices.Contains(vs, ViewReAct) && InView(&ep, ViewReAct) {
 				if _, ok := t.chosen[ep.QuestionID]; !ok {
 					ex, err := Render(ep, ViewReAct, ropts)
 					if err != nil {

@@ -688,7 +688,7 @@ func TestRunConfigErrors(t *testing.T) {
 		key  string
 	}{
 		{"unknown format", pipeline.ExportConfig{Formats: []string{"csv"}}, "export.formats"},
-		{"unknown view", pipeline.ExportConfig{Formats: []string{"arrow"}, Views: []string{"cot"}}, "export.views"},
+		{"unknown view", pipeline.ExportConfig{Formats: []string{"arrow"}, Views: []string{"tree"}}, "export.views"},
 		{"unknown compression", pipeline.ExportConfig{Formats: []string{"alpaca"}, Compression: "xz"}, "export.compression"},
 	}
 	for _, tt := range tests {

@@ -59,5 +59,11 @@ func (s Stage) Run(ctx context.Context, r *pipeline.Run) (pipeline.Counts, error
 	for reason, n := range res.Dropped {
 		counts["dropped:"+reason] = n
 	}
+	for view, n := range res.ByView {
+		counts["view:"+view] = n
+	}
+	for view, n := range res.Outside {
+		counts["outside:"+view] = n
+	}
 	return counts, nil
 }

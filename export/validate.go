@@ -94,11 +94,16 @@ func Validate(ex *Example, opts ValidateOptions) error {
 		return fail("the last turn is a user turn, want the assistant's Finish")
 	}
 	last := msgs[len(msgs)-1].Content
-	if ex.View == ViewStandard {
+	switch ex.View {
+	case ViewStandard:
 		if !strings.HasPrefix(last, "Answer: ") {
 			return fail("the last turn %q is not the assistant's Answer", clip(last))
 		}
-	} else {
+	case ViewCoT:
+		if !strings.Contains("\n"+last, "\nAnswer: ") {
+			return fail("the last turn %q is not the assistant's chain of thought and Answer", clip(last))
+		}
+	default:
 		for k, st := range ex.Steps[:max(len(ex.Steps)-1, 0)] {
 			if st.ActionType == pipeline.ActionFinish {
 				return fail("step %d is a Finish before the last step", k+1)

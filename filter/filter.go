@@ -6,7 +6,7 @@
 // pipeline.Stage): episodes.jsonl into kept.jsonl and rejected.jsonl.
 //
 // Rules come in two kinds. A Rule judges one episode alone (correct, finished,
-// max_steps, no_invalid_actions, no_bad_calls, no_loops, max_tokens, decontaminate);
+// answered_by, max_steps, no_invalid_actions, no_bad_calls, no_loops, max_tokens, decontaminate);
 // every per-episode rule runs on every episode, so a rejected record lists all the
 // per-episode rules it failed, in configured order. A GroupRule (dedupe, balance) sees
 // the survivors of the per-episode rules together, runs in configured order on what the
@@ -125,7 +125,7 @@ type Chain struct {
 }
 
 // RuleNames are the rule names filter.rules accepts.
-var RuleNames = []string{"correct", "finished", "max_steps", "no_invalid_actions", "no_bad_calls",
+var RuleNames = []string{"correct", "finished", "answered_by", "max_steps", "no_invalid_actions", "no_bad_calls",
 	"no_loops", "max_tokens", "dedupe", "decontaminate", "balance"}
 
 // New builds the chain that cfg describes for a task. It loads filter.eval_files when
@@ -144,6 +144,12 @@ func New(cfg pipeline.FilterConfig, task string, opts Options) (*Chain, error) {
 			c.rules = append(c.rules, correctRule{task: task, minF1: cfg.MinF1})
 		case "finished":
 			c.rules = append(c.rules, finishedRule{})
+		case "answered_by":
+			r, err := newAnsweredBy(cfg.AnsweredBy)
+			if err != nil {
+				return nil, err
+			}
+			c.rules = append(c.rules, r)
 		case "max_steps":
 			c.rules = append(c.rules, maxStepsRule{max: cfg.MaxSteps})
 		case "no_invalid_actions":
@@ -591,4 +597,5 @@ const (
 	CodeOverQuestionCap = "over_question_cap"
 	CodeContaminated    = "contaminated"
 	CodeOverBalance     = "over_balance"
+	CodeOtherBranch     = "other_branch"
 )

@@ -201,6 +201,7 @@ type FilterConfig struct {
 	EvalFiles        []string `mapstructure:"eval_files"`    // for decontaminate
 	BalanceBy        string   `mapstructure:"balance_by"`    // label or type
 	BalanceTolerance float64  `mapstructure:"balance_tolerance"`
+	AnsweredBy       []string `mapstructure:"answered_by"` // answered_by: the methods whose answers are kept
 }
 
 // ExportConfig configures the training files.
@@ -244,9 +245,9 @@ func Default() Config {
 			Progress: "auto", Prompting: "few-shot",
 		},
 		Filter: FilterConfig{
-			Rules:          []string{"finished", "correct", "no_invalid_actions", "no_loops", "dedupe"},
+			Rules:          []string{"finished", "correct", "answered_by", "no_invalid_actions", "no_loops", "dedupe"},
 			MaxPerQuestion: 1, DedupePolicy: "first", BalanceBy: "label",
-			BalanceTolerance: 0.1,
+			BalanceTolerance: 0.1, AnsweredBy: []string{MethodReAct, MethodAct},
 		},
 		Export: ExportConfig{
 			Formats: []string{"openai-chat", "arrow-file"}, Compression: "none",

@@ -78,7 +78,7 @@ var keyDocs = map[string]string{
 
 	"star.previous": "STaR: round k's run directory; this run is round k+1: it generates only on the questions round k did not solve (with generate.rationalize, hinted retries of the rest), carries round k's kept episodes into its log, and the filter judges both under one dedupe policy; the manifest records each round and its model",
 
-	"filter.rules":             "rules in order: correct, finished, max_steps, no_invalid_actions, no_bad_calls, no_loops, max_tokens, dedupe, decontaminate, balance",
+	"filter.rules":             "rules in order: correct, finished, answered_by, max_steps, no_invalid_actions, no_bad_calls, no_loops, max_tokens, dedupe, decontaminate, balance",
 	"filter.min_f1":            "correct: also keep HotpotQA answers with at least this F1 (0 = exact match only)",
 	"filter.max_steps":         "max_steps: keep episodes with at most this many steps",
 	"filter.max_tokens":        "max_tokens: the serialised example must fit this many tokens",
@@ -88,6 +88,7 @@ var keyDocs = map[string]string{
 	"filter.eval_files":        "decontaminate: evaluation question files (any task file format; answers optional) whose questions must not be trained on",
 	"filter.balance_by":        "balance: label (FEVER) or type (HotpotQA)",
 	"filter.balance_tolerance": "balance: allowed deviation from equal shares",
+	"filter.answered_by":       "answered_by: keep episodes answered by these methods (react, act, cot, cot-sc, standard; a hybrid's branch that answered); the default react, act keeps trajectories the agent walked",
 
 	"export.formats":             "openai-chat, axolotl-chat, completion, alpaca, sharegpt, agentgym; tool calling: openai-tools, hf-tools, sharegpt-tools; arrow (HF save_to_disk), arrow-file, parquet (HF Hub layout); docs/formats.md",
 	"export.compression":         "JSONL compression: none, zstd or gzip",
@@ -99,7 +100,7 @@ var keyDocs = map[string]string{
 	"export.split_seed":          "seed of the train/validation split",
 	"export.shard_rows":          "start a new shard after this many rows (0 = one shard)",
 	"export.shard_bytes":         "start a new shard after this many bytes (0 = no limit)",
-	"export.views":               "react, act (thoughts removed), standard (question and answer)",
+	"export.views":               "react, act (thoughts removed): trajectories the agent walked to its own Finish; cot: the winning chain of a cot or cot-sc answer; standard (question and answer)",
 	"export.pairs":               "also write DPO preference pairs for questions with a correct and a failed trajectory",
 	"export.correct_only":        "fail the export if an example is not correct",
 	"export.max_tokens":          "leave out (and count) episodes whose chat exceeds this many tokens in any view (0 = no limit)",

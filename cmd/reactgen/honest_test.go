@@ -1,0 +1,188 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"hash/fnv"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/reactgen/reactgen/internal/llm/llmtest"
+	"github.com/reactgen/reactgen/pipeline"
+)
+
+// backOffModel plays react-cot-sc over the demo world: on every other question ReAct
+// searches fruitlessly until the step limit, so that CoT-SC answers (correctly); on the
+// rest it plays fakeModel's walked trajectories. CoT requests (their stop sequence is the
+// next question, not an observation) answer the gold answer with a chain.
+func backOffModel(t *testing.T) (*fakeModel, func(ctx context.Context, r llmtest.Req) llmtest.Reply) {
+	m := newFakeModel(t)
+	return m, func(ctx context.Context, r llmtest.Req) llmtest.Reply {
+		_, q, _ := strings.Cut(r.Messages[1].Content, ": ")
+		if !slices.Contains(r.Stop, "\nObservation") {
+			return llmtest.Reply{Texts: []string{"Thought: I remember this one without looking.\nAnswer: " + m.answers[q]}}
+		}
+		if fruitless(q) {
+			n := len(r.Messages)
+			if strings.HasPrefix(r.Messages[n-1].Content, "Write only the Action") {
+				return llmtest.Reply{Texts: []string{fmt.Sprintf("Action: Search[Nowhere %d]", n)}}
+			}
+			return llmtest.Reply{Texts: []string{fmt.Sprintf("Thought: Maybe it is under another name.\nAction: Search[Nowhere %d]", n)}}
+		}
+		return m.handle(ctx, r)
+	}
+}
+
+func fruitless(q string) bool {
+	h := fnv.New32a()
+	h.Write([]byte(q))
+	return h.Sum32()%2 == 0
+}
+
+type chatRow struct {
+	Messages []struct {
+		Role    string `json:"role"`
+		Content string `json:"content"`
+	} `json:"messages"`
+}
+
+// readChatRows reads every row of an openai-chat view's files in the run's export.
+func readChatRows(t *testing.T, dir, infix string) []chatRow {
+	t.Helper()
+	var rows []chatRow
+	for _, split := range []string{"train", "validation"} {
+		f, err := os.Open(filepath.Join(dir, "export", "openai-chat"+infix+"."+split+".jsonl"))
+		if os.IsNotExist(err) {
+			continue
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		sc := bufio.NewScanner(f)
+		sc.Buffer(nil, 1<<24)
+		for sc.Scan() {
+			var r chatRow
+			if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
+				t.Fatalf("%s: %v", f.Name(), err)
+			}
+			rows = append(rows, r)
+		}
+		f.Close()
+	}
+	return rows
+}
+
+// TestBackOffNeverExportedAsReAct drives react-cot-sc episodes answered by their CoT-SC
+// back-off through generate, filter and export: no exported react-view example ends in a
+// Finish the agent did not take; the back-off episodes are exported as their winning
+// chain in the cot view, or, by the default filter, not at all.
+func TestBackOffNeverExportedAsReAct(t *testing.T) {
+	model, handle := backOffModel(t)
+	srv := llmtest.NewServer(t, handle)
+	dir := t.TempDir()
+	cfg := testConfig(t, filepath.Join(dir, "cfg"), srv.URL, map[string]any{
+		"task.limit":       24,
+		"generate.method":  "react-cot-sc",
+		"generate.samples": 3,
+		"filter.rules":     []string{"finished", "correct"}, // keeps what CoT-SC answered too
+		"export.views":     []string{"react", "cot"},
+	})
+	out := filepath.Join(dir, "run")
+	env := map[string]string{"OPENAI_API_KEY": "sk-test"}
+	if res := invoke(t, "", env, "run", "--config", cfg, "--out", out); res.code != 0 {
+		t.Fatalf("run: exit %d: %s", res.code, res.stderr)
+	}
+	kept := logLines(t, filepath.Join(out, pipeline.KeptFile))
+	byQuestion := map[string]pipeline.Episode{}
+	walked, backOff := 0, 0
+	for _, ep := range kept {
+		byQuestion[ep.Question] = ep
+		switch ep.Branch {
+		case "react":
+			walked++
+		case "cot-sc":
+			backOff++
+			for i, st := range ep.Steps {
+				if st.ActionType == pipeline.ActionFinish {
+					t.Errorf("episode %s (answered by CoT-SC): step %d is a Finish %q", ep.ID, i+1, st.Action)
+				}
+			}
+			if len(ep.Steps) > 7 {
+				t.Errorf("episode %s: %d steps, more than max_steps 7", ep.ID, len(ep.Steps))
+			}
+		}
+	}
+	t.Logf("kept %d walked, %d answered by CoT-SC", walked, backOff)
+	if walked == 0 || backOff == 0 {
+		t.Fatalf("kept %d walked and %d back-off episodes, want some of each", walked, backOff)
+	}
+
+	react := readChatRows(t, out, "")
+	if len(react) != walked {
+		t.Errorf("react view: %d rows, want the %d walked trajectories", len(react), walked)
+	}
+	for i, row := range react {
+		q := strings.TrimPrefix(row.Messages[0].Content, "Question: ")
+		ep, ok := byQuestion[q]
+		if !ok {
+			t.Fatalf("react row %d: question %q is not kept", i, q)
+		}
+		last := ep.Steps[len(ep.Steps)-1]
+		got := row.Messages[len(row.Messages)-1].Content
+		if ep.Branch != "react" || last.ActionType != pipeline.ActionFinish || len(last.Calls) == 0 ||
+			got != "Thought: "+last.Thought+"\nAction: "+last.Action {
+			t.Errorf("react row %d ends in %q; its episode %s (branch %s) ends in %q with %d calls: a Finish the agent did not take",
+				i, got, ep.ID, ep.Branch, last.Action, len(last.Calls))
+		}
+		if n := len(row.Messages) / 2; n > 7 {
+			t.Errorf("react row %d: %d assistant turns, more than max_steps", i, n)
+		}
+	}
+	cot := readChatRows(t, out, ".cot")
+	if len(cot) != backOff {
+		t.Errorf("cot view: %d rows, want the %d episodes CoT-SC answered", len(cot), backOff)
+	}
+	for i, row := range cot {
+		q := strings.TrimPrefix(row.Messages[0].Content, "Question: ")
+		want := "Thought: I remember this one without looking.\nAnswer: " + model.answers[q]
+		if len(row.Messages) != 2 || row.Messages[1].Content != want {
+			t.Errorf("cot row %d: %+v, want the winning chain %q", i, row.Messages, want)
+		}
+	}
+	m, err := pipeline.ReadManifest(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := m.Stages["export"].Counts; c["view:react"] != walked || c["outside:react"] != backOff || c["view:cot"] != backOff {
+		t.Errorf("export counts %v: want view:react %d, outside:react %d, view:cot %d", c, walked, backOff, backOff)
+	}
+
+	// With only the react view, an episode it cannot hold fails the export, naming what to change.
+	res := invoke(t, "", env, "export", "--config", cfg, "--out", out, "--set", "export.views=[react]")
+	if res.code == 0 || !strings.Contains(res.stderr, "filter.answered_by") || !strings.Contains(res.stderr, "export.views") {
+		t.Errorf("react-only export of back-off episodes: exit %d, stderr %q; want a failure naming export.views and filter.answered_by", res.code, res.stderr)
+	}
+
+	// The default filter keeps only what ReAct answered.
+	for _, args := range [][]string{
+		{"filter", "--config", cfg, "--out", out, "--set", "filter.rules=[finished,correct,answered_by]"},
+		{"export", "--config", cfg, "--out", out, "--set", "export.views=[react]"},
+	} {
+		if res := invoke(t, "", env, args...); res.code != 0 {
+			t.Fatalf("%s: exit %d: %s", args[0], res.code, res.stderr)
+		}
+	}
+	for _, r := range logLines(t, filepath.Join(out, pipeline.KeptFile)) {
+		if r.AnsweredBy() != "react" {
+			t.Errorf("default rules kept %s, answered by %s", r.ID, r.AnsweredBy())
+		}
+	}
+	if n := len(readChatRows(t, out, "")); n != walked {
+		t.Errorf("react view after the default filter: %d rows, want %d", n, walked)
+	}
+}
