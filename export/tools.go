@@ -81,7 +81,8 @@ func toolCallID(episodeID string, i int) string {
 // step an assistant turn (thought as content, the action as a call) and, but for the
 // Finish, a tool turn with the observation. An invalid action has no call: its step is an
 // assistant turn with the thought and the action text, and its observation a user turn.
-// The standard view is the question and one finish call with the prediction.
+// The standard view is the question and one finish call with the prediction; the cot
+// view the same call with the winning chain as its content.
 func renderTools(ep *pipeline.Episode, view string, opts RenderOptions) []ToolMessage {
 	msgs := make([]ToolMessage, 0, 2*len(ep.Steps)+2)
 	if opts.System != "" {
@@ -95,9 +96,14 @@ func renderTools(ep *pipeline.Episode, view string, opts RenderOptions) []ToolMe
 		}
 		return []ToolCall{{ID: toolCallID(ep.ID, i), Name: name, Arguments: args}}, true
 	}
-	if view == ViewStandard {
+	switch view {
+	case ViewStandard:
 		calls, _ := call(0, pipeline.ActionFinish, ep.Prediction)
 		return append(msgs, ToolMessage{Role: RoleAssistant, ToolCalls: calls, Trainable: true})
+	case ViewCoT:
+		chain, _ := ep.Chain()
+		calls, _ := call(0, pipeline.ActionFinish, ep.Prediction)
+		return append(msgs, ToolMessage{Role: RoleAssistant, Content: chain, ToolCalls: calls, Trainable: true})
 	}
 	for i, s := range ep.Steps {
 		thought := s.Thought

@@ -89,7 +89,7 @@ func TestBackOffExport(t *testing.T) {
 		}
 	}
 	dir := t.TempDir()
-	cfg := pipeline.ExportConfig{Formats: []string{"openai-chat", "completion"}, Views: []string{ViewReAct, ViewCoT}}
+	cfg := pipeline.ExportConfig{Formats: []string{"openai-chat", "completion", "openai-tools", "parquet"}, Views: []string{ViewReAct, ViewCoT}}
 	res, err := Run(t.Context(), RunOptions{Config: cfg, Dir: dir, Kept: stream})
 	if err != nil {
 		t.Fatal(err)
