@@ -36,7 +36,8 @@ func TestTrainCommand(t *testing.T) {
 		t.Fatalf("manifest training = %+v", m.Training)
 	}
 	model := m.Training[0].FineTunedModel
-	if !strings.Contains(res.stdout, "reactgen eval --config") || !strings.Contains(res.stdout, "llm.model="+model) ||
+	// The printed command names the run's own config file and the fine-tuned model.
+	if !strings.Contains(res.stdout, "reactgen eval --config ../../configs/demo.yaml") || !strings.Contains(res.stdout, "llm.model="+model) ||
 		!strings.Contains(res.stdout, "generate.prompting=trained") {
 		t.Errorf("stdout lacks the eval command:\n%s", res.stdout)
 	}

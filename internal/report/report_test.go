@@ -3,6 +3,7 @@ package report
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"math"
 	"os"
 	"os/exec"
@@ -276,5 +277,56 @@ func TestReportInBrowser(t *testing.T) {
 	b, err := os.ReadFile(png)
 	if err != nil || !bytes.HasPrefix(b, []byte("\x89PNG\r\n\x1a\n")) || len(b) < 10000 {
 		t.Errorf("screenshot: %d bytes, %v", len(b), err)
+	}
+}
+
+// TestTrainingChart: an eval run of a fine-tuned model is placed at the number of
+// training rows of the job, recorded in the training run, that produced the model.
+func TestTrainingChart(t *testing.T) {
+	train := hotpotRun(t)
+	m, err := pipeline.ReadManifest(train)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Training = []pipeline.TrainingJob{
+		{FineTunedModel: "ft:small", Status: pipeline.JobSucceeded, Files: []pipeline.TrainingFile{{Split: "train", Rows: 500}}},
+		{FineTunedModel: "ft:large", Status: pipeline.JobSucceeded, Files: []pipeline.TrainingFile{{Split: "train", Rows: 3000}}},
+	}
+	if err := m.Write(train); err != nil {
+		t.Fatal(err)
+	}
+	evalRun := func(model string) string {
+		var eps []pipeline.Episode
+		for i := range 8 {
+			q := fmt.Sprintf("q%d", i)
+			pred := "Paris"
+			if model == "ft:small" && i%2 == 0 {
+				pred = "Lyon"
+			}
+			eps = append(eps, ep("e"+q, q, "bridge", pred, "Paris", 0, 3, pipeline.StopFinished))
+		}
+		return writeRun(t, pipeline.TaskHotpotQA, "react", model, eps, nil)
+	}
+	runs, err := Load([]string{train, evalRun("ft:small"), evalRun("ft:large")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if runs[1].TrainExamples != 500 || runs[2].TrainExamples != 3000 || runs[0].TrainExamples != 0 {
+		t.Fatalf("training examples = %d, %d, %d", runs[0].TrainExamples, runs[1].TrainExamples, runs[2].TrainExamples)
+	}
+	var chart *Chart
+	for _, c := range Charts(runs) {
+		if c.Name == "training" {
+			chart = &c
+		}
+	}
+	if chart == nil {
+		t.Fatal("no training chart")
+	}
+	if n := strings.Count(chart.SVG, `class="point"`); n != 2 {
+		t.Errorf("%d points, want 2 (500 and 3000 trajectories)", n)
+	}
+	if !strings.Contains(chart.SVG, "50.0% at 500") || !strings.Contains(chart.SVG, "100.0% at 3000") {
+		t.Errorf("the points do not carry the accuracies:\n%s", chart.SVG)
 	}
 }
