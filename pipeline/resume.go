@@ -6,13 +6,17 @@ import (
 	"strings"
 )
 
+// CorpusKey is the result key that pins the corpus: the identity of the local index
+// the run reads ("index:..."), or the MediaWiki endpoint.
+const CorpusKey = "corpus"
+
 // ResultKeys are the settings that change what a run produces: a resume must match them.
 // taskSHA pins the task file, corpusID the corpus (its source file's hash or its index's
 // fingerprint) and promptID the exemplars as loaded.
 func (c *Config) ResultKeys(taskSHA, corpusID, promptID string) map[string]string {
 	g, l := c.Generate, c.LLM
 	keys := map[string]string{
-		"task.name": c.Task.Name, "task.file_sha256": taskSHA, "corpus": corpusID,
+		"task.name": c.Task.Name, "task.file_sha256": taskSHA, CorpusKey: corpusID,
 		"env.backend": c.Env.Backend, "env.sentences": fmt.Sprint(c.Env.Sentences),
 		"env.max_observation_chars": fmt.Sprint(c.Env.MaxObservationChars),
 		"env.observations":          c.Env.Observations, "env.actions": c.Env.Actions,

@@ -61,6 +61,14 @@ type Optional interface {
 	Needed(r *Run) bool
 }
 
+// ResumeChecker is a Stage with a condition of its own for resuming a run, beyond the
+// result keys (the index stage: the index the run read is still the one there).
+// CheckResume is called with the recorded manifest before anything in the run directory
+// changes; an error refuses the resume.
+type ResumeChecker interface {
+	CheckResume(recorded *Manifest) error
+}
+
 // Mode says what a command expects of its run directory.
 type Mode int
 
@@ -110,7 +118,7 @@ type Run struct {
 // releasing the lock). It stops at the first stage that fails, and after any stage once
 // ctx is done. The returned Run, when not nil, is closed; its Manifest is what was written.
 func Execute(ctx context.Context, spec Spec, stages ...Stage) (*Run, error) {
-	r, err := open(spec)
+	r, err := open(spec, stages)
 	if err != nil {
 		return nil, err
 	}
@@ -130,7 +138,7 @@ func Execute(ctx context.Context, spec Spec, stages ...Stage) (*Run, error) {
 
 // open takes the lock and reads or starts the manifest. Nothing in an existing run
 // directory is changed before every check passed.
-func open(spec Spec) (*Run, error) {
+func open(spec Spec, stages []Stage) (*Run, error) {
 	log := spec.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
@@ -149,7 +157,7 @@ func open(spec Spec) (*Run, error) {
 		return nil, err
 	}
 	r.lock = lock
-	if err := r.start(spec); err != nil {
+	if err := r.start(spec, stages); err != nil {
 		lock.Release()
 		return nil, err
 	}
@@ -162,7 +170,7 @@ func noRun(dir string) error {
 }
 
 // start reads the manifest, checks it against spec and writes what the run is now.
-func (r *Run) start(spec Spec) error {
+func (r *Run) start(spec Spec, stages []Stage) error {
 	m, err := ReadManifest(r.Dir.Path)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
@@ -195,6 +203,13 @@ func (r *Run) start(spec Spec) error {
 			r.log.Info("started afresh; the previous run's files were moved aside", "to", aside)
 			m = nil
 		} else {
+			for _, s := range stages {
+				if c, ok := s.(ResumeChecker); ok {
+					if err := c.CheckResume(m); err != nil {
+						return err
+					}
+				}
+			}
 			m.Resumes++
 		}
 	}

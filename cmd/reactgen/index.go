@@ -45,6 +45,9 @@ HotpotQA question file whose context paragraphs become the pages.`,
 }
 
 func (a *app) runIndex(ctx context.Context, o indexOptions) error {
+	if err := index.Recover(o.out, a.log); err != nil {
+		return &pipeline.InputError{Err: err}
+	}
 	if index.Exists(o.out) && !o.force {
 		return usagef("index %s already exists (use --force to rebuild it)", o.out)
 	}
@@ -62,7 +65,7 @@ func (a *app) runIndex(ctx context.Context, o indexOptions) error {
 	if err != nil {
 		return &pipeline.InputError{Err: err}
 	}
-	fmt.Fprintf(a.stdout, "index %s: %d pages (%d duplicates, %d skipped, %d disambiguation) in %.1fs, fingerprint %s\n",
-		o.out, info.Pages, info.Duplicates, info.Skipped, info.Disambiguation, time.Since(start).Seconds(), info.Fingerprint)
+	fmt.Fprintf(a.stdout, "index %s: %d pages (%d duplicates, %d skipped, %d disambiguation) in %.1fs, identity %s\n",
+		o.out, info.Pages, info.Duplicates, info.Skipped, info.Disambiguation, time.Since(start).Seconds(), info.Identity)
 	return nil
 }

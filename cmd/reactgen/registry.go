@@ -48,8 +48,8 @@ type backend struct {
 	// stage is the stage that makes the corpus ready before generate (the local
 	// index); nil for none.
 	stage func(a *app, cfg *pipeline.Config) pipeline.Stage
-	// open opens the corpus when the generate stage starts.
-	open func(cfg *pipeline.Config) (env.Corpus, func(), error)
+	// open opens the corpus when the generate stage starts; id is what identity pinned.
+	open func(cfg *pipeline.Config, id string) (env.Corpus, func(), error)
 }
 
 func newRegistry() *registry {
@@ -64,6 +64,9 @@ func newRegistry() *registry {
 		backends: map[string]backend{
 			"local": {
 				check: func(cfg *pipeline.Config) error {
+					if err := index.Recover(cfg.IndexDir(), nil); err != nil {
+						return &pipeline.ConfigError{Key: "corpus.index", Message: err.Error()}
+					}
 					if cfg.Corpus.Index != "" && index.Exists(cfg.Corpus.Index) {
 						return nil
 					}
@@ -81,8 +84,8 @@ func newRegistry() *registry {
 				stage: func(a *app, cfg *pipeline.Config) pipeline.Stage {
 					return index.Stage{Corpus: cfg.Corpus.Path, Dir: cfg.IndexDir(), SkipBad: cfg.Task.SkipBad, Logger: a.log}
 				},
-				open: func(cfg *pipeline.Config) (env.Corpus, func(), error) {
-					ix, err := index.Open(cfg.IndexDir())
+				open: func(cfg *pipeline.Config, id string) (env.Corpus, func(), error) {
+					ix, err := index.OpenPinned(cfg.IndexDir(), id)
 					if err != nil {
 						return nil, nil, &pipeline.ConfigError{Key: "corpus.index", Message: err.Error()}
 					}
@@ -94,7 +97,7 @@ func newRegistry() *registry {
 				identity: func(cfg *pipeline.Config) (string, []pipeline.Input, error) {
 					return "mediawiki:" + cfg.Env.MediaWikiURL, nil, nil
 				},
-				open: func(cfg *pipeline.Config) (env.Corpus, func(), error) {
+				open: func(cfg *pipeline.Config, _ string) (env.Corpus, func(), error) {
 					e := cfg.Env
 					cache := e.CacheDir
 					if cache == "" {

@@ -205,7 +205,7 @@ func (a *app) generation(cfg *pipeline.Config, forceNew bool, command string) (p
 
 	gen := &generate.Stage{Config: cfg.Generate, LLM: cfg.LLM, RunConfig: cfg.Run, Questions: questions, Prompts: prompts, CoTPrompts: cotPrompts,
 		Env:    env.OptionsFor(cfg.Task.Name, cfg.Env),
-		Corpus: func() (env.Corpus, func(), error) { return be.open(cfg) }, Actors: pol.actors, Progress: a.stderr, Logger: a.log,
+		Corpus: func() (env.Corpus, func(), error) { return be.open(cfg, corpusID) }, Actors: pol.actors, Progress: a.stderr, Logger: a.log,
 		System: cfg.Export.System}
 	if pol.model {
 		gen.Client = func(ctx context.Context, cacheDir string) (llm.Clients, error) {

@@ -1,6 +1,7 @@
 package index
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"database/sql"
@@ -20,6 +21,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/reactgen/reactgen/internal/wikidump"
+	"github.com/reactgen/reactgen/pipeline"
 )
 
 // FormatVersion is the version of the on-disk layout; Open refuses any other.
@@ -50,6 +52,37 @@ type Info struct {
 	Sources        []wikidump.File `json:"sources"`
 	// Fingerprint is the SHA-256 over the sources' hashes in order.
 	Fingerprint string `json:"fingerprint"`
+	// FTSChars and SkipBad are the build options that change what the index holds.
+	FTSChars int  `json:"fts_chars"`
+	SkipBad  bool `json:"skip_bad"`
+	// Identity is what the index was built from: the hash of its format version, its
+	// sources (format and SHA-256, in order) and FTSChars (see IdentityOf). A run pins
+	// the identity of the index it reads; an empty one (an index from before identities)
+	// matches nothing.
+	Identity string `json:"identity"`
+}
+
+// IdentityOf is the identity of an index built from sources with the given FTSChars
+// (as BuildOptions holds it: 0 means the default): what a run compares an index
+// against before reading it.
+func IdentityOf(sources []wikidump.File, ftsChars int) string {
+	h := sha256.New()
+	fmt.Fprintf(h, "reactgen index format %d\nfts_chars %d\n", FormatVersion, resolveFTSChars(ftsChars))
+	for _, f := range sources {
+		fmt.Fprintf(h, "%s %s\n", f.Format, f.SHA256)
+	}
+	return "index:" + hex.EncodeToString(h.Sum(nil))[:32]
+}
+
+// resolveFTSChars is the FTSChars a build uses: 0 means 500, negative means all (-1).
+func resolveFTSChars(n int) int {
+	switch {
+	case n == 0:
+		return 500
+	case n < 0:
+		return -1
+	}
+	return n
 }
 
 // BuildOptions tune Build.
@@ -57,6 +90,9 @@ type BuildOptions struct {
 	Format  string // corpus format of every source: auto (default), jsonl, hotpotqa-wiki, hotpotqa-questions
 	SkipBad bool   // skip malformed records and repair invalid UTF-8 instead of failing
 	Force   bool   // replace an existing index
+	// Command is who holds the build lock, as a second build is told; empty means
+	// "reactgen index".
+	Command string
 	// Progress, when set, is called from the build goroutine with the pages stored so far.
 	Progress func(pages int)
 	Logger   *slog.Logger
@@ -82,9 +118,12 @@ func Exists(dir string) bool {
 	return err == nil
 }
 
+// maxInfoBytes bounds info.json (a source is about 200 bytes of it).
+const maxInfoBytes = 64 << 20
+
 // ReadInfo reads the info.json of the index in dir.
 func ReadInfo(dir string) (Info, error) {
-	b, err := os.ReadFile(filepath.Join(dir, infoFile))
+	b, err := pipeline.ReadInputFile(filepath.Join(dir, infoFile), maxInfoBytes)
 	if err != nil {
 		return Info{}, fmt.Errorf("read index info: %w", err)
 	}
@@ -109,15 +148,22 @@ func Build(ctx context.Context, dir string, sources []string, opts BuildOptions)
 	if len(sources) == 0 {
 		return Info{}, errors.New("build index: no sources")
 	}
-	if err := checkTarget(dir, opts.Force); err != nil {
-		return Info{}, err
-	}
-	parent := filepath.Dir(filepath.Clean(dir))
+	parent, base := filepath.Dir(filepath.Clean(dir)), filepath.Base(filepath.Clean(dir))
 	if err := os.MkdirAll(parent, 0o755); err != nil {
 		return Info{}, fmt.Errorf("build index: %w", err)
 	}
-	removeStale(parent, filepath.Base(dir), log)
-	tmp, err := os.MkdirTemp(parent, "."+filepath.Base(dir)+".building-")
+	// One build of dir at a time: a second is refused before it touches anything.
+	lock, err := pipeline.AcquireLockFile(filepath.Join(parent, "."+base+".lock"), "index", dir, cmp.Or(opts.Command, "reactgen index"))
+	if err != nil {
+		return Info{}, err
+	}
+	defer lock.Remove()
+	recoverOld(parent, base, log)
+	if err := checkTarget(dir, opts.Force); err != nil {
+		return Info{}, err
+	}
+	removeStale(parent, base, log)
+	tmp, err := os.MkdirTemp(parent, "."+base+".building-")
 	if err != nil {
 		return Info{}, fmt.Errorf("build index: %w", err)
 	}
@@ -146,6 +192,9 @@ func Build(ctx context.Context, dir string, sources []string, opts BuildOptions)
 	info.FormatVersion = FormatVersion
 	info.BuiltAt = start.UTC()
 	info.Fingerprint = fingerprint(info.Sources)
+	info.FTSChars = resolveFTSChars(opts.FTSChars)
+	info.SkipBad = opts.SkipBad
+	info.Identity = IdentityOf(info.Sources, opts.FTSChars)
 	info.BuildSeconds = time.Since(start).Seconds()
 	if err := writeInfo(filepath.Join(tmp, infoFile), info); err != nil {
 		return Info{}, err
@@ -162,25 +211,79 @@ func Build(ctx context.Context, dir string, sources []string, opts BuildOptions)
 	return info, nil
 }
 
-// removeStale removes what a killed earlier build of the same target left beside it
-// (".<base>.building-*", and its ".old" twin). The caller holds the run directory, so
-// no other build of this target can be running.
+// The names a build uses beside its target <parent>/<base>: ".<base>.lock" (held while
+// it builds), ".<base>.building-*" (the index being written) and ".<base>.old-*" (the
+// index it replaces, between two renames where the file system cannot swap them).
+
+// removeStale removes what killed earlier builds of the same target left beside it: their
+// half-written ".<base>.building-*" folders, and an old index moved aside once the
+// target holds an index again. The caller holds the build lock.
 func removeStale(parent, base string, log *slog.Logger) {
 	entries, err := os.ReadDir(parent)
 	if err != nil {
 		return // MkdirTemp reports an unusable parent
 	}
-	prefix := "." + base + ".building-"
+	haveIndex := Exists(filepath.Join(parent, base))
 	for _, e := range entries {
-		if !strings.HasPrefix(e.Name(), prefix) {
+		name := e.Name()
+		stale := strings.HasPrefix(name, "."+base+".building-") || haveIndex && strings.HasPrefix(name, "."+base+".old-")
+		if !stale {
 			continue
 		}
-		p := filepath.Join(parent, e.Name())
+		p := filepath.Join(parent, name)
 		if err := os.RemoveAll(p); err != nil {
 			log.Warn("index build: remove stale build directory", "path", p, "err", err)
 			continue
 		}
 		log.Info("index build: removed stale build directory", "path", p)
+	}
+}
+
+// Recover puts back an index that a build of dir killed between its two renames had
+// moved aside (see replaceDir), so that readers find it. It does nothing while another
+// build holds the lock: that build recovers it.
+func Recover(dir string, log *slog.Logger) error {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	parent, base := filepath.Dir(filepath.Clean(dir)), filepath.Base(filepath.Clean(dir))
+	if _, err := os.Lstat(dir); err == nil {
+		return nil
+	}
+	if olds, _ := filepath.Glob(filepath.Join(parent, "."+base+".old-*")); len(olds) == 0 {
+		return nil
+	}
+	lock, err := pipeline.AcquireLockFile(filepath.Join(parent, "."+base+".lock"), "index", dir, "reactgen (recovering the index)")
+	var le *pipeline.LockedError
+	if errors.As(err, &le) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	defer lock.Remove()
+	recoverOld(parent, base, log)
+	return nil
+}
+
+// recoverOld puts back an index that a build killed between its two renames had moved
+// aside (".<base>.old-*") when nothing took its place. The caller holds the build lock.
+func recoverOld(parent, base string, log *slog.Logger) {
+	dir := filepath.Join(parent, base)
+	if _, err := os.Lstat(dir); err == nil {
+		return
+	}
+	olds, _ := filepath.Glob(filepath.Join(parent, "."+base+".old-*"))
+	for _, old := range olds {
+		if !Exists(old) {
+			continue
+		}
+		if err := os.Rename(old, dir); err != nil {
+			log.Warn("index build: restore the index a killed build moved aside", "path", old, "err", err)
+			return
+		}
+		log.Info("index build: restored the index a killed build had moved aside", "from", old, "to", dir)
+		return
 	}
 }
 
@@ -206,31 +309,56 @@ func checkTarget(dir string, force bool) error {
 	return nil
 }
 
-// replaceDir moves the finished tmp into dir, moving an old index aside first.
+// replaceDir moves the finished tmp into dir. An existing index is swapped with the new
+// one in one atomic exchange where the file system supports it, so dir always holds a
+// whole index, and processes that have the old one open read on from it; elsewhere
+// the old index is renamed aside first and, if a kill comes between the two renames,
+// put back by the next build (recoverOld).
 func replaceDir(tmp, dir string, force bool) error {
-	var old string
-	if _, err := os.Stat(dir); err == nil {
-		if err := checkTarget(dir, force); err != nil {
-			return err
+	if _, err := os.Lstat(dir); err != nil {
+		if err := os.Rename(tmp, dir); err != nil {
+			return fmt.Errorf("build index: %w", err)
 		}
-		old = tmp + ".old"
-		if err := os.Rename(dir, old); err != nil {
-			return fmt.Errorf("build index: move old index aside: %w", err)
-		}
+		return nil
 	}
-	if err := os.Rename(tmp, dir); err != nil {
-		if old != "" {
-			os.Rename(old, dir)
-		}
-		return fmt.Errorf("build index: %w", err)
+	if err := checkTarget(dir, force); err != nil {
+		return err
 	}
-	if old != "" {
-		if err := os.RemoveAll(old); err != nil {
+	switch err := exchangeDirs(tmp, dir); {
+	case err == nil:
+		// tmp now holds the old index.
+		if err := os.RemoveAll(tmp); err != nil {
 			return fmt.Errorf("build index: remove old index: %w", err)
 		}
+		return nil
+	case !errors.Is(err, errNoExchange):
+		return fmt.Errorf("build index: replace %s: %w", dir, err)
+	}
+	parent, base := filepath.Split(dir)
+	old, err := os.MkdirTemp(parent, "."+base+".old-")
+	if err != nil {
+		return fmt.Errorf("build index: %w", err)
+	}
+	if err := os.Remove(old); err != nil {
+		return fmt.Errorf("build index: %w", err)
+	}
+	if err := os.Rename(dir, old); err != nil {
+		return fmt.Errorf("build index: move old index aside: %w", err)
+	}
+	afterMoveAside()
+	if err := os.Rename(tmp, dir); err != nil {
+		os.Rename(old, dir)
+		return fmt.Errorf("build index: %w", err)
+	}
+	if err := os.RemoveAll(old); err != nil {
+		return fmt.Errorf("build index: remove old index: %w", err)
 	}
 	return nil
 }
+
+// afterMoveAside is called between the two renames of replaceDir's fallback; tests
+// stop a build there.
+var afterMoveAside = func() {}
 
 func writeInfo(path string, info Info) error {
 	b, err := json.MarshalIndent(info, "", "  ")
@@ -874,3 +1002,9 @@ func (in *inserter) commit(ctx context.Context) error {
 	}
 	return nil
 }
+
+// errNoExchange is exchange's answer on a file system that cannot swap two directories.
+var errNoExchange = errors.New("atomic exchange not supported")
+
+// exchangeDirs is exchange; tests replace it to take the two-rename path.
+var exchangeDirs = exchange

@@ -5,9 +5,11 @@
 // each holding alternate batches of pages so that they are written in parallel. Open
 // serves them read-only as an env.Corpus (Page for exact titles, Similar for
 // bm25-ranked suggestions merged over the shards). The index directory also holds
-// info.json, which pins the corpus by the SHA-256 of every source file. Stage is the
-// index stage of a run (a pipeline.Stage that builds the index when it is missing), and
-// Identity pins a run's corpus for resume.
+// info.json, which records the SHA-256 of every source file and the index's identity
+// (IdentityOf: its sources and build options). Builds of one directory are serialised
+// by a lock beside it and replace an old index atomically. Stage is the index stage of a
+// run (a pipeline.Stage that builds the index when it is missing or was built from
+// other sources), and Identity pins a run's corpus for resume.
 package index
 
 import (
@@ -62,8 +64,24 @@ type ftsShard struct {
 
 var _ env.Corpus = (*Index)(nil)
 
-// Open opens the index in dir read-only.
+// Open opens the index in dir read-only. A rebuild that swaps a new index into dir
+// while Open runs cannot leave it with databases of two builds: Open reads info.json
+// again once every database is open, and starts over when it changed.
 func Open(dir string) (*Index, error) {
+	for range 3 {
+		ix, err := open(dir)
+		if err != nil {
+			return nil, err
+		}
+		if again, err := ReadInfo(dir); err == nil && again.BuiltAt.Equal(ix.info.BuiltAt) && again.Identity == ix.info.Identity {
+			return ix, nil
+		}
+		ix.Close()
+	}
+	return nil, fmt.Errorf("open index %s: it was replaced three times while being opened", dir)
+}
+
+func open(dir string) (*Index, error) {
 	info, err := ReadInfo(dir)
 	if err != nil {
 		return nil, err

@@ -60,6 +60,35 @@ func HashFile(path, format string) (File, error) {
 	return h.finish()
 }
 
+// HashSource lists the files a source path consists of, in the order a Reader reads
+// them, with their formats, sizes and SHA-256 hashes, without parsing them: what an
+// index built from path would record as its sources. format may be FormatAuto.
+func HashSource(path, format string) ([]File, error) {
+	if format == "" || format == FormatAuto {
+		f, err := DetectFormat(path)
+		if err != nil {
+			return nil, err
+		}
+		format = f
+	}
+	paths := []string{path}
+	if format == FormatHotpotWiki {
+		var err error
+		if paths, err = bz2Files(path); err != nil {
+			return nil, err
+		}
+	}
+	out := make([]File, 0, len(paths))
+	for _, p := range paths {
+		f, err := HashFile(p, format)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, f)
+	}
+	return out, nil
+}
+
 // lineReader reads lines of any length: bufio.Scanner would stop at its token limit,
 // and one page of a dump can be hundreds of megabytes.
 type lineReader struct {
