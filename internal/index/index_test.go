@@ -527,7 +527,11 @@ func TestStageRebuildsOtherFormat(t *testing.T) {
 	src := writeSource(t, "pages.jsonl", fixtureJSONL)
 	dir := filepath.Join(t.TempDir(), "index")
 	st := Stage{Corpus: src, Dir: dir}
-	run := &pipeline.Run{Manifest: &pipeline.Manifest{Results: map[string]string{}}}
+	id, _, err := Identity(dir, src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := &pipeline.Run{Manifest: &pipeline.Manifest{Results: map[string]string{pipeline.CorpusKey: id}}}
 	if !st.Needed(run) {
 		t.Fatal("Needed without an index: got false")
 	}

@@ -39,7 +39,7 @@ func (s Stage) Needed(r *pipeline.Run) bool {
 		return false // corpus.index alone: the index is the corpus
 	}
 	info, err := ReadInfo(s.Dir)
-	return err != nil || info.Identity != r.Manifest.Results[pipeline.CorpusKey]
+	return err != nil || info.FormatVersion != FormatVersion || info.Identity != r.Manifest.Results[pipeline.CorpusKey]
 }
 
 // CheckResume implements pipeline.ResumeChecker: a run that has read the index (its
