@@ -90,6 +90,7 @@ func (s *Stage) Run(ctx context.Context, r *pipeline.Run) (pipeline.Counts, erro
 		if clients, err = s.Client(ctx, cmp.Or(s.LLM.CacheDir, r.Dir.File(pipeline.LLMCacheDir))); err != nil {
 			return nil, &pipeline.ConfigError{Key: "llm.base_url", Message: err.Error()}
 		}
+		defer clients.Close()
 	}
 	client, meter := clients.Client, clients.Meter
 
@@ -131,6 +132,11 @@ func (s *Stage) Run(ctx context.Context, r *pipeline.Run) (pipeline.Counts, erro
 			shares = append(shares, pipeline.EndpointShare{URL: st.Name, Served: st.Served, Failed: st.Failed, Moved: st.Moved, Ejections: st.Ejections})
 		}
 		r.Manifest.AddEndpoints(shares)
+	}
+	if clients.Batch != nil {
+		b := clients.Batch.Stats()
+		counts["batch_waves"], counts["batch_attached"], counts["batch_lines"] = b.Waves, b.Attached, b.Lines
+		counts["batch_retried_lines"] = b.Retried
 	}
 	if meter != nil {
 		m := meter.Snapshot()

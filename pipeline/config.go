@@ -106,6 +106,30 @@ type LLMConfig struct {
 	// Endpoints, when set, make a pool of servers in place of base_url alone (see
 	// EndpointConfig); Resolve fills their unset keys from the keys above.
 	Endpoints []EndpointConfig `mapstructure:"endpoints"`
+	// Mode is online (a request per call) or batch (waves of requests through a batch
+	// API or wave files; see BatchConfig).
+	Mode  string      `mapstructure:"mode"`
+	Batch BatchConfig `mapstructure:"batch"`
+}
+
+// BatchConfig configures llm.mode batch: each wave of pending requests (every episode's
+// next step) goes out as one batch.
+type BatchConfig struct {
+	// Backend is openai (the Files and Batches API at llm.base_url) or files (wave files
+	// for `vllm run-batch`: reactgen writes each wave's input and waits for its output).
+	Backend string `mapstructure:"backend"`
+	// Window closes a wave once no request has joined it for this long.
+	Window time.Duration `mapstructure:"window"`
+	// MaxLines closes a wave at this many requests (OpenAI takes up to 50,000).
+	MaxLines int `mapstructure:"max_lines"`
+	// Poll is how often a batch's status is read.
+	Poll time.Duration `mapstructure:"poll"`
+	// CompletionWindow is the batch's completion_window (OpenAI: 24h).
+	CompletionWindow string `mapstructure:"completion_window"`
+	// PriceFactor prices batch tokens as this fraction of llm.prices (OpenAI: 0.5).
+	PriceFactor float64 `mapstructure:"price_factor"`
+	// Dir holds the wave files and the batch state; empty means <run>/batches.
+	Dir string `mapstructure:"dir"`
 }
 
 // EndpointConfig is one server of an endpoint pool (llm.endpoints): the llm.* keys that
@@ -237,7 +261,9 @@ func Default() Config {
 			BaseURL: "", Model: "gpt-4o-mini", APIKeyEnv: "OPENAI_API_KEY",
 			Temperature: 0, TopP: 1, RequestMaxTokens: 256, Timeout: 60 * time.Second,
 			MaxRetries: 6, BackoffBase: 500 * time.Millisecond, BackoffMax: 30 * time.Second,
-			Concurrency: 64, Cache: true,
+			Concurrency: 64, Cache: true, Mode: "online",
+			Batch: BatchConfig{Backend: "openai", Window: 2 * time.Second, MaxLines: 50000, Poll: 30 * time.Second,
+				CompletionWindow: "24h", PriceFactor: 0.5},
 		},
 		Generate: GenerateConfig{
 			Policy: "llm", Method: "react", Format: "chat", Attempts: 1, Concurrency: 16,
@@ -338,6 +364,26 @@ func (c *Config) Validate() error {
 	for _, p := range positive {
 		if p.v <= 0 {
 			return &ConfigError{Key: p.key, Message: fmt.Sprintf("must be at least 1, got %d", p.v)}
+		}
+	}
+	if err := oneOf("llm.mode", c.LLM.Mode, "online", "batch"); err != nil {
+		return err
+	}
+	if err := oneOf("llm.batch.backend", c.LLM.Batch.Backend, "openai", "files"); err != nil {
+		return err
+	}
+	if c.LLM.Mode == "batch" {
+		switch {
+		case c.LLM.Batch.MaxLines < 1:
+			return &ConfigError{Key: "llm.batch.max_lines", Message: fmt.Sprintf("must be at least 1, got %d", c.LLM.Batch.MaxLines)}
+		case c.LLM.Batch.Window <= 0:
+			return &ConfigError{Key: "llm.batch.window", Message: fmt.Sprintf("must be positive, got %s", c.LLM.Batch.Window)}
+		case c.LLM.Batch.Poll <= 0:
+			return &ConfigError{Key: "llm.batch.poll", Message: fmt.Sprintf("must be positive, got %s", c.LLM.Batch.Poll)}
+		case c.LLM.Batch.PriceFactor < 0:
+			return &ConfigError{Key: "llm.batch.price_factor", Message: fmt.Sprintf("must not be negative, got %v", c.LLM.Batch.PriceFactor)}
+		case len(c.LLM.Endpoints) > 0:
+			return &ConfigError{Key: "llm.mode", Message: "batch mode sends to llm.base_url alone; it does not take llm.endpoints"}
 		}
 	}
 	if _, err := ParseShard(c.Task.Shard); err != nil {

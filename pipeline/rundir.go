@@ -25,6 +25,7 @@ const (
 	IndexDir     = "index"
 	LLMCacheDir  = "llm-cache"
 	WikiCacheDir = "wiki-cache"
+	BatchDir     = "batches" // llm.mode batch: wave files and batches.json
 )
 
 func dirOf(p string) string  { return filepath.Dir(p) }

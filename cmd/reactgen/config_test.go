@@ -122,7 +122,7 @@ func TestConfigErrors(t *testing.T) {
 		{"negative", minimalConfig + "  concurrency: -1\n", nil, []string{"generate.concurrency", "at least 1", "line 9"}},
 		{"bad enum", minimalConfig + "  method: reakt\n", nil, []string{"generate.method", "not one of"}},
 		{"bad yaml", "task: [\n", nil, []string{"not valid YAML"}},
-		{"unknown --set", minimalConfig, []string{"llm.modle=x"}, []string{"llm.modle", "did you mean llm.model"}},
+		{"unknown --set", minimalConfig, []string{"llm.modell=x"}, []string{"llm.modell", "did you mean llm.model"}},
 		{"--set without =", minimalConfig, []string{"llm.model"}, []string{"section.key=value"}},
 		{"missing task path", "generate:\n  policy: expert\ncorpus:\n  path: c.jsonl\n", nil, []string{"task.path", "required"}},
 	}

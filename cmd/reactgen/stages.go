@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -209,7 +210,8 @@ func (a *app) generation(cfg *pipeline.Config, forceNew bool, command string) (p
 		System: cfg.Export.System}
 	if pol.model {
 		gen.Client = func(ctx context.Context, cacheDir string) (llm.Clients, error) {
-			return llm.NewClient(ctx, llm.Options{Config: cfg.LLM, Getenv: a.getenv, CacheDir: cacheDir})
+			return llm.NewClient(ctx, llm.Options{Config: cfg.LLM, Getenv: a.getenv, CacheDir: cacheDir,
+				BatchDir: filepath.Join(cfg.Run.Out, pipeline.BatchDir), Logger: a.log})
 		}
 	}
 	stages := []pipeline.Stage{gen}

@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"os"
+	"time"
 
 	"github.com/reactgen/reactgen/internal/retry"
 	"github.com/reactgen/reactgen/pipeline"
@@ -54,6 +56,9 @@ type Options struct {
 	// Getenv reads the API keys: llm.api_key_env's and each endpoint's; nil reads none.
 	Getenv   func(string) string
 	CacheDir string // see New
+	// BatchDir holds llm.mode batch's wave files and state when llm.batch.dir is empty.
+	BatchDir string
+	Logger   *slog.Logger // batch progress; nil: none
 }
 
 // Clients is the run's client and the decorators inside it that report.
@@ -61,7 +66,15 @@ type Clients struct {
 	Client Client
 	Meter  *Meter
 	Budget *Budgeted
-	Pool   *Pool // nil without llm.endpoints
+	Pool   *Pool    // nil without llm.endpoints
+	Batch  *Batcher // nil unless llm.mode is batch
+}
+
+// Close stops what runs in the background (the batcher); batches in flight stay out.
+func (c Clients) Close() {
+	if c.Batch != nil {
+		c.Batch.Close()
+	}
 }
 
 // NewClient is New with every endpoint's key read through o.Getenv, and the pool
@@ -83,7 +96,14 @@ func NewClient(ctx context.Context, o Options) (Clients, error) {
 	}
 	var c Client
 	var pool *Pool
-	if eps := cfg.ResolvedEndpoints(); len(eps) > 0 {
+	var batcher *Batcher
+	if cfg.Mode == "batch" {
+		var err error
+		if batcher, err = newBatcher(ctx, cfg, getenv(cfg.APIKeyEnv), o); err != nil {
+			return Clients{}, err
+		}
+		c = batcher
+	} else if eps := cfg.ResolvedEndpoints(); len(eps) > 0 {
 		var err error
 		if pool, err = newPool(cfg, eps, getenv); err != nil {
 			return Clients{}, err
@@ -102,7 +122,11 @@ func NewClient(ctx context.Context, o Options) (Clients, error) {
 		c = WithConcurrency(c, cfg.Concurrency)
 		c = WithRateLimit(c, cfg.RPM, cfg.TPM)
 	}
-	c = WithChoices(c)
+	if batcher == nil {
+		// In batch mode a probe would hold back the whole first wave; a batch answers n as
+		// the server does, and CoT-SC falls back per episode if it gets fewer choices.
+		c = WithChoices(c)
+	}
 	c = WithBreaker(c, BreakerRequests)
 	budget := WithBudget(c, Budget{MaxRequests: cfg.MaxRequests, MaxTokens: cfg.MaxTokens, MaxCostUSD: cfg.MaxCostUSD}, cfg.Prices)
 	c = budget
@@ -120,7 +144,39 @@ func NewClient(ctx context.Context, o Options) (Clients, error) {
 		c = WithCache(c, cacheDir)
 	}
 	meter := WithMeter(c)
-	return Clients{Client: meter, Meter: meter, Budget: budget, Pool: pool}, nil
+	return Clients{Client: meter, Meter: meter, Budget: budget, Pool: pool, Batch: batcher}, nil
+}
+
+// newBatcher builds llm.mode batch's client over llm.base_url's Batch API, or over wave
+// files for vllm run-batch.
+func newBatcher(ctx context.Context, cfg pipeline.LLMConfig, apiKey string, o Options) (*Batcher, error) {
+	bc := cfg.Batch
+	dir := bc.Dir
+	if dir == "" {
+		dir = o.BatchDir
+	}
+	if dir == "" {
+		return nil, errors.New("config key llm.batch.dir: is required with llm.mode batch")
+	}
+	log := o.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	var be batchBackend
+	switch bc.Backend {
+	case "files":
+		be = &waveFiles{log: log.Info}
+	default:
+		// An upload of a wave's file can take far longer than one completion.
+		oa, err := NewOpenAI(OpenAIOptions{BaseURL: cfg.BaseURL, APIKey: apiKey, Headers: cfg.Headers,
+			Timeout: max(cfg.Timeout, 10*time.Minute), HTTPClient: &http.Client{Transport: transport(4)}})
+		if err != nil {
+			return nil, err
+		}
+		be = &openAIBatches{oa: oa, completionWindow: bc.CompletionWindow}
+	}
+	return NewBatcher(ctx, be, BatchOptions{Dir: dir, Window: bc.Window, MaxLines: bc.MaxLines, Poll: bc.Poll,
+		MaxRetries: cfg.MaxRetries, Prices: cfg.Prices, PriceFactor: bc.PriceFactor, Logger: log})
 }
 
 // transport keeps a warm connection per request slot: the default transport keeps 2 per

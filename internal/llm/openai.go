@@ -402,7 +402,9 @@ func (w *wire) RoundTrip(req *http.Request) (*http.Response, error) {
 			req.Header[k] = v
 		}
 	}
-	if req.Body != nil && req.Method == http.MethodPost && (seen == nil || !seen.keepTemperatureOut) {
+	// Only completion requests get a temperature: a file upload or a batch does not.
+	completion := strings.HasSuffix(req.URL.Path, "/completions")
+	if req.Body != nil && req.Method == http.MethodPost && completion && (seen == nil || !seen.keepTemperatureOut) {
 		b, err := readAll(req.Body, req.ContentLength)
 		_ = req.Body.Close()
 		if err != nil {

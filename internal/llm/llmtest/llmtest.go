@@ -1,5 +1,6 @@
 // Package llmtest is a fake OpenAI-compatible server for tests. It consumes requests in
-// OpenAI's wire format on /v1/chat/completions and /v1/completions, hands each one to a
+// OpenAI's wire format on /v1/chat/completions and /v1/completions (and, through the
+// Files and Batches endpoints, batches of them; see batch.go), hands each one to a
 // Handler as a decoded Req, and produces the Handler's Reply in the real wire format (ids,
 // object, created, model, choices, usage), or one of the faults real servers show: rate
 // limits, 5xx, timeouts, reset connections, HTML error pages, invalid JSON, unknown models
@@ -116,6 +117,7 @@ type Server struct {
 	noLog atomic.Bool
 	// nMode, set by IgnoreN or RejectN, is how the server treats n > 1.
 	nMode atomic.Int32
+	batch batches // the Files and Batches API (batch.go)
 }
 
 // How a Server treats n > 1 (see IgnoreN and RejectN).
@@ -141,7 +143,7 @@ func (s *Server) DropLog() { s.noLog.Store(true) }
 // NewServer starts a fake on 127.0.0.1, closed by t.Cleanup.
 func NewServer(t testing.TB, h Handler) *Server {
 	t.Helper()
-	s := &Server{h: h}
+	s := &Server{h: h, batch: batches{files: map[string][]byte{}, byID: map[string]*batchRecord{}, pollsToFinish: 3}}
 	s.srv = httptest.NewServer(http.HandlerFunc(s.serve))
 	s.URL = s.srv.URL + "/v1"
 	t.Cleanup(func() {
@@ -221,6 +223,9 @@ func stringOrList(raw json.RawMessage) []string {
 }
 
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
+	if s.serveBatch(w, r) {
+		return
+	}
 	var endpoint string
 	switch r.URL.Path {
 	case "/v1/chat/completions":

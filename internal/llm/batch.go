@@ -1,0 +1,544 @@
+package llm
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/reactgen/reactgen/internal/retry"
+	"github.com/reactgen/reactgen/pipeline"
+)
+
+// BatchOptions configure a Batcher.
+type BatchOptions struct {
+	Dir         string        // wave files and batches.json
+	Window      time.Duration // a wave closes once no request joined it for this long
+	MaxLines    int           // or once it holds this many
+	Poll        time.Duration // how often a batch's status is read
+	MaxRetries  int           // waves a failed line may go out again in
+	Prices      map[string]pipeline.Price
+	PriceFactor float64 // batch price as a fraction of Prices
+	Logger      *slog.Logger
+}
+
+// BatchStateFile is the batch directory's record of its waves.
+const BatchStateFile = "batches.json"
+
+// Batcher is llm.mode batch: a Client whose requests wait, while they come in, to go out
+// together as one wave, one batch of a Batch API (or one wave file for `vllm run-batch`),
+// and get their answers when the batch is done. Requests that arrive while a wave is out
+// go into the next one, so with every episode in flight a ReAct run needs one wave per
+// step (plus one per re-ask round).
+//
+// Each request's custom_id is its cache key (the hash of the whole request), so a
+// restarted run asks for the same ids. The waves are recorded in Dir/batches.json before
+// and after they are submitted; a new Batcher over the same Dir re-attaches to the
+// batches that are still in flight and never submits their requests again: a request
+// whose id is in such a batch waits for it. Lines that fail in a way a later batch may fix
+// (a server error, an expired or cancelled batch, a missing line) go out again in the next
+// wave, up to MaxRetries times; others fail their request. Responses are priced at
+// PriceFactor of Prices (Priced is set).
+//
+// Complete blocks until the request's batch is done or ctx ends; it is safe for
+// concurrent use. Close stops the goroutines; batches in flight are left to finish on the
+// server, for the next run to collect.
+type Batcher struct {
+	b   batchBackend
+	o   BatchOptions
+	log *slog.Logger
+
+	stop   context.CancelFunc
+	wg     sync.WaitGroup
+	arrive chan struct{} // a request joined the pending wave
+
+	mu        sync.Mutex
+	state     batchState
+	pending   []*pendingLine               // requests of the next wave, in arrival order
+	waiters   map[string][]chan lineResult // by custom_id: every caller of that request
+	inflight  map[string]*batchWave        // custom_id -> the wave it is out in
+	unclaimed map[string]lineResult        // answers from re-attached waves nobody asked for yet
+	stats     BatchStats
+}
+
+var _ Client = (*Batcher)(nil)
+
+// BatchStats is what a Batcher has done.
+type BatchStats struct {
+	Waves     int // waves submitted by this Batcher
+	Attached  int // waves of an earlier run re-attached
+	Lines     int // lines submitted
+	Retried   int // lines sent again after a retryable failure
+	Failed    int // requests that got an error
+	Delivered int // requests answered
+}
+
+type pendingLine struct {
+	id    string
+	req   Request
+	tries int
+}
+
+// batchState is batches.json.
+type batchState struct {
+	Waves []*batchWave `json:"waves"`
+}
+
+// batchWave is one wave's record.
+type batchWave struct {
+	N           int       `json:"wave"`
+	Endpoint    string    `json:"endpoint"`
+	Input       string    `json:"input"` // file name in Dir
+	Lines       int       `json:"lines"`
+	InputFileID string    `json:"input_file_id,omitempty"`
+	BatchID     string    `json:"batch_id,omitempty"`
+	Status      string    `json:"status"` // written, uploaded, submitted, then the batch's state; collected when answered
+	Completed   int       `json:"completed"`
+	Failed      int       `json:"failed"`
+	Created     time.Time `json:"created"`
+	Ended       time.Time `json:"ended,omitzero"`
+
+	reqs map[string]pendingLine // in memory only: the wave's requests, for retries
+}
+
+const waveCollected = "collected"
+
+// NewBatcher opens Dir, re-attaches to the waves an earlier run left in flight, and
+// starts collecting waves. ctx bounds nothing but the set-up.
+func NewBatcher(ctx context.Context, b batchBackend, o BatchOptions) (*Batcher, error) {
+	if o.Window <= 0 {
+		o.Window = 2 * time.Second
+	}
+	if o.MaxLines <= 0 {
+		o.MaxLines = 50000
+	}
+	if o.Poll <= 0 {
+		o.Poll = 30 * time.Second
+	}
+	log := o.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	if err := os.MkdirAll(o.Dir, 0o755); err != nil {
+		return nil, fmt.Errorf("llm batch dir %s: %w", o.Dir, err)
+	}
+	bt := &Batcher{b: b, o: o, log: log, arrive: make(chan struct{}, 1), waiters: map[string][]chan lineResult{},
+		inflight: map[string]*batchWave{}, unclaimed: map[string]lineResult{}}
+	raw, err := os.ReadFile(filepath.Join(o.Dir, BatchStateFile))
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+	case err != nil:
+		return nil, err
+	default:
+		if err := json.Unmarshal(raw, &bt.state); err != nil {
+			return nil, fmt.Errorf("read %s: %w", filepath.Join(o.Dir, BatchStateFile), err)
+		}
+	}
+	run, stop := context.WithCancel(context.WithoutCancel(ctx))
+	bt.stop = stop
+	for _, w := range bt.state.Waves {
+		if err := bt.reattach(run, w); err != nil {
+			stop()
+			return nil, err
+		}
+	}
+	bt.wg.Go(func() { bt.collect(run) })
+	return bt, nil
+}
+
+// reattach takes up a wave of an earlier run that may still be out.
+func (bt *Batcher) reattach(ctx context.Context, w *batchWave) error {
+	switch w.Status {
+	case waveCollected, "written":
+		return nil // answered, or never uploaded: its requests go out again when asked
+	}
+	if w.BatchID == "" {
+		if w.InputFileID == "" {
+			return nil
+		}
+		// Uploaded, then the run stopped: the batch may have been created all the same.
+		id, ok, err := bt.b.Find(ctx, w.InputFileID)
+		if err != nil {
+			return fmt.Errorf("re-attach wave %d: %w", w.N, err)
+		}
+		if !ok {
+			return nil
+		}
+		w.BatchID = id
+	}
+	ids, err := lineIDs(filepath.Join(bt.o.Dir, w.Input))
+	if err != nil {
+		return fmt.Errorf("re-attach wave %d: %w", w.N, err)
+	}
+	w.reqs = map[string]pendingLine{}
+	for id := range ids {
+		bt.inflight[id] = w
+		w.reqs[id] = pendingLine{id: id} // the request itself is not known until someone asks
+	}
+	bt.stats.Attached++
+	bt.log.Info("re-attached to a batch of an earlier run", "wave", w.N, "batch", w.BatchID, "lines", w.Lines)
+	bt.wg.Go(func() { bt.await(ctx, w) })
+	return nil
+}
+
+// Stats returns what the Batcher has done so far.
+func (bt *Batcher) Stats() BatchStats {
+	bt.mu.Lock()
+	defer bt.mu.Unlock()
+	return bt.stats
+}
+
+// Close stops collecting and polling. Batches out stay out, recorded for the next run.
+func (bt *Batcher) Close() {
+	bt.stop()
+	bt.wg.Wait()
+}
+
+// Complete queues req for the next wave, or joins the wave it is already out in, and
+// waits for its answer.
+func (bt *Batcher) Complete(ctx context.Context, req Request) (Response, error) {
+	start := time.Now()
+	id := requestKey(req)
+	ch := make(chan lineResult, 1)
+	bt.mu.Lock()
+	if r, ok := bt.unclaimed[id]; ok {
+		delete(bt.unclaimed, id)
+		bt.stats.Delivered++
+		bt.mu.Unlock()
+		return bt.finish(r, req, start)
+	}
+	first := len(bt.waiters[id]) == 0
+	bt.waiters[id] = append(bt.waiters[id], ch)
+	if w, out := bt.inflight[id]; out {
+		if p := w.reqs[id]; p.req.Model == "" {
+			w.reqs[id] = pendingLine{id: id, req: req, tries: p.tries} // a re-attached line: now known
+		}
+	} else if first {
+		bt.pending = append(bt.pending, &pendingLine{id: id, req: req})
+	}
+	bt.mu.Unlock()
+	select {
+	case bt.arrive <- struct{}{}:
+	default:
+	}
+	select {
+	case r := <-ch:
+		return bt.finish(r, req, start)
+	case <-ctx.Done():
+		bt.drop(id, ch)
+		return Response{}, ctx.Err()
+	}
+}
+
+// finish prices an answer.
+func (bt *Batcher) finish(r lineResult, req Request, start time.Time) (Response, error) {
+	if r.err != nil {
+		return Response{}, r.err
+	}
+	resp := r.resp
+	resp.Choices = slices.Clone(resp.Choices)
+	if resp.Model == "" {
+		resp.Model = req.Model
+	}
+	if bt.o.Prices != nil {
+		cost, saving := price(resp, req.Model, bt.o.Prices)
+		resp.CostUSD, resp.CacheSavingUSD, resp.Priced = cost*bt.o.PriceFactor, saving*bt.o.PriceFactor, true
+	}
+	resp.Latency = time.Since(start)
+	return resp, nil
+}
+
+// drop forgets a caller that left; a request nobody waits for any more leaves the pending
+// wave (one already out stays out).
+func (bt *Batcher) drop(id string, ch chan lineResult) {
+	bt.mu.Lock()
+	defer bt.mu.Unlock()
+	ws := slices.DeleteFunc(bt.waiters[id], func(c chan lineResult) bool { return c == ch })
+	if len(ws) > 0 {
+		bt.waiters[id] = ws
+		return
+	}
+	delete(bt.waiters, id)
+	bt.pending = slices.DeleteFunc(bt.pending, func(p *pendingLine) bool { return p.id == id })
+}
+
+// deliver answers every caller of id. bt.mu is held.
+func (bt *Batcher) deliver(id string, r lineResult, keep bool) {
+	ws := bt.waiters[id]
+	delete(bt.waiters, id)
+	if len(ws) == 0 {
+		if keep {
+			bt.unclaimed[id] = r
+		}
+		return
+	}
+	if r.err != nil {
+		bt.stats.Failed += len(ws)
+	} else {
+		bt.stats.Delivered += len(ws)
+	}
+	for _, ch := range ws {
+		ch <- r
+	}
+}
+
+// collect closes a wave once requests stop arriving for Window, or at MaxLines, and
+// sends it out.
+func (bt *Batcher) collect(ctx context.Context) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-bt.arrive:
+		}
+		// Requests are arriving: wait until they pause.
+		quiet := time.NewTimer(bt.o.Window)
+	gather:
+		for {
+			bt.mu.Lock()
+			full := len(bt.pending) >= bt.o.MaxLines
+			bt.mu.Unlock()
+			if full {
+				break
+			}
+			select {
+			case <-ctx.Done():
+				quiet.Stop()
+				return
+			case <-bt.arrive:
+				quiet.Reset(bt.o.Window)
+			case <-quiet.C:
+				break gather
+			}
+		}
+		quiet.Stop()
+		for {
+			w, err := bt.closeWave()
+			if err != nil {
+				bt.log.Error("batch wave not written", "err", err)
+			}
+			if w == nil {
+				break
+			}
+			bt.wg.Go(func() { bt.send(ctx, w) })
+		}
+	}
+}
+
+// closeWave takes up to MaxLines pending requests of one endpoint as a wave, writes its
+// input file and records it. It returns nil when nothing is pending.
+func (bt *Batcher) closeWave() (*batchWave, error) {
+	bt.mu.Lock()
+	defer bt.mu.Unlock()
+	if len(bt.pending) == 0 {
+		return nil, nil
+	}
+	w := &batchWave{N: len(bt.state.Waves) + 1, Created: time.Now().UTC(), Status: "written", reqs: map[string]pendingLine{}}
+	w.Input = fmt.Sprintf("wave-%05d.input.jsonl", w.N)
+	var buf bytes.Buffer
+	var rest []*pendingLine
+	for _, p := range bt.pending {
+		ep, line, err := batchLine(p.id, p.req)
+		switch {
+		case err != nil:
+			bt.deliver(p.id, lineResult{err: err}, false)
+			continue
+		case w.Endpoint == "":
+			w.Endpoint = ep
+		case ep != w.Endpoint || w.Lines >= bt.o.MaxLines:
+			rest = append(rest, p) // a batch has one endpoint: the others go in the next wave
+			continue
+		}
+		buf.Write(line)
+		buf.WriteByte('\n')
+		w.Lines++
+		w.reqs[p.id] = *p
+		bt.inflight[p.id] = w
+	}
+	bt.pending = rest
+	if w.Lines == 0 {
+		return nil, nil
+	}
+	if err := pipeline.WriteFileAtomic(filepath.Join(bt.o.Dir, w.Input), func(wr io.Writer) error {
+		_, err := wr.Write(buf.Bytes())
+		return err
+	}); err != nil {
+		bt.fail(w, err)
+		return nil, err
+	}
+	bt.state.Waves = append(bt.state.Waves, w)
+	bt.stats.Waves++
+	bt.stats.Lines += w.Lines
+	return w, bt.saveLocked()
+}
+
+// fail answers every request of w with err. bt.mu is held.
+func (bt *Batcher) fail(w *batchWave, err error) {
+	for id := range w.reqs {
+		delete(bt.inflight, id)
+		bt.deliver(id, lineResult{err: err}, false)
+	}
+}
+
+// saveLocked writes batches.json. bt.mu is held.
+func (bt *Batcher) saveLocked() error {
+	return pipeline.WriteFileAtomic(filepath.Join(bt.o.Dir, BatchStateFile), func(w io.Writer) error {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(bt.state)
+	})
+}
+
+func (bt *Batcher) save() error {
+	bt.mu.Lock()
+	defer bt.mu.Unlock()
+	return bt.saveLocked()
+}
+
+// send submits a wave (retrying the upload and the creation as an online request would
+// be), then waits for it.
+func (bt *Batcher) send(ctx context.Context, w *batchWave) {
+	path := filepath.Join(bt.o.Dir, w.Input)
+	var fileID, batchID string
+	_, err := retry.Do(ctx, retry.Policy{MaxRetries: bt.o.MaxRetries, Jitter: retry.FullJitter}, func(ctx context.Context) error {
+		var err error
+		fileID, batchID, err = bt.b.Submit(ctx, path, w.Endpoint, func(id string) error {
+			bt.mu.Lock()
+			defer bt.mu.Unlock()
+			w.InputFileID, w.Status = id, "uploaded"
+			return bt.saveLocked()
+		})
+		return err
+	}, func(err error) (retry.Verdict, time.Duration) {
+		if !IsRetryable(err) {
+			return retry.Permanent, 0
+		}
+		var ae *APIError
+		if errors.As(err, &ae) {
+			return retry.Again, ae.RetryAfter
+		}
+		return retry.Again, 0
+	})
+	bt.mu.Lock()
+	if err != nil {
+		w.Status, w.Ended = batchFailed, time.Now().UTC()
+		bt.fail(w, fmt.Errorf("submit batch wave %d: %w", w.N, err))
+		_ = bt.saveLocked()
+		bt.mu.Unlock()
+		return
+	}
+	w.InputFileID, w.BatchID, w.Status = fileID, batchID, "submitted"
+	err = bt.saveLocked()
+	bt.mu.Unlock()
+	if err != nil {
+		bt.log.Error("batch state not saved", "err", err)
+	}
+	bt.log.Info("batch wave submitted", "wave", w.N, "batch", batchID, "lines", w.Lines, "endpoint", w.Endpoint)
+	bt.await(ctx, w)
+}
+
+// await polls a submitted wave until it is final, then answers its requests.
+func (bt *Batcher) await(ctx context.Context, w *batchWave) {
+	var st batchStatus
+	for {
+		var err error
+		st, err = bt.b.Status(ctx, w.BatchID)
+		if ctx.Err() != nil {
+			return // Close: the batch stays out for the next run
+		}
+		if err != nil {
+			if !IsRetryable(err) {
+				bt.mu.Lock()
+				w.Status, w.Ended = batchFailed, time.Now().UTC()
+				bt.fail(w, fmt.Errorf("batch wave %d (%s): %w", w.N, w.BatchID, err))
+				_ = bt.saveLocked()
+				bt.mu.Unlock()
+				return
+			}
+			bt.log.Warn("batch status not read; polling again", "wave", w.N, "batch", w.BatchID, "err", err)
+		} else {
+			bt.mu.Lock()
+			changed := st.State != w.Status || st.Completed != w.Completed
+			w.Status, w.Completed, w.Failed = st.State, st.Completed, st.Failed
+			if changed {
+				_ = bt.saveLocked()
+			}
+			bt.mu.Unlock()
+			if changed {
+				bt.log.Info("batch wave", "wave", w.N, "batch", w.BatchID, "status", st.State,
+					"completed", st.Completed, "failed", st.Failed, "total", st.Total)
+			}
+			if batchFinal(st.State) {
+				break
+			}
+		}
+		if pollWait(ctx, bt.o.Poll) != nil {
+			return
+		}
+	}
+	results := map[string]lineResult{}
+	var readErr error
+	if st.State != batchFailed {
+		out, errs, err := bt.b.Output(ctx, w.BatchID, st)
+		if err == nil {
+			err = readOutput(w.BatchID+" output", out, w.Endpoint, results)
+		}
+		if err == nil {
+			err = readOutput(w.BatchID+" errors", errs, w.Endpoint, results)
+		}
+		readErr = err
+	}
+	bt.collectWave(w, st, results, readErr)
+}
+
+// collectWave answers a final wave's requests: its answers, its failures, and the lines
+// it left undone, which go out again in the next wave while they have tries left.
+func (bt *Batcher) collectWave(w *batchWave, st batchStatus, results map[string]lineResult, readErr error) {
+	bt.mu.Lock()
+	requeued := 0
+	for id, p := range w.reqs {
+		delete(bt.inflight, id)
+		r, ok := results[id]
+		switch {
+		case st.State == batchFailed:
+			msg := "the batch failed"
+			if len(st.Errors) > 0 {
+				msg += ": " + st.Errors[0]
+			}
+			r = lineResult{err: &APIError{Status: 400, Type: "batch_failed", Message: msg}}
+		case readErr != nil:
+			r = lineResult{err: fmt.Errorf("batch wave %d: %w", w.N, readErr)}
+		case !ok:
+			r = lineResult{err: &APIError{Status: 503, Type: "batch_line_missing",
+				Message: fmt.Sprintf("batch %s ended %s without this line", w.BatchID, st.State)}}
+		}
+		if r.err != nil && IsRetryable(r.err) && p.tries < bt.o.MaxRetries && len(bt.waiters[id]) > 0 && p.req.Model != "" {
+			p.tries++
+			bt.pending = append(bt.pending, &p)
+			bt.stats.Retried++
+			requeued++
+			continue
+		}
+		// An answer nobody has asked for yet (a re-attached wave's) is kept for its
+		// caller; a failure is not: that caller sends the request again.
+		bt.deliver(id, r, r.err == nil)
+	}
+	w.Status, w.Ended = waveCollected, time.Now().UTC()
+	_ = bt.saveLocked()
+	bt.mu.Unlock()
+	if requeued > 0 {
+		bt.log.Info("batch lines go out again", "wave", w.N, "lines", requeued, "status", st.State)
+		select {
+		case bt.arrive <- struct{}{}:
+		default:
+		}
+	}
+}

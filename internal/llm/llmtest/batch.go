@@ -1,0 +1,361 @@
+package llmtest
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+)
+
+// BatchFault is how the fake runs one batch of the Batch API.
+type BatchFault int
+
+// The batch faults. BatchOK runs every line.
+const (
+	BatchOK               BatchFault = iota
+	BatchPartlyFailed                // every third line fails with a 500, in the error file
+	BatchExpired                     // expires with half of its lines run; the rest are batch_expired in the error file
+	BatchCancelled                   // is cancelled with half of its lines run; the rest are in neither file
+	BatchValidationFailed            // fails validation: no line runs
+)
+
+// BatchInfo is one batch as the fake saw it.
+type BatchInfo struct {
+	ID, InputFileID, Endpoint, Status string
+	Lines                             int
+	Fault                             BatchFault
+}
+
+// batchRecord is one batch's state in the fake.
+type batchRecord struct {
+	info     BatchInfo
+	polls    int
+	created  int64
+	output   string // file ids, once final
+	errors   string
+	running  bool // its lines are running
+	done     int
+	failed   int
+	problems []map[string]any
+}
+
+// batches is the fake's Files and Batches API state.
+type batches struct {
+	mu     sync.Mutex
+	files  map[string][]byte
+	order  []string // batch ids, oldest first
+	byID   map[string]*batchRecord
+	faults func(n int) BatchFault
+	next   int
+	// pollsToFinish is how many status reads a batch takes from validating to final.
+	pollsToFinish int
+}
+
+// SetBatchFaults makes batch n (1-based, in creation order) run with faults(n).
+func (s *Server) SetBatchFaults(faults func(n int) BatchFault) {
+	s.batch.mu.Lock()
+	defer s.batch.mu.Unlock()
+	s.batch.faults = faults
+}
+
+// Batches returns every batch created so far, oldest first.
+func (s *Server) Batches() []BatchInfo {
+	s.batch.mu.Lock()
+	defer s.batch.mu.Unlock()
+	out := make([]BatchInfo, len(s.batch.order))
+	for i, id := range s.batch.order {
+		out[i] = s.batch.byID[id].info
+	}
+	return out
+}
+
+// Uploads returns how many files were uploaded.
+func (s *Server) Uploads() int {
+	s.batch.mu.Lock()
+	defer s.batch.mu.Unlock()
+	n := 0
+	for id := range s.batch.files {
+		if strings.HasPrefix(id, "file-in-") {
+			n++
+		}
+	}
+	return n
+}
+
+// serveBatch answers the Files and Batches endpoints; it reports false for other paths.
+// A batch moves one state per status read: validating, in_progress, finalizing, then its
+// final state, when its lines run through the Handler as online requests would.
+func (s *Server) serveBatch(w http.ResponseWriter, r *http.Request) bool {
+	p := strings.TrimPrefix(r.URL.Path, "/v1")
+	b := &s.batch
+	switch {
+	case p == "/files" && r.Method == http.MethodPost:
+		if err := r.ParseMultipartForm(256 << 20); err != nil {
+			writeError(w, http.StatusBadRequest, "could not read the upload: "+err.Error(), "invalid_request_error", "")
+			return true
+		}
+		f, hdr, err := r.FormFile("file")
+		if err != nil || r.FormValue("purpose") != "batch" {
+			writeError(w, http.StatusBadRequest, "want a file with purpose batch", "invalid_request_error", "")
+			return true
+		}
+		data, _ := io.ReadAll(f)
+		b.mu.Lock()
+		b.next++
+		id := fmt.Sprintf("file-in-%d", b.next)
+		b.files[id] = data
+		b.mu.Unlock()
+		writeJSON(w, http.StatusOK, map[string]any{"id": id, "object": "file", "bytes": len(data), "created_at": time.Now().Unix(),
+			"filename": hdr.Filename, "purpose": "batch", "status": "processed"})
+	case strings.HasPrefix(p, "/files/") && strings.HasSuffix(p, "/content") && r.Method == http.MethodGet:
+		id := strings.TrimSuffix(strings.TrimPrefix(p, "/files/"), "/content")
+		b.mu.Lock()
+		data, ok := b.files[id]
+		b.mu.Unlock()
+		if !ok {
+			writeError(w, http.StatusNotFound, "No such File object: "+id, "invalid_request_error", "")
+			return true
+		}
+		w.Header().Set("Content-Type", "application/octet-stream")
+		_, _ = w.Write(data)
+	case p == "/batches" && r.Method == http.MethodPost:
+		var req struct {
+			InputFileID      string `json:"input_file_id"`
+			Endpoint         string `json:"endpoint"`
+			CompletionWindow string `json:"completion_window"`
+		}
+		raw, _ := io.ReadAll(r.Body)
+		if err := json.Unmarshal(raw, &req); err != nil {
+			writeError(w, http.StatusBadRequest, "bad JSON", "invalid_request_error", "")
+			return true
+		}
+		var unknown map[string]any
+		_ = json.Unmarshal(raw, &unknown)
+		for k := range unknown {
+			if k != "input_file_id" && k != "endpoint" && k != "completion_window" && k != "metadata" {
+				writeError(w, http.StatusBadRequest, "Unrecognized request argument supplied: "+k, "invalid_request_error", "")
+				return true
+			}
+		}
+		b.mu.Lock()
+		data, ok := b.files[req.InputFileID]
+		if !ok {
+			b.mu.Unlock()
+			writeError(w, http.StatusBadRequest, "No such File object: "+req.InputFileID, "invalid_request_error", "")
+			return true
+		}
+		b.next++
+		rec := &batchRecord{info: BatchInfo{ID: fmt.Sprintf("batch_%d", b.next), InputFileID: req.InputFileID,
+			Endpoint: req.Endpoint, Status: "validating", Lines: bytes.Count(data, []byte("\n"))}, created: time.Now().Unix()}
+		if b.faults != nil {
+			rec.info.Fault = b.faults(len(b.order) + 1)
+		}
+		b.order = append(b.order, rec.info.ID)
+		b.byID[rec.info.ID] = rec
+		body := b.wire(rec)
+		b.mu.Unlock()
+		writeJSON(w, http.StatusOK, body)
+	case p == "/batches" && r.Method == http.MethodGet:
+		b.mu.Lock()
+		after := r.URL.Query().Get("after")
+		var data []map[string]any
+		started := after == ""
+		for i := len(b.order) - 1; i >= 0; i-- { // newest first, as OpenAI lists them
+			id := b.order[i]
+			if !started {
+				started = id == after
+				continue
+			}
+			data = append(data, b.wire(b.byID[id]))
+		}
+		b.mu.Unlock()
+		writeJSON(w, http.StatusOK, map[string]any{"object": "list", "data": data, "has_more": false})
+	case strings.HasPrefix(p, "/batches/") && strings.HasSuffix(p, "/cancel") && r.Method == http.MethodPost:
+		id := strings.TrimSuffix(strings.TrimPrefix(p, "/batches/"), "/cancel")
+		b.mu.Lock()
+		rec, ok := b.byID[id]
+		if ok && !finalState(rec.info.Status) {
+			rec.info.Fault, rec.info.Status = BatchCancelled, "cancelling"
+		}
+		var body map[string]any
+		if ok {
+			body = b.wire(rec)
+		}
+		b.mu.Unlock()
+		if !ok {
+			writeError(w, http.StatusNotFound, "No batch found with id '"+id+"'.", "invalid_request_error", "")
+			return true
+		}
+		writeJSON(w, http.StatusOK, body)
+	case strings.HasPrefix(p, "/batches/") && r.Method == http.MethodGet:
+		id := strings.TrimPrefix(p, "/batches/")
+		b.mu.Lock()
+		rec, ok := b.byID[id]
+		b.mu.Unlock()
+		if !ok {
+			writeError(w, http.StatusNotFound, "No batch found with id '"+id+"'.", "invalid_request_error", "")
+			return true
+		}
+		s.advance(r.Context(), rec)
+		b.mu.Lock()
+		body := b.wire(rec)
+		b.mu.Unlock()
+		writeJSON(w, http.StatusOK, body)
+	default:
+		return false
+	}
+	return true
+}
+
+func finalState(st string) bool {
+	return st == "completed" || st == "failed" || st == "expired" || st == "cancelled"
+}
+
+// advance moves a batch one state on, running its lines when it becomes final.
+func (s *Server) advance(ctx context.Context, rec *batchRecord) {
+	b := &s.batch
+	b.mu.Lock()
+	if finalState(rec.info.Status) || rec.running {
+		b.mu.Unlock()
+		return
+	}
+	rec.polls++
+	fault := rec.info.Fault
+	switch {
+	case fault == BatchValidationFailed:
+		rec.info.Status = "failed"
+		line := 1
+		rec.problems = []map[string]any{{"code": "invalid_request", "message": "the fake refused the batch", "line": line}}
+		b.mu.Unlock()
+		return
+	case rec.info.Status == "cancelling":
+	case rec.polls < b.pollsToFinish:
+		rec.info.Status = []string{"validating", "in_progress", "finalizing"}[min(rec.polls, 2)]
+		b.mu.Unlock()
+		return
+	}
+	input := b.files[rec.info.InputFileID]
+	rec.running = true
+	b.mu.Unlock()
+
+	var out, errs bytes.Buffer
+	sc := bufio.NewScanner(bytes.NewReader(input))
+	sc.Buffer(make([]byte, 1<<20), 64<<20)
+	done, failed, n := 0, 0, 0
+	for sc.Scan() {
+		n++
+		var line struct {
+			CustomID string          `json:"custom_id"`
+			URL      string          `json:"url"`
+			Body     json.RawMessage `json:"body"`
+		}
+		if json.Unmarshal(sc.Bytes(), &line) != nil {
+			continue
+		}
+		half := n > rec.info.Lines/2
+		switch {
+		case fault == BatchExpired && half:
+			failed++
+			writeLine(&errs, line.CustomID, n, 0, nil, map[string]any{"code": "batch_expired", "message": "This request could not be executed before the completion window expired."})
+			continue
+		case fault == BatchCancelled && half:
+			continue
+		case fault == BatchPartlyFailed && n%3 == 0:
+			failed++
+			writeLine(&errs, line.CustomID, n, http.StatusInternalServerError, map[string]any{"error": map[string]any{
+				"message": "The server had an error processing your request.", "type": "server_error"}}, nil)
+			continue
+		}
+		req, err := decodeRequest(line.Body)
+		if err != nil {
+			failed++
+			writeLine(&errs, line.CustomID, n, http.StatusBadRequest, map[string]any{"error": map[string]any{
+				"message": "bad body", "type": "invalid_request_error"}}, nil)
+			continue
+		}
+		req.Endpoint = "chat"
+		if strings.HasSuffix(line.URL, "/v1/completions") {
+			req.Endpoint = "completions"
+		}
+		s.n.Add(1)
+		rep := s.h(ctx, req)
+		switch rep.Fault {
+		case FaultNone, FaultEmpty:
+		case FaultModelNotFound:
+			failed++
+			writeLine(&errs, line.CustomID, n, http.StatusNotFound, map[string]any{"error": map[string]any{
+				"message": "The model `" + req.Model + "` does not exist", "type": "invalid_request_error", "code": "model_not_found"}}, nil)
+			continue
+		default:
+			failed++
+			writeLine(&errs, line.CustomID, n, http.StatusInternalServerError, map[string]any{"error": map[string]any{
+				"message": "The server had an error processing your request.", "type": "server_error"}}, nil)
+			continue
+		}
+		if rep.Fault == FaultEmpty {
+			rep.Texts = []string{""}
+		}
+		done++
+		writeLine(&out, line.CustomID, n, http.StatusOK, s.completion(req, rep), nil)
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	rec.running = false
+	switch fault {
+	case BatchExpired:
+		rec.info.Status = "expired"
+	case BatchCancelled:
+		rec.info.Status = "cancelled"
+	default:
+		rec.info.Status = "completed"
+	}
+	rec.done, rec.failed = done, failed
+	b.next++
+	if out.Len() > 0 {
+		rec.output = fmt.Sprintf("file-out-%d", b.next)
+		b.files[rec.output] = out.Bytes()
+	}
+	if errs.Len() > 0 {
+		rec.errors = fmt.Sprintf("file-err-%d", b.next)
+		b.files[rec.errors] = errs.Bytes()
+	}
+}
+
+func writeLine(buf *bytes.Buffer, customID string, n, status int, body any, lineErr map[string]any) {
+	rec := map[string]any{"id": fmt.Sprintf("batch_req_%d", n), "custom_id": customID, "response": nil, "error": nil}
+	if status != 0 {
+		rec["response"] = map[string]any{"status_code": status, "request_id": fmt.Sprintf("req_%d", n), "body": body}
+	}
+	if lineErr != nil {
+		rec["error"] = lineErr
+	}
+	b, _ := json.Marshal(rec)
+	buf.Write(b)
+	buf.WriteByte('\n')
+}
+
+// wire is a batch object as the Batch API returns it. b.mu is held.
+func (b *batches) wire(rec *batchRecord) map[string]any {
+	m := map[string]any{
+		"id": rec.info.ID, "object": "batch", "endpoint": rec.info.Endpoint, "input_file_id": rec.info.InputFileID,
+		"completion_window": "24h", "status": rec.info.Status, "created_at": rec.created,
+		"output_file_id": nil, "error_file_id": nil, "errors": nil,
+		"request_counts": map[string]int{"total": rec.info.Lines, "completed": rec.done, "failed": rec.failed},
+	}
+	if rec.output != "" {
+		m["output_file_id"] = rec.output
+	}
+	if rec.errors != "" {
+		m["error_file_id"] = rec.errors
+	}
+	if len(rec.problems) > 0 {
+		m["errors"] = map[string]any{"object": "list", "data": rec.problems}
+	}
+	return m
+}
