@@ -78,10 +78,12 @@ report: build
 	$(BIN) run --config configs/demo-fever.yaml --out runs/demo-fever
 	$(BIN) compare runs/demo runs/demo-act runs/demo-fever --out runs/report
 
-# A PNG of the report as headless Chromium renders it: runs/report/report.png.
+# A PNG of the report as headless Chromium renders it, runs/report/report.png, and each
+# chart as runs/report/charts/<name>.png.
 CHROMIUM_FLAGS := --headless --no-sandbox --disable-gpu --disable-quic --no-first-run \
 	--disable-background-networking --disable-component-update --disable-sync --hide-scrollbars
 report-screenshot: report chromium
+	$(BIN) compare runs/demo runs/demo-act runs/demo-fever --out runs/report --png >/dev/null
 	profile=$$(mktemp -d) && /usr/bin/chromium $(CHROMIUM_FLAGS) --user-data-dir=$$profile --window-size=1000,3200 \
 		--screenshot=runs/report/report.png file://$(CURDIR)/runs/report/report.html 2>/dev/null; rm -rf $$profile
 	@ls -l runs/report/report.png

@@ -160,10 +160,11 @@ func TestEvalTrainedDemo(t *testing.T) {
 			for _, mode := range []string{"trained", "few-shot"} {
 				dir := filepath.Join(t.TempDir(), mode)
 				before := srv.Requests()
-				res := invoke(t, "", nil, "eval", "--config", "../../configs/demo.yaml", "--out", dir,
-					"--set", "generate.policy=llm", "--set", "llm.model=ft:demo-react", "--set", "llm.base_url="+srv.URL,
-					"--set", "generate.prompting="+mode, "--set", "generate.format="+format, "--set", "corpus.index="+ix,
-					"--set", "task.limit=40", "--set", "export.system="+system)
+				args := []string{"eval", "--config", "../../configs/demo.yaml", "--out", dir,
+					"--set", "generate.policy=llm", "--set", "llm.model=ft:demo-react", "--set", "llm.base_url=" + srv.URL,
+					"--set", "generate.prompting=" + mode, "--set", "generate.format=" + format, "--set", "corpus.index=" + ix,
+					"--set", "task.limit=40", "--set", "export.system=" + system}
+				res := invoke(t, "", nil, args...)
 				if res.code != 0 {
 					t.Fatalf("eval %s: exit %d: %s", mode, res.code, res.stderr)
 				}
@@ -179,6 +180,11 @@ func TestEvalTrainedDemo(t *testing.T) {
 					t.Fatalf("the model was not asked")
 				}
 				answers[mode] = predictions(t, dir)
+				// Like any run, a second eval resumes: every question is done, nothing is asked.
+				asked := srv.Requests()
+				if again := invoke(t, "", nil, append([]string{"eval"}, args[1:]...)...); again.code != 0 || srv.Requests() != asked {
+					t.Errorf("eval again: exit %d, %d more requests: %s", again.code, srv.Requests()-asked, again.stderr)
+				}
 				if mode == "trained" {
 					first := srv.Log()[before]
 					text := first.Req.Prompt

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	pngpkg "image/png"
 	"math"
 	"os"
 	"os/exec"
@@ -228,15 +229,9 @@ func TestReportIsSelfContained(t *testing.T) {
 	}
 }
 
-// chromium is where the Debian package installs the browser (`make chromium`).
-const chromium = "/usr/bin/chromium"
+const chromium = Chromium
 
-// chromiumArgs are the flags of a headless run that reaches no network and keeps no state.
-func chromiumArgs(t *testing.T, extra ...string) []string {
-	return append([]string{"--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-		"--disable-background-networking", "--disable-component-update", "--disable-sync",
-		"--user-data-dir=" + t.TempDir()}, extra...)
-}
+func chromiumArgs(t *testing.T, extra ...string) []string { return ChromiumArgs(t.TempDir(), extra...) }
 
 // TestReportInBrowser opens the report in headless Chromium: the page loads from a file,
 // its script finds every chart laid out with marks in it, and a screenshot is taken.
@@ -277,6 +272,23 @@ func TestReportInBrowser(t *testing.T) {
 	b, err := os.ReadFile(png)
 	if err != nil || !bytes.HasPrefix(b, []byte("\x89PNG\r\n\x1a\n")) || len(b) < 10000 {
 		t.Errorf("screenshot: %d bytes, %v", len(b), err)
+	}
+	// Each chart as a PNG of its own size, for a dataset card.
+	charts := Charts(runs)
+	pngs, err := WritePNGs(t.Context(), chromium, dir, charts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, p := range pngs {
+		f, err := os.Open(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg, err := pngpkg.DecodeConfig(f)
+		f.Close()
+		if err != nil || cfg.Width != charts[i].Width || cfg.Height != charts[i].Height {
+			t.Errorf("%s: %dx%d (%v), want %dx%d", p, cfg.Width, cfg.Height, err, charts[i].Width, charts[i].Height)
+		}
 	}
 }
 

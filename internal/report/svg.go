@@ -23,10 +23,11 @@ type Bar struct {
 	Colour int    // palette index
 }
 
-// Chart is one chart's SVG with the name it is referred to by.
+// Chart is one chart's SVG with the name it is referred to by and its size in pixels.
 type Chart struct {
-	Name, Title string
-	SVG         string
+	Name, Title   string
+	SVG           string
+	Width, Height int
 }
 
 const (
@@ -37,6 +38,18 @@ const (
 )
 
 func esc(s string) string { return html.EscapeString(s) }
+
+// legendWidth is the room right of a line chart or histogram for its legend.
+const legendWidth = 250
+
+// legend shortens a legend entry to what fits in legendWidth.
+func legend(s string) string {
+	r := []rune(s)
+	if len(r) > 34 {
+		return string(r[:33]) + "…"
+	}
+	return s
+}
 
 func svgOpen(b *strings.Builder, name, title string, h int) {
 	fmt.Fprintf(b, `<svg xmlns="http://www.w3.org/2000/svg" class="chart" data-chart="%s" width="%d" height="%d" viewBox="0 0 %d %d" font-family="sans-serif" font-size="12" role="img">`,
@@ -100,7 +113,7 @@ func BarChart(name, title string, bars []Bar, max float64, tick func(float64) st
 		fmt.Fprintf(&b, `<text x="%.1f" y="%d" fill="#333333">%s</text>`, end+6, y+16, esc(label))
 	}
 	b.WriteString(`</svg>`)
-	return Chart{Name: name, Title: title, SVG: b.String()}
+	return Chart{Name: name, Title: title, SVG: b.String(), Width: chartWidth, Height: h}
 }
 
 // Series is one line of a line chart.
@@ -119,7 +132,7 @@ type Point struct {
 // percent, with intervals as whiskers.
 func LineChart(name, title, xLabel string, series []Series, logX bool) Chart {
 	const h = 340
-	left, right, top, bottom := 60.0, float64(chartWidth-150), 40.0, float64(h-50)
+	left, right, top, bottom := 60.0, float64(chartWidth-legendWidth), 40.0, float64(h-50)
 	minX, maxX := math.Inf(1), math.Inf(-1)
 	for _, s := range series {
 		for _, p := range s.Points {
@@ -169,17 +182,17 @@ func LineChart(name, title, xLabel string, series []Series, logX bool) Chart {
 			fmt.Fprintf(&b, `<circle class="point" cx="%.1f" cy="%.1f" r="4" fill="%s"><title>%s: %.1f%% at %v</title></circle>`, x(p.X), y(p.Y), c, esc(s.Name), 100*p.Y, p.X)
 		}
 		ly := top + float64(si)*18
-		fmt.Fprintf(&b, `<rect x="%.1f" y="%.1f" width="12" height="12" fill="%s"/><text x="%.1f" y="%.1f">%s</text>`, right+16, ly, c, right+32, ly+10, esc(s.Name))
+		fmt.Fprintf(&b, `<rect x="%.1f" y="%.1f" width="12" height="12" fill="%s"/><text x="%.1f" y="%.1f">%s</text>`, right+16, ly, c, right+32, ly+10, esc(legend(s.Name)))
 	}
 	b.WriteString(`</svg>`)
-	return Chart{Name: name, Title: title, SVG: b.String()}
+	return Chart{Name: name, Title: title, SVG: b.String(), Width: chartWidth, Height: h}
 }
 
 // Histogram draws one small bar series per group over the same integer bins (steps), as
 // vertical bars side by side.
 func Histogram(name, title string, groups []string, bins []int, counts [][]int) Chart {
 	const h = 300
-	left, right, top, bottom := 50.0, float64(chartWidth-170), 40.0, float64(h-40)
+	left, right, top, bottom := 50.0, float64(chartWidth-legendWidth), 40.0, float64(h-40)
 	max := 0.0
 	fracs := make([][]float64, len(groups))
 	for g := range groups {
@@ -218,10 +231,10 @@ func Histogram(name, title string, groups []string, bins []int, counts [][]int) 
 	fmt.Fprintf(&b, `<text x="%.1f" y="%d" text-anchor="middle" fill="#333333">steps to the answer</text>`, (left+right)/2, h-6)
 	for g, name := range groups {
 		ly := top + float64(g)*18
-		fmt.Fprintf(&b, `<rect x="%.1f" y="%.1f" width="12" height="12" fill="%s"/><text x="%.1f" y="%.1f">%s</text>`, right+16, ly, palette[g%len(palette)], right+32, ly+10, esc(name))
+		fmt.Fprintf(&b, `<rect x="%.1f" y="%.1f" width="12" height="12" fill="%s"/><text x="%.1f" y="%.1f">%s</text>`, right+16, ly, palette[g%len(palette)], right+32, ly+10, esc(legend(name)))
 	}
 	b.WriteString(`</svg>`)
-	return Chart{Name: name, Title: title, SVG: b.String()}
+	return Chart{Name: name, Title: title, SVG: b.String(), Width: chartWidth, Height: h}
 }
 
 func max1(n int) int {
