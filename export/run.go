@@ -195,6 +195,11 @@ func Run(ctx context.Context, opts RunOptions) (Result, error) {
 		return Result{}, err
 	}
 	files = append(files, hand...)
+	plots, err := writePlots(stage, &t, opts.Card.Summary.RejectReasons)
+	if err != nil {
+		return Result{}, err
+	}
+	files = append(files, plots...)
 	card, err := renderCard(opts.Card, cfg, vs, files, &t)
 	if err != nil {
 		return Result{}, err

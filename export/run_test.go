@@ -399,7 +399,7 @@ func TestRunCompression(t *testing.T) {
 			ext, _ := jsonlExt(comp)
 			total := 0
 			for _, f := range res.Files {
-				if f.Format == "card" || f.Format == "handoff" {
+				if f.Format == "card" || f.Format == "handoff" || f.Format == "plot" {
 					continue
 				}
 				if !strings.HasSuffix(f.Path, ext) {

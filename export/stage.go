@@ -35,6 +35,18 @@ func (s Stage) Run(ctx context.Context, r *pipeline.Run) (pipeline.Counts, error
 	card.PromptHash = r.Manifest.Results["generate.exemplars"]
 	card.CorpusHash = r.Manifest.Results["corpus"]
 	card.Summary = *sum
+	if r.Manifest.Results["import.format"] != "" {
+		// Imported: the card names the corpus and its model, not the importing config's.
+		card.Source = r.Manifest.Results["import.source"]
+		card.Model = r.Manifest.Results["import.model"]
+		if card.Source == "" {
+			card.Source = "an imported " + r.Manifest.Results["import.format"] + " corpus"
+		}
+		if card.Model == "" {
+			card.Model = "an unknown model"
+		}
+		card.Generate, card.LLM = nil, nil
+	}
 	res, err := Run(ctx, RunOptions{
 		Config: s.Config, Dir: r.Dir.File(pipeline.ExportDir),
 		Kept: func() iter.Seq2[pipeline.Episode, error] { return pipeline.ReadKept(r.Dir.File(pipeline.KeptFile)) },

@@ -17,6 +17,8 @@ type importOptions struct {
 	out     string
 	config  configFlags
 	skipBad bool
+	// source and sourceModel override the provenance the card gives the data.
+	source, sourceModel string
 }
 
 func (a *app) newImportCmd() *cobra.Command {
@@ -43,6 +45,8 @@ sections, or the defaults).`,
 	cmd.Flags().StringVarP(&o.config.file, "config", "c", "", "config whose filter and export sections apply")
 	cmd.Flags().StringArrayVar(&o.config.sets, "set", nil, "override a config key (filter.* and export.*)")
 	cmd.Flags().BoolVar(&o.skipBad, "skip-bad", false, "skip malformed records and count them")
+	cmd.Flags().StringVar(&o.source, "source", "", "the corpus, as the dataset card names it (default: by format, e.g. FireAct (Chen et al. 2023))")
+	cmd.Flags().StringVar(&o.sourceModel, "source-model", "", "the model that generated the trajectories (default: by format, e.g. gpt-4 for FireAct's chat files)")
 	return cmd
 }
 
@@ -62,7 +66,8 @@ func (a *app) runImport(ctx context.Context, o importOptions, files []string) er
 	}
 	cfg.Task.Name = o.task
 	cfg.Run.Out = o.out
-	src := ingest.Stage{Options: ingest.Options{Format: o.format, Task: o.task, Gold: o.gold, SkipBad: o.skipBad}, Files: files}
+	src := ingest.Stage{Options: ingest.Options{Format: o.format, Task: o.task, Gold: o.gold, SkipBad: o.skipBad,
+		Provenance: ingest.Provenance{Source: o.source, Model: o.sourceModel}}, Files: files}
 	results, inputs, err := src.Pin()
 	if err != nil {
 		return err

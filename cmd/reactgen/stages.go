@@ -243,5 +243,7 @@ func (a *app) exportStage(cfg *pipeline.Config) export.Stage {
 	if !a.reg.policies[cfg.Generate.Policy].model {
 		model = cfg.Generate.Policy
 	}
-	return export.Stage{Config: cfg.Export, Card: export.CardInfo{Model: model, Task: cfg.Task.Name, Method: cfg.Generate.Method}, Logger: a.log}
+	fc := filterStage(cfg).Config
+	return export.Stage{Config: cfg.Export, Card: export.CardInfo{Model: model, Task: cfg.Task.Name, Method: cfg.Generate.Method,
+		Generate: &cfg.Generate, LLM: &cfg.LLM, Filter: &fc}, Logger: a.log}
 }

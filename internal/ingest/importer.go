@@ -45,6 +45,9 @@ type Options struct {
 	// failing.
 	SkipBad bool
 	RunID   string // written into each episode's RunID; may be empty
+	// Provenance names the corpus and its model for the dataset card; empty fields take
+	// DefaultProvenance's.
+	Provenance Provenance
 }
 
 // Report counts one import.

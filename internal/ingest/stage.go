@@ -23,7 +23,15 @@ func (Stage) Name() string { return pipeline.StageImport }
 // Pin hashes the files the stage reads (and the gold file): the run's result keys and
 // the inputs its manifest lists. A file that cannot be read is a *pipeline.InputError.
 func (s Stage) Pin() (map[string]string, []pipeline.Input, error) {
-	results := map[string]string{"import.format": s.Options.Format, "task.name": s.Options.Task}
+	prov := DefaultProvenance(s.Options.Format, s.Files)
+	if s.Options.Provenance.Source != "" {
+		prov.Source = s.Options.Provenance.Source
+	}
+	if s.Options.Provenance.Model != "" {
+		prov.Model = s.Options.Provenance.Model
+	}
+	results := map[string]string{"import.format": s.Options.Format, "task.name": s.Options.Task,
+		"import.source": prov.Source, "import.model": prov.Model}
 	var inputs []pipeline.Input
 	files := append([]string(nil), s.Files...)
 	for i, f := range append(files, s.Options.Gold) {

@@ -1,0 +1,177 @@
+package export
+
+import (
+	"bytes"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/reactgen/reactgen/pipeline"
+)
+
+// writePlots writes the card's plots: steps per exported episode, tokens per example
+// (first view) and the filter's reject reasons.
+func writePlots(stage string, t *tally, rejects map[string]int) ([]File, error) {
+	var reasons []bar
+	for _, k := range sortedKeys(rejects) {
+		reasons = append(reasons, bar{k, rejects[k]})
+	}
+	plots := []struct {
+		path string
+		svg  []byte
+	}{
+		{PlotSteps, barChart("Steps per episode", "steps (Thought / Action / Observation triples)", "episodes", histogram(t.steps, 30))},
+		{PlotTokens, barChart("Tokens per example ("+t.counter.Name()+")", "tokens", "examples", histogram(t.tokens, 24))},
+		{PlotRejects, barChart("Reject reasons", "filter rule / reason", "episodes", reasons)},
+	}
+	var out []File
+	for _, p := range plots {
+		size, sum, err := writeWhole(filepath.Join(stage, filepath.FromSlash(p.path)), p.svg)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, File{Path: p.path, Format: "plot", Bytes: size, SHA256: sum})
+	}
+	return out, nil
+}
+
+func writePlotLinks(b *bytes.Buffer, files []File) {
+	b.WriteString("\n## Plots\n\n")
+	for _, f := range files {
+		if f.Format != "plot" {
+			continue
+		}
+		name := strings.TrimSuffix(filepath.Base(f.Path), ".svg")
+		fmt.Fprintf(b, "![%s](%s)\n\n", name, f.Path)
+	}
+}
+
+// writeSettings prints the generation settings (or that the data was imported) and the
+// filter settings.
+func writeSettings(b *bytes.Buffer, info CardInfo) {
+	row := func(k string, v any) {
+		fmt.Fprintf(b, "| %s | %s |\n", k, strings.ReplaceAll(fmt.Sprint(v), "|", `\|`))
+	}
+	switch {
+	case info.Source != "":
+		fmt.Fprintf(b, "\n## Generation\n\nNot generated here: imported from %s, whose trajectories %s generated. "+
+			"Only the filter and export settings below are reactgen's.\n", info.Source, info.Model)
+	case info.Generate != nil:
+		g := info.Generate
+		b.WriteString("\n## Generation\n\n| setting | value |\n|---|---|\n")
+		row("policy", g.Policy)
+		row("method", g.Method)
+		row("format", g.Format)
+		exemplars := g.Exemplars
+		if exemplars == "" {
+			exemplars = "reactgen's own for the task"
+		}
+		row("exemplars", exemplars)
+		row("exemplars used", map[bool]any{true: "all", false: g.NumExemplars}[g.NumExemplars == 0])
+		row("max steps", g.MaxStepsFor(info.Task))
+		row("attempts per question", g.Attempts)
+		row("target correct", g.TargetCorrect)
+		if info.LLM != nil && g.Policy == "llm" {
+			row("temperature", info.LLM.Temperature)
+			row("max tokens per request", info.LLM.RequestMaxTokens)
+		}
+		if strings.Contains(g.Method, "cot-sc") {
+			row("CoT-SC samples", g.Samples)
+		}
+		if g.Attempts > 1 || strings.Contains(g.Method, "cot-sc") {
+			row("sample temperature", g.SampleTemperature)
+		}
+		row("rationalization (STaR)", g.Rationalize)
+		row("seed", g.Seed)
+	}
+	if f := info.Filter; f != nil {
+		b.WriteString("\n## Filter\n\n| setting | value |\n|---|---|\n")
+		row("rules, in order", strings.Join(f.Rules, ", "))
+		if slices.Contains(f.Rules, "correct") {
+			row("min F1 (0 = exact match)", f.MinF1)
+		}
+		if slices.Contains(f.Rules, "max_steps") {
+			row("max steps", f.MaxSteps)
+		}
+		if slices.Contains(f.Rules, "max_tokens") {
+			row("max tokens", f.MaxTokens)
+			row("token counter", f.TokenCounter)
+		}
+		if slices.Contains(f.Rules, "dedupe") {
+			row("per question", f.MaxPerQuestion)
+			row("dedupe policy", f.DedupePolicy)
+		}
+		if slices.Contains(f.Rules, "balance") {
+			row("balance by", f.BalanceBy)
+			row("balance tolerance", f.BalanceTolerance)
+		}
+		if slices.Contains(f.Rules, "decontaminate") {
+			row("evaluation files", strings.Join(f.EvalFiles, ", "))
+		}
+	}
+}
+
+// writeLoading says how each kind of file written is loaded.
+func writeLoading(b *bytes.Buffer, cfg pipeline.ExportConfig, files []File) {
+	has := func(format string) bool { return slices.Contains(cfg.Formats, format) }
+	first := func(format, split string) string {
+		for _, f := range files {
+			if f.Format == format && f.Split == split && (f.View == ViewReAct || f.View == "") {
+				return f.Path
+			}
+		}
+		return ""
+	}
+	b.WriteString("\n## How to load it\n\n")
+	b.WriteString("Paths are relative to this directory.\n\n")
+	b.WriteString("- **Hugging Face datasets**: `load_dataset(\"path/to/this/dir\")` reads the `default` config above; " +
+		"`load_dataset(dir, \"<config>\")` another (one per view, and one per conversational JSONL format).")
+	if has("arrow") {
+		b.WriteString(" `load_from_disk(\"arrow\")` reads the Arrow directory.")
+	}
+	b.WriteString("\n")
+	if has("hf-tools") || has("openai-chat") {
+		b.WriteString("- **TRL**: `sh " + TRLCommand + "` (`trl sft` on this directory's `hf-tools` or `openai-chat` config; set the model).\n")
+	}
+	if slices.ContainsFunc(files, func(f File) bool { return f.Path == AxolotlConfig }) {
+		b.WriteString("- **axolotl**: paste the `datasets:` and `test_datasets:` of `" + AxolotlConfig + "` into an axolotl config.\n")
+	}
+	if slices.ContainsFunc(files, func(f File) bool { return f.Path == LlamaFactoryInfo }) {
+		b.WriteString("- **LLaMA-Factory**: `" + LlamaFactoryInfo + "` registers every file it reads (`dataset_dir` = this directory); " +
+			"`llamafactory-cli train " + LlamaFactoryConfig + "` starts an SFT run.\n")
+	}
+	for _, f := range []string{"openai-tools", "openai-chat"} {
+		if tr := first(f, SplitTrain); tr != "" {
+			v := first(f, SplitValidation)
+			fmt.Fprintf(b, "- **OpenAI fine-tuning**: upload `%s`", tr)
+			if v != "" {
+				fmt.Fprintf(b, " and `%s`", v)
+			}
+			b.WriteString(" with purpose `fine-tune` and create a job with them as `training_file` (and `validation_file`)")
+			if f == "openai-tools" {
+				b.WriteString("; every row declares its tools")
+			}
+			b.WriteString(".\n")
+			break
+		}
+	}
+	if slices.ContainsFunc(files, func(f File) bool { return f.Format == "pairs-openai" }) {
+		b.WriteString("- **Preference tuning**: `pairs.jsonl` for TRL's `DPOTrainer`; `pairs-openai.jsonl` for OpenAI's DPO (`method: dpo`).\n")
+	}
+}
+
+// writeLoss says which turns carry loss in each kind of file.
+func writeLoss(b *bytes.Buffer, cfg pipeline.ExportConfig) {
+	obs := "never"
+	if cfg.TrainObservations {
+		obs = "yes (`export.train_observations`) where the format can mark it: axolotl-chat `train`, agentgym `loss`, the `trainable` columns, hf-tools via axolotl's `roles_to_train`; not openai-chat or openai-tools, whose weight is for assistant turns only"
+	}
+	b.WriteString("\n## Which turns carry loss\n\n| turn | trained |\n|---|---|\n")
+	b.WriteString("| system, question | never |\n")
+	b.WriteString("| assistant: thought and action (text formats), thought and call (tool formats) | always |\n")
+	fmt.Fprintf(b, "| observation (user or tool turn) | %s |\n", obs)
+	b.WriteString("\nThe masks: `trainable` in the Arrow and Parquet `messages` and `tool_messages`, `weight` in openai-chat " +
+		"(with `export.weights`) and openai-tools, `train` in axolotl-chat, `loss` in agentgym; completion, alpaca and sharegpt " +
+		"train on the whole completion or every gpt turn.\n")
+}
