@@ -67,7 +67,7 @@ func TestCardSettingsLoadingAndPlots(t *testing.T) {
 	body := string(card)
 	for _, want := range []string{
 		"## Generation", "| attempts per question | 3 |", "| temperature | 0.25 |", "| max steps | 7 |",
-		"## Filter", "| rules, in order | finished, correct, no_invalid_actions, no_loops, dedupe |",
+		"## Filter", "| rules, in order | " + strings.Join(filt.Rules, ", ") + " |",
 		"## How to load it", "load_dataset(", "sh trl-sft.sh", "axolotl.yaml", "llamafactory-cli train llamafactory.yaml",
 		"upload `openai-tools.train.jsonl` and `openai-tools.validation.jsonl`",
 		"## Which turns carry loss", "| observation (user or tool turn) | never |",
