@@ -122,6 +122,8 @@ type BatchConfig struct {
 	Window time.Duration `mapstructure:"window"`
 	// MaxLines closes a wave at this many requests (OpenAI takes up to 50,000).
 	MaxLines int `mapstructure:"max_lines"`
+	// MaxBytes closes a wave before its input file passes this size (OpenAI: 200 MB).
+	MaxBytes int64 `mapstructure:"max_bytes"`
 	// Poll is how often a batch's status is read.
 	Poll time.Duration `mapstructure:"poll"`
 	// CompletionWindow is the batch's completion_window (OpenAI: 24h).
@@ -262,7 +264,7 @@ func Default() Config {
 			Temperature: 0, TopP: 1, RequestMaxTokens: 256, Timeout: 60 * time.Second,
 			MaxRetries: 6, BackoffBase: 500 * time.Millisecond, BackoffMax: 30 * time.Second,
 			Concurrency: 64, Cache: true, Mode: "online",
-			Batch: BatchConfig{Backend: "openai", Window: 2 * time.Second, MaxLines: 50000, Poll: 30 * time.Second,
+			Batch: BatchConfig{Backend: "openai", Window: 2 * time.Second, MaxLines: 50000, MaxBytes: 190_000_000, Poll: 30 * time.Second,
 				CompletionWindow: "24h", PriceFactor: 0.5},
 		},
 		Generate: GenerateConfig{
@@ -376,6 +378,8 @@ func (c *Config) Validate() error {
 		switch {
 		case c.LLM.Batch.MaxLines < 1:
 			return &ConfigError{Key: "llm.batch.max_lines", Message: fmt.Sprintf("must be at least 1, got %d", c.LLM.Batch.MaxLines)}
+		case c.LLM.Batch.MaxBytes < 1<<20:
+			return &ConfigError{Key: "llm.batch.max_bytes", Message: fmt.Sprintf("must be at least 1 MiB, got %d", c.LLM.Batch.MaxBytes)}
 		case c.LLM.Batch.Window <= 0:
 			return &ConfigError{Key: "llm.batch.window", Message: fmt.Sprintf("must be positive, got %s", c.LLM.Batch.Window)}
 		case c.LLM.Batch.Poll <= 0:

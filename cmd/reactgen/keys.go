@@ -57,6 +57,7 @@ var keyDocs = map[string]string{
 	"llm.batch.backend":           "batch mode: openai (the Files and Batches API at llm.base_url) or files (wave files under llm.batch.dir for `vllm run-batch`)",
 	"llm.batch.window":            "batch mode: a wave closes once no request has joined it for this long",
 	"llm.batch.max_lines":         "batch mode: a wave closes at this many requests (OpenAI takes up to 50,000)",
+	"llm.batch.max_bytes":         "batch mode: a wave closes before its input file passes this many bytes (OpenAI takes files up to 200 MB)",
 	"llm.batch.poll":              "batch mode: how often a batch's status is read",
 	"llm.batch.completion_window": "batch mode: the batches' completion_window (OpenAI: 24h)",
 	"llm.batch.price_factor":      "batch mode: batch tokens cost this fraction of llm.prices (OpenAI: 0.5)",

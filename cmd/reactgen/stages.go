@@ -159,6 +159,10 @@ func (a *app) generation(cfg *pipeline.Config, forceNew bool, command string) (p
 		questions = shard.Select(questions, cfg.Generate.Seed)
 		a.log.Info("shard", "shard", shard.String(), "questions", len(questions), "of", all)
 	}
+	if cfg.LLM.Mode == "batch" && pol.model && cfg.Generate.Concurrency < min(len(questions), cfg.LLM.Batch.MaxLines) {
+		a.log.Warn("batch mode with fewer episodes in flight than questions: the episodes that start later join later waves; set generate.concurrency to the number of questions (up to llm.batch.max_lines) for one wave per step",
+			"generate.concurrency", cfg.Generate.Concurrency, "questions", len(questions))
+	}
 	var prev *pipeline.Previous
 	if cfg.Star.Previous != "" {
 		// A STaR round: only the questions the earlier rounds did not solve.

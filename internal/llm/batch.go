@@ -23,6 +23,7 @@ type BatchOptions struct {
 	Dir         string        // wave files and batches.json
 	Window      time.Duration // a wave closes once no request joined it for this long
 	MaxLines    int           // or once it holds this many
+	MaxBytes    int64         // and before its input file passes this size; 0 means 190 MB
 	Poll        time.Duration // how often a batch's status is read
 	MaxRetries  int           // waves a failed line may go out again in
 	Prices      map[string]pipeline.Price
@@ -119,6 +120,9 @@ func NewBatcher(ctx context.Context, b batchBackend, o BatchOptions) (*Batcher, 
 	}
 	if o.MaxLines <= 0 {
 		o.MaxLines = 50000
+	}
+	if o.MaxBytes <= 0 {
+		o.MaxBytes = 190_000_000
 	}
 	if o.Poll <= 0 {
 		o.Poll = 30 * time.Second
@@ -333,8 +337,8 @@ func (bt *Batcher) collect(ctx context.Context) {
 	}
 }
 
-// closeWave takes up to MaxLines pending requests of one endpoint as a wave, writes its
-// input file and records it. It returns nil when nothing is pending.
+// closeWave takes up to MaxLines pending requests of one endpoint (and MaxBytes of
+// input) as a wave, writes its input file and records it. It returns nil when nothing is pending.
 func (bt *Batcher) closeWave() (*batchWave, error) {
 	bt.mu.Lock()
 	defer bt.mu.Unlock()
@@ -353,7 +357,7 @@ func (bt *Batcher) closeWave() (*batchWave, error) {
 			continue
 		case w.Endpoint == "":
 			w.Endpoint = ep
-		case ep != w.Endpoint || w.Lines >= bt.o.MaxLines:
+		case ep != w.Endpoint || w.Lines >= bt.o.MaxLines || int64(buf.Len()+len(line)+1) > bt.o.MaxBytes:
 			rest = append(rest, p) // a batch has one endpoint: the others go in the next wave
 			continue
 		}

@@ -313,3 +313,26 @@ func TestBatchWaveFiles(t *testing.T) {
 	askAll(t, cs.Client, 5, "q")
 	<-done
 }
+
+func TestBatchWaveSplitsAtMaxBytes(t *testing.T) {
+	srv := llmtest.NewServer(t, func(context.Context, llmtest.Req) llmtest.Reply { return llmtest.Reply{Texts: []string{"ok"}} })
+	cfg := pipeline.Default().LLM
+	cfg.BaseURL, cfg.Mode, cfg.Cache = srv.URL, "batch", false
+	cfg.Batch.Window, cfg.Batch.Poll, cfg.Batch.Dir, cfg.Batch.MaxBytes = 30*time.Millisecond, time.Millisecond, t.TempDir(), 1<<20
+	cs, err := llm.NewClient(t.Context(), llm.Options{Config: cfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	big := strings.Repeat("x", 50<<10) // 30 lines of 50 KiB: 1.5 MiB, over a 1 MiB wave
+	errs := fanOut(t, cs.Client, 30, func(i int) llm.Request { return chatReq(fmt.Sprint(i, big)) })
+	for _, err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	b := srv.Batches()
+	if len(b) != 2 || b[0].Lines+b[1].Lines != 30 {
+		t.Errorf("batches %+v: want 30 lines in two waves", b)
+	}
+}

@@ -175,7 +175,7 @@ func newBatcher(ctx context.Context, cfg pipeline.LLMConfig, apiKey string, o Op
 		}
 		be = &openAIBatches{oa: oa, completionWindow: bc.CompletionWindow}
 	}
-	return NewBatcher(ctx, be, BatchOptions{Dir: dir, Window: bc.Window, MaxLines: bc.MaxLines, Poll: bc.Poll,
+	return NewBatcher(ctx, be, BatchOptions{Dir: dir, Window: bc.Window, MaxLines: bc.MaxLines, MaxBytes: bc.MaxBytes, Poll: bc.Poll,
 		MaxRetries: cfg.MaxRetries, Prices: cfg.Prices, PriceFactor: bc.PriceFactor, Logger: log})
 }
 
