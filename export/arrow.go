@@ -99,17 +99,17 @@ func newBatchEncoder(schema *arrow.Schema, flush func(arrow.Record) error, done 
 	return &batchEncoder{schema: schema, flush: flush, done: done}
 }
 
-func (e *batchEncoder) write(ex *Example) (int64, error) {
+func (e *batchEncoder) write(ex *Example) (int, int64, error) {
 	if e.bb == nil {
 		e.bb = newBatchBuilder(e.schema)
 	}
 	n := e.bb.add(ex)
 	if e.bb.rows >= batchRows {
 		if err := e.emit(); err != nil {
-			return 0, err
+			return 0, 0, err
 		}
 	}
-	return n, nil
+	return 1, n, nil
 }
 
 func (e *batchEncoder) emit() error {

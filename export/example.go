@@ -111,7 +111,14 @@ type Example struct {
 	RunID        string        `json:"run_id"`
 	View         string        `json:"view"`
 	Split        string        `json:"split"`
+
+	spans []span // per step, in the react and act views: where Render wrote it
 }
+
+// span is where one step's assistant part lies in an Example's Text ("Thought k: …\n
+// Action k: …", without the newline after it) and which of its Messages is that step's
+// assistant turn. The completion and alpaca formats cut their per-step rows with it.
+type span struct{ start, end, msg int }
 
 // RenderOptions are the parts of the export config that change a rendering.
 type RenderOptions struct {
@@ -163,6 +170,7 @@ func Render(ep pipeline.Episode, view string, opts RenderOptions) (Example, erro
 	switch view {
 	case ViewReAct, ViewAct:
 		ex.Steps = make([]Step, 0, len(ep.Steps))
+		ex.spans = make([]span, 0, len(ep.Steps))
 		for i, s := range ep.Steps {
 			st := Step{Thought: s.Thought, Action: s.Action, ActionType: s.ActionType, Argument: s.Argument, Observation: s.Observation}
 			if view == ViewAct {
@@ -170,6 +178,7 @@ func Render(ep pipeline.Episode, view string, opts RenderOptions) (Example, erro
 			}
 			ex.Steps = append(ex.Steps, st)
 			n := strconv.Itoa(i + 1)
+			sp := span{start: text.Len(), msg: len(ex.Messages)}
 			var turn string
 			if st.Thought != "" {
 				turn = "Thought: " + st.Thought + "\nAction: " + st.Action
@@ -185,6 +194,8 @@ func Render(ep pipeline.Episode, view string, opts RenderOptions) (Example, erro
 			text.WriteString(n)
 			text.WriteString(": ")
 			text.WriteString(st.Action)
+			sp.end = text.Len()
+			ex.spans = append(ex.spans, sp)
 			ex.Messages = append(ex.Messages, Message{Role: RoleAssistant, Content: turn, Trainable: true})
 			if i == len(ep.Steps)-1 && st.ActionType == pipeline.ActionFinish {
 				break // the Finish step has no observation turn

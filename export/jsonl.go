@@ -1,6 +1,7 @@
 package export
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -73,7 +74,7 @@ func NewJSONL(dir, format, view string, cfg pipeline.ExportConfig) (*JSONL, erro
 	if err != nil {
 		return nil, err
 	}
-	o := lineOptions{System: cfg.System, Weights: cfg.Weights, ObservationRole: cfg.ObservationRole}
+	o := lineOptions{System: cfg.System, Weights: cfg.Weights, ObservationRole: cfg.ObservationRole, TrainObservations: cfg.TrainObservations}
 	sharded := cfg.ShardRows > 0 || cfg.ShardBytes > 0
 	e := &JSONL{set: shardSet{
 		stage: dir, format: format, view: view, maxRows: cfg.ShardRows, maxBytes: cfg.ShardBytes,
@@ -137,11 +138,14 @@ func newJSONLEncoder(w io.Writer, compression string, line lineFormat, o lineOpt
 	return e, nil
 }
 
-func (e *jsonlEncoder) write(ex *Example) (int64, error) {
+func (e *jsonlEncoder) write(ex *Example) (int, int64, error) {
 	e.buf = e.line(e.buf[:0], ex, e.o)
+	if len(e.buf) == 0 {
+		return 0, 0, nil // an example with no trained step
+	}
 	e.buf = append(e.buf, '\n')
 	_, err := e.w.Write(e.buf)
-	return int64(len(e.buf)), err
+	return bytes.Count(e.buf, []byte{'\n'}), int64(len(e.buf)), err
 }
 
 func (e *jsonlEncoder) finish() error {

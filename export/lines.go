@@ -10,9 +10,14 @@ type lineOptions struct {
 	System          string // the system message, for formats that carry it outside the turns
 	Weights         bool   // openai-chat: weight 0/1 on assistant turns
 	ObservationRole bool   // sharegpt: observation turns as "observation", not "human"
+	// TrainObservations is export.train_observations: completion and alpaca write one row
+	// with the whole trajectory instead of one row per step (textRows).
+	TrainObservations bool
 }
 
-// lineFormat appends one JSON object (no newline) for ex to buf.
+// lineFormat appends the rows of ex to buf: one JSON object per row, newline-separated,
+// with no newline after the last (completion and alpaca may write several rows per
+// example; textRows).
 type lineFormat func(buf []byte, ex *Example, o lineOptions) []byte
 
 // jsonlFormats are the JSONL training formats by export.formats name. The encoders write
@@ -82,24 +87,69 @@ func completionPrompt(ex *Example, system string) string {
 	return system + "\n\n" + ex.Prompt()
 }
 
-func completionLine(b []byte, ex *Example, o lineOptions) []byte {
-	b = append(b, `{"prompt":`...)
-	b = appendString(b, completionPrompt(ex, o.System))
-	b = append(b, `,"completion":`...)
-	b = appendString(b, ex.Completion())
-	return append(b, '}')
+// textRow is one row of the completion and alpaca formats: the trajectory before the
+// trained text (after the question line) and the trained text.
+type textRow struct{ history, completion string }
+
+// textRows are the rows an example makes in the completion and alpaca formats, whose whole
+// completion (output) carries the loss. In the react and act views with
+// export.train_observations off there is one row per trained step: the history is every
+// step before it, observations included, and the completion is the step's "Thought k: …
+// \nAction k: …", so no observation is ever in the trained text (a masked step has no
+// row, and stays in the later rows' history). Otherwise, and in the cot and standard
+// views, which have no observations, one row holds the whole trajectory.
+func textRows(ex *Example, o lineOptions) []textRow {
+	head := len(ex.Prompt())
+	if o.TrainObservations || len(ex.spans) == 0 {
+		return []textRow{{completion: ex.Completion()}}
+	}
+	rows := make([]textRow, 0, len(ex.spans))
+	for _, sp := range ex.spans {
+		if !ex.Messages[sp.msg].Trainable {
+			continue
+		}
+		rows = append(rows, textRow{history: ex.Text[head:sp.start], completion: ex.Text[sp.start:sp.end]})
+	}
+	return rows
 }
 
-func alpacaLine(b []byte, ex *Example, o lineOptions) []byte {
-	b = append(b, `{"instruction":`...)
-	b = appendString(b, QuestionLine(ex.Task, ex.Question))
-	b = append(b, `,"input":"","output":`...)
-	b = appendString(b, ex.Completion())
-	if o.System != "" {
-		b = append(b, `,"system":`...)
-		b = appendString(b, o.System)
+// completionLine writes {"prompt", "completion"} per row of textRows: prompt =
+// [system + "\n\n"] + question line + history.
+func completionLine(b []byte, ex *Example, o lineOptions) []byte {
+	prompt := completionPrompt(ex, o.System)
+	for i, r := range textRows(ex, o) {
+		if i > 0 {
+			b = append(b, '\n')
+		}
+		b = append(b, `{"prompt":`...)
+		b = appendString(b, prompt+r.history)
+		b = append(b, `,"completion":`...)
+		b = appendString(b, r.completion)
+		b = append(b, '}')
 	}
-	return append(b, '}')
+	return b
+}
+
+// alpacaLine writes {"instruction", "input", "output"[, "system"]} per row of textRows:
+// instruction = the question line, input = the history (without its last newline).
+func alpacaLine(b []byte, ex *Example, o lineOptions) []byte {
+	for i, r := range textRows(ex, o) {
+		if i > 0 {
+			b = append(b, '\n')
+		}
+		b = append(b, `{"instruction":`...)
+		b = appendString(b, QuestionLine(ex.Task, ex.Question))
+		b = append(b, `,"input":`...)
+		b = appendString(b, strings.TrimSuffix(r.history, "\n"))
+		b = append(b, `,"output":`...)
+		b = appendString(b, r.completion)
+		if o.System != "" {
+			b = append(b, `,"system":`...)
+			b = appendString(b, o.System)
+		}
+		b = append(b, '}')
+	}
+	return b
 }
 
 // isObservation reports whether m is an observation turn (a user turn after the first).

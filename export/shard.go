@@ -87,8 +87,9 @@ func writeWhole(path string, data []byte) (int64, string, error) {
 
 // encoder writes rows of one format into one shard.
 type encoder interface {
-	// write encodes ex and returns the bytes the row counts against export.shard_bytes.
-	write(ex *Example) (int64, error)
+	// write encodes ex and returns the rows it wrote (one, but for the completion and
+	// alpaca formats' rows per step) and the bytes they count against export.shard_bytes.
+	write(ex *Example) (rows int, n int64, err error)
 	// finish flushes everything into the underlying writer (which it does not close).
 	finish() error
 }
@@ -178,11 +179,11 @@ func (s *shardSet) write(ex *Example, split string) error {
 			return err
 		}
 	}
-	n, err := ss.cur.enc.write(ex)
+	rows, n, err := ss.cur.enc.write(ex)
 	if err != nil {
 		return fmt.Errorf("write example %s to %s: %w", ex.ID, s.format, err)
 	}
-	ss.cur.rows++
+	ss.cur.rows += rows
 	ss.cur.bytes += n
 	if (s.maxRows > 0 && ss.cur.rows >= s.maxRows) || (s.maxBytes > 0 && ss.cur.bytes >= s.maxBytes) {
 		return s.closeShard(ss)

@@ -103,7 +103,7 @@ var keyDocs = map[string]string{
 	"export.compression":         "JSONL compression: none, zstd or gzip",
 	"export.system":              "system message for chat formats (empty = none)",
 	"export.weights":             "openai-chat: add weight 0/1 to assistant messages",
-	"export.train_observations":  "mark observation turns trainable too (off: observations are never trained on)",
+	"export.train_observations":  "train on observation turns too, where the format can say so (axolotl-chat, agentgym, Arrow/Parquet trainable; completion and alpaca then write the whole trajectory as one row); off: no observation is trained on (completion and alpaca write one row per step); docs/formats.md, Which turns carry loss",
 	"export.observation_role":    "sharegpt: give observations LLaMA-Factory's observation role",
 	"export.validation_fraction": "share of questions in the validation split (by question id: no question on both sides)",
 	"export.split_seed":          "seed of the train/validation split",

@@ -34,8 +34,8 @@ func trainedEpisode(task string) pipeline.Episode {
 }
 
 // exported writes ep in one format and view through the export's own writer and returns
-// the one JSONL line it wrote, decoded.
-func exported(t *testing.T, ep pipeline.Episode, format, view, system string) map[string]any {
+// the JSONL rows it wrote, decoded: one, or one per step for completion.
+func exported(t *testing.T, ep pipeline.Episode, format, view, system string) []map[string]any {
 	t.Helper()
 	ex, err := export.Render(ep, view, export.RenderOptions{System: system})
 	if err != nil {
@@ -62,11 +62,15 @@ func exported(t *testing.T, ep pipeline.Episode, format, view, system string) ma
 			}
 		}
 	}
-	var row map[string]any
-	if err := json.Unmarshal(line, &row); err != nil {
-		t.Fatalf("%s line %q: %v", format, line, err)
+	var rows []map[string]any
+	for l := range strings.Lines(string(line)) {
+		var row map[string]any
+		if err := json.Unmarshal([]byte(l), &row); err != nil {
+			t.Fatalf("%s line %q: %v", format, l, err)
+		}
+		rows = append(rows, row)
 	}
-	return row
+	return rows
 }
 
 // turns reads the chat turns of an exported row in OpenAI's roles.
@@ -109,7 +113,8 @@ func checkTrained(t *testing.T, task, view, format, exportFormat, system string)
 	if err != nil {
 		t.Fatal(err)
 	}
-	row := exported(t, ep, exportFormat, view, system)
+	rows := exported(t, ep, exportFormat, view, system)
+	row := rows[0]
 	history := make([]prompt.Turn, 0, len(ep.Steps))
 	for _, st := range ep.Steps {
 		thought := st.Thought
@@ -130,14 +135,14 @@ func checkTrained(t *testing.T, task, view, format, exportFormat, system string)
 			req = l.Step(ep.Question, history[:k])
 		}
 		if format == prompt.FormatCompletion {
-			full := row["prompt"].(string) + row["completion"].(string)
-			if k == 0 && req.Prompt != row["prompt"].(string) {
-				t.Fatalf("step 1 prompt\n%q\nwant the export's prompt\n%q", req.Prompt, row["prompt"])
+			// One row per step: its prompt is the request of that step, byte for byte.
+			if len(rows) != steps {
+				t.Fatalf("%d completion rows, want one per step (%d)", len(rows), steps)
 			}
-			if !strings.HasPrefix(full, req.Prompt) {
-				t.Fatalf("step %d prompt is not a prefix of the exported text:\n%q\n%q", k+1, req.Prompt, full)
+			if req.Prompt != rows[k]["prompt"].(string) {
+				t.Fatalf("step %d prompt\n%q\nwant the export's prompt of that step\n%q", k+1, req.Prompt, rows[k]["prompt"])
 			}
-			next := full[len(req.Prompt):]
+			next := rows[k]["completion"].(string)
 			want := fmt.Sprintf("Thought %d: ", k+1)
 			switch view {
 			case export.ViewAct:
