@@ -191,3 +191,26 @@ func TestTrainedRefusesWhatTheExportNeverWrote(t *testing.T) {
 		}
 	}
 }
+
+// TestTrainedReask: a trained completion layout re-asks for the action the way the
+// export's text goes on (the thought, then "Action i:"); a trained chat layout does not
+// re-ask at all.
+func TestTrainedReask(t *testing.T) {
+	l, err := prompt.NewTrained(pipeline.TaskHotpotQA, prompt.KindReAct, prompt.FormatCompletion, "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	history := []prompt.Turn{{Thought: "t1", Action: "Search[A]", Observation: "A is a page."}}
+	step := l.Step("q?", history)
+	re := l.Reask("q?", history, "I should look up B.")
+	if want := step.Prompt + "Thought 2: I should look up B.\nAction 2:"; re.Prompt != want || !l.CanReask() {
+		t.Errorf("re-ask prompt\n%q\nwant\n%q", re.Prompt, want)
+	}
+	chat, err := prompt.NewTrained(pipeline.TaskHotpotQA, prompt.KindReAct, prompt.FormatChat, "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if chat.CanReask() {
+		t.Error("a trained chat layout would re-ask with an instruction the model never saw")
+	}
+}
