@@ -20,6 +20,9 @@ type Move struct {
 	Action  string
 	Calls   []pipeline.Call // LLM requests made to decide this move; none for the expert
 	Bad     int             // bad calls (completions with no usable action)
+	// ToolCall is the function call the action was read from (generate.format tools), or
+	// the malformed call the environment is answering; nil for text.
+	ToolCall *pipeline.ToolCall
 }
 
 // Actor decides the next move of a ReAct or Act episode.

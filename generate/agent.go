@@ -172,6 +172,7 @@ func (a *LLMActor) request(pr prompt.Request) llm.Request {
 	return llm.Request{
 		Model: a.Model, Prompt: pr.Prompt, Messages: pr.Messages, Temperature: a.Temperature, TopP: a.TopP,
 		MaxTokens: a.MaxTokens, Stop: append(append([]string(nil), pr.Stop...), a.Stop...), Seed: &sd, Attempt: a.Attempt,
+		Tools: pr.Tools,
 	}
 }
 
@@ -179,6 +180,13 @@ func (a *LLMActor) request(pr prompt.Request) llm.Request {
 func (r *Runner) actor(q pipeline.Question, s sampler) Actor {
 	if r.o.NewActor != nil {
 		return r.o.NewActor(q, s.attempt, s.seed)
+	}
+	if r.o.Config.Format == prompt.FormatTools {
+		return &ToolActor{
+			Client: r.o.Client, Layout: r.agent, Model: r.o.LLM.Model, Temperature: r.temperature(s.attempt),
+			TopP: r.o.LLM.TopP, MaxTokens: r.o.LLM.RequestMaxTokens, Stop: r.o.LLM.Stop, Seed: s.seed,
+			Attempt: s.attempt, KeepPrompts: r.o.Config.KeepPrompts,
+		}
 	}
 	return &LLMActor{
 		Client: r.o.Client, Layout: r.agent, Model: r.o.LLM.Model, Temperature: r.temperature(s.attempt),
@@ -198,14 +206,14 @@ func (r *Runner) agentLoop(ctx context.Context, ep *pipeline.Episode, q pipeline
 		ep.BadCalls += mv.Bad
 		if err != nil {
 			if len(mv.Calls) > 0 {
-				ep.Steps = append(ep.Steps, pipeline.Step{Thought: mv.Thought, ActionType: pipeline.ActionInvalid, Calls: mv.Calls})
+				ep.Steps = append(ep.Steps, pipeline.Step{Thought: mv.Thought, ActionType: pipeline.ActionInvalid, Calls: mv.Calls, ToolCall: mv.ToolCall})
 			}
 			return err
 		}
 		res, err := w.Step(ctx, mv.Action)
 		st := pipeline.Step{
 			Thought: mv.Thought, Action: res.Action.String(), ActionType: res.Action.Type,
-			Argument: res.Action.Argument, Observation: res.Observation, Calls: mv.Calls,
+			Argument: res.Action.Argument, Observation: res.Observation, Calls: mv.Calls, ToolCall: mv.ToolCall,
 		}
 		if st.Action == "" {
 			st.Action, st.ActionType = strings.TrimSpace(mv.Action), pipeline.ActionInvalid

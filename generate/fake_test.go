@@ -15,6 +15,7 @@ import (
 	"github.com/reactgen/reactgen/internal/env/envtest"
 	"github.com/reactgen/reactgen/internal/llm"
 	"github.com/reactgen/reactgen/internal/llm/llmtest"
+	"github.com/reactgen/reactgen/internal/tool"
 	"github.com/reactgen/reactgen/pipeline"
 )
 
@@ -121,10 +122,15 @@ type fakeModel struct {
 	mu sync.Mutex
 	// noAction lists questions whose first completion of a step omits the action.
 	noAction map[string]bool
-	seenBad  map[string]bool
-	delay    func() time.Duration
-	fault    func(n int) llmtest.Reply // by request number, 1-based; FaultNone = answer
-	n        int
+	// badCall gives, by question, the kind of malformed reply (see malformedReply) that
+	// the first reply of the question's first step is; with badCallTwice the re-ask's
+	// reply is malformed the same way.
+	badCall      map[string]string
+	badCallTwice bool
+	seenBad      map[string]bool
+	delay        func() time.Duration
+	fault        func(n int) llmtest.Reply // by request number, 1-based; FaultNone = answer
+	n            int
 }
 
 func (f *fakeModel) handle(ctx context.Context, r llmtest.Req) llmtest.Reply {
@@ -136,6 +142,13 @@ func (f *fakeModel) handle(ctx context.Context, r llmtest.Req) llmtest.Reply {
 		if rep := f.fault(n); rep.Fault != llmtest.FaultNone || rep.Status != 0 {
 			return rep
 		}
+	}
+	if len(r.Tools) > 0 {
+		rep := f.toolReply(r)
+		if f.delay != nil {
+			rep.Delay = f.delay()
+		}
+		return rep
 	}
 	// Choice i of a request with n > 1 is what a request with seed+i would get, so that
 	// one request with n and n requests give the same samples.
@@ -300,4 +313,74 @@ func newRunner(t testing.TB, task, method, format string, c llm.Client) *Runner 
 		t.Fatal(err)
 	}
 	return r
+}
+
+// toolReply answers a tools-format request as a tool-calling model would: the scripted
+// step's thought as content and its action as one function call.
+func (f *fakeModel) toolReply(r llmtest.Req) llmtest.Reply {
+	var q string
+	start := 0
+	for i, m := range r.Messages {
+		if m.Role == "user" && (strings.HasPrefix(m.Content, "Question: ") || strings.HasPrefix(m.Content, "Claim: ")) {
+			_, q, _ = strings.Cut(m.Content, ": ")
+			start = i
+		}
+	}
+	q = unhint(q)
+	steps := 0
+	for _, m := range r.Messages[start+1:] {
+		if m.Role == "assistant" {
+			steps++
+		}
+	}
+	last := r.Messages[len(r.Messages)-1]
+	retry := last.Role == "tool" && strings.HasPrefix(last.Content, "Error: ") ||
+		last.Role == "user" && strings.HasPrefix(last.Content, "No tool was called")
+	if retry {
+		steps-- // the rejected reply is the last assistant turn
+	}
+	mv := worldScripts[q].move(steps)
+	if kind := f.badCall[q]; kind != "" && steps == 0 && (!retry || f.badCallTwice) {
+		return malformedReply(kind, mv)
+	}
+	return llmtest.Reply{Texts: []string{mv[0]}, ToolCalls: []llm.ToolCall{toolCallOf(mv[1])}}
+}
+
+// toolCallOf is the function call of an action in the paper's syntax.
+func toolCallOf(action string) llm.ToolCall {
+	a := env.ParseAction(action)
+	name, args, ok := tool.FromAction(a.Type, a.Argument)
+	if !ok {
+		name, args = "search", `{"entity":"Nothing"}`
+	}
+	return llm.ToolCall{Function: llm.FunctionCall{Name: name, Arguments: args}}
+}
+
+// The kinds of malformed reply.
+var malformedKinds = []string{"unknown function", "arguments not JSON", "missing argument", "wrong argument type",
+	"several calls", "text, no call", "empty"}
+
+// malformedReply is a reply of the given kind for the move mv.
+func malformedReply(kind string, mv [2]string) llmtest.Reply {
+	good := toolCallOf(mv[1])
+	one := func(name, args string) llmtest.Reply {
+		return llmtest.Reply{Texts: []string{mv[0]}, ToolCalls: []llm.ToolCall{{Function: llm.FunctionCall{Name: name, Arguments: args}}}}
+	}
+	switch kind {
+	case "unknown function":
+		return one("browse", `{"url":"https://example.org"}`)
+	case "arguments not JSON":
+		return one(good.Function.Name, good.Function.Arguments[:len(good.Function.Arguments)-2])
+	case "missing argument":
+		return one(good.Function.Name, `{}`)
+	case "wrong argument type":
+		return one(good.Function.Name, `{"entity":["a","b"],"keyword":1,"answer":null}`)
+	case "several calls":
+		return llmtest.Reply{Texts: []string{mv[0]}, ToolCalls: []llm.ToolCall{good, toolCallOf("Lookup[capital]")}}
+	case "text, no call":
+		return llmtest.Reply{Texts: []string{"Thought: " + mv[0] + "\nAction: " + mv[1]}}
+	case "empty":
+		return llmtest.Reply{}
+	}
+	panic("unknown malformed kind " + kind)
 }

@@ -78,7 +78,8 @@ type job struct {
 // or when the budget runs out; the episodes in flight then finish (or are cut short by
 // Hard). With generate.rationalize, questions whose attempts all failed get one more
 // attempt, index generate.attempts, with the answer as a hint. Every episode is written
-// to Sink and dropped. The error is non-nil only for llm.ErrUnusable or a Sink failure.
+// to Sink and dropped. The error is non-nil only for llm.ErrUnusable, ErrToolsRefused or a
+// Sink failure.
 func Run(ctx context.Context, o RunOptions) (Summary, error) {
 	start := time.Now()
 	runner, err := NewRunner(RunnerOptions{
@@ -160,7 +161,7 @@ func Run(ctx context.Context, o RunOptions) (Summary, error) {
 		werr := o.Sink.Write(context.WithoutCancel(hard), ep)
 		mu.Lock()
 		defer mu.Unlock()
-		if errors.Is(err, llm.ErrUnusable) && fatal == nil {
+		if (errors.Is(err, llm.ErrUnusable) || errors.Is(err, ErrToolsRefused)) && fatal == nil {
 			fatal = err
 		}
 		if werr != nil && fatal == nil {

@@ -84,10 +84,19 @@ func NewRunner(o RunnerOptions) (*Runner, error) {
 			return nil, fmt.Errorf("exemplars for method %s: %w", method, err)
 		}
 		s = s.Truncate(o.Config.NumExemplars)
+		format := o.Config.Format
+		if format == prompt.FormatTools {
+			if prompt.MethodKind(method) == prompt.KindCoT || prompt.MethodKind(method) == prompt.KindStandard {
+				// The hybrids' CoT half has no actions, so no tools: it is sent in chat.
+				format = prompt.FormatChat
+			} else if instruction == "" {
+				instruction = prompt.ToolInstruction(o.Task)
+			}
+		}
 		if instruction != "" {
 			s = s.WithInstruction(instruction)
 		}
-		return prompt.NewLayout(s, o.Config.Format)
+		return prompt.NewLayout(s, format)
 	}
 	var err error
 	switch m := o.Config.Method; m {
@@ -252,7 +261,7 @@ func (s sampler) request(pr prompt.Request, temperature float64, seed int64, att
 	return llm.Request{
 		Model: o.Model, Prompt: pr.Prompt, Messages: pr.Messages, Temperature: temperature, TopP: o.TopP,
 		MaxTokens: o.RequestMaxTokens, Stop: append(append([]string(nil), pr.Stop...), o.Stop...),
-		Seed: &sd, Attempt: attempt,
+		Seed: &sd, Attempt: attempt, Tools: pr.Tools,
 	}
 }
 

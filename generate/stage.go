@@ -145,6 +145,8 @@ func (s *Stage) Run(ctx context.Context, r *pipeline.Run) (pipeline.Counts, erro
 		counts["retries"] = int(m.Retries)
 	}
 	switch {
+	case errors.Is(err, ErrToolsRefused):
+		return counts, err
 	case errors.Is(err, llm.ErrUnusable):
 		return counts, fmt.Errorf("every request to %s failed, so the run stopped: %w", s.LLM.BaseURL, err)
 	case err != nil:

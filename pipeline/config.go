@@ -195,7 +195,7 @@ func (l LLMConfig) ResolvedEndpoints() []EndpointConfig {
 type GenerateConfig struct {
 	Policy            string  `mapstructure:"policy"`        // llm or expert
 	Method            string  `mapstructure:"method"`        // standard, cot, cot-sc, act, react, react-cot-sc, cot-sc-react
-	Format            string  `mapstructure:"format"`        // completion or chat
+	Format            string  `mapstructure:"format"`        // completion, chat or tools
 	Exemplars         string  `mapstructure:"exemplars"`     // empty = the embedded set for the task; or FILE, or FILE#key
 	CoTExemplars      string  `mapstructure:"cot_exemplars"` // the CoT prompts' own exemplars; empty = derived from Exemplars
 	NumExemplars      int     `mapstructure:"num_exemplars"`
@@ -320,7 +320,7 @@ func (c *Config) Validate() error {
 		oneOf("task.format", c.Task.Format, "auto", "hotpotqa", "hotpotqa-simple", "fever", "jsonl"),
 		oneOf("env.observations", c.Env.Observations, "paper", "rules"),
 		oneOf("env.actions", c.Env.Actions, "paper", "lenient"),
-		oneOf("generate.format", c.Generate.Format, "completion", "chat"),
+		oneOf("generate.format", c.Generate.Format, "completion", "chat", "tools"),
 		oneOf("generate.progress", c.Generate.Progress, "auto", "bar", "lines", "off"),
 		oneOf("generate.prompting", c.Generate.Prompting, "few-shot", "trained"),
 		oneOf("filter.dedupe_policy", c.Filter.DedupePolicy, "first", "shortest", "diverse"),
@@ -409,6 +409,15 @@ func (c *Config) Validate() error {
 	if c.Generate.CoTExemplars != "" && !slices.Contains([]string{"cot", "cot-sc", "react-cot-sc", "cot-sc-react"}, c.Generate.Method) {
 		return &ConfigError{Key: "generate.cot_exemplars", Message: fmt.Sprintf(
 			"method %s sends no CoT prompt; the key serves cot, cot-sc, react-cot-sc and cot-sc-react", c.Generate.Method)}
+	}
+	if c.Generate.Format == "tools" {
+		switch c.Generate.Method {
+		case "cot", "cot-sc", "standard":
+			return &ConfigError{Key: "generate.format", Message: fmt.Sprintf("tools needs a method that acts (react, act, react-cot-sc, cot-sc-react), not %q; use chat or completion", c.Generate.Method)}
+		}
+		if c.Generate.Prompting == "trained" {
+			return &ConfigError{Key: "generate.prompting", Message: "trained renders the text exports' layouts; use it with generate.format chat or completion"}
+		}
 	}
 	if c.Generate.Prompting == "trained" {
 		switch c.Generate.Method {

@@ -323,8 +323,8 @@ var names = func() map[string]string {
 	for _, s := range []string{"", TaskHotpotQA, TaskFEVER, LabelSupports, LabelRefutes, LabelNEI,
 		StopFinished, StopMaxSteps, StopLoop, StopError, StopBudget, StopInterrupted,
 		ActionSearch, ActionLookup, ActionFinish, ActionInvalid,
-		"react", "act", "cot", "cot-sc", "standard", "react-cot-sc", "cot-sc-react", "expert", "chat", "completion",
-		"bridge", "comparison", "stop", "length"} {
+		"react", "act", "cot", "cot-sc", "standard", "react-cot-sc", "cot-sc-react", "expert", "chat", "completion", "tools",
+		"bridge", "comparison", "stop", "length", "tool_calls", "search", "lookup", "finish"} {
 		m[s] = s
 	}
 	return m
@@ -423,6 +423,26 @@ func (d *episodeDecoder) step(s *Step) bool {
 				s.Calls = append(s.Calls, Call{})
 				return d.call(&s.Calls[len(s.Calls)-1])
 			})
+		case "tool_call":
+			if d.peek('n') {
+				return 6, false // null: encoding/json's
+			}
+			s.ToolCall = &ToolCall{}
+			return 6, d.toolCall(s.ToolCall)
+		}
+		return 0, false
+	})
+}
+
+func (d *episodeDecoder) toolCall(c *ToolCall) bool {
+	return d.object(func(key string) (int, bool) {
+		switch key {
+		case "id":
+			return 0, d.owned(&c.ID)
+		case "name":
+			return 1, d.owned(&c.Name)
+		case "arguments":
+			return 2, d.string(&c.Arguments)
 		}
 		return 0, false
 	})
@@ -473,6 +493,12 @@ func (d *episodeDecoder) call(c *Call) bool {
 			return 10, d.string(&c.Error)
 		case "choice":
 			return 11, d.int(&c.Choice)
+		case "tool_calls":
+			c.ToolCalls = []ToolCall{}
+			return 12, d.array(func() bool {
+				c.ToolCalls = append(c.ToolCalls, ToolCall{})
+				return d.toolCall(&c.ToolCalls[len(c.ToolCalls)-1])
+			})
 		}
 		return 0, false
 	})

@@ -12,13 +12,15 @@ import (
 func fullEpisode() Episode {
 	call := Call{Model: "gpt", PromptHash: "ab12", Prompt: "Question: <x> & y", Completion: "Thought: é \"q\"\n",
 		FinishReason: "stop", Usage: Usage{PromptTokens: 10, CompletionTokens: 5, TotalTokens: 15, CostUSD: 0.00125},
-		LatencyMS: 321, Retries: 2, Cached: true, Bad: true, Error: "boom"}
+		LatencyMS: 321, Retries: 2, Cached: true, Bad: true, Error: "boom",
+		ToolCalls: []ToolCall{{ID: "call_1", Name: "search", Arguments: `{"entity":"Ada \"L\""}`}, {Name: "browse", Arguments: "not json"}}}
 	return Episode{Schema: SchemaVersion, ID: "0123456789abcdef", RunID: "run", Task: TaskHotpotQA, QuestionID: "q1",
 		Question: "Who is \"A\"?\tTab \u2028 line", Answer: "Ada", QuestionType: "bridge", Method: "react", Branch: "react",
 		Policy: "expert", Format: "chat", Attempt: 3, Seed: -9007199254740993,
 		Steps: []Step{
 			{Thought: "I need \\ to search 日本", Action: "Search[Ada]", ActionType: ActionSearch, Argument: "Ada",
-				Observation: "Ada was... \"Quoted\"\x01\x1f end", Calls: []Call{call, {}}},
+				Observation: "Ada was... \"Quoted\"\x01\x1f end", Calls: []Call{call, {}},
+				ToolCall: &ToolCall{ID: "call_1", Name: "search", Arguments: `{"entity":"Ada"}`}},
 			{Action: "Finish[Ada]", ActionType: ActionFinish, Argument: "Ada", Calls: []Call{}},
 		},
 		Samples:    []Sample{{Thought: "t", Answer: "a", Call: &call}, {Thought: "u"}},
@@ -86,6 +88,10 @@ func TestDecodeEpisodeMatchesEncodingJSON(t *testing.T) {
 		"calls in step":       `{"steps":[{"calls":[{"usage":{"total_tokens":7}},{"cached":false}]}]}`,
 		"huge int in float":   `{"em":123456789012345678901234567890}`,
 		"deep unknown nested": `{"steps":[{"calls":[{"other":1}]}]}`,
+		"null tool call":      `{"steps":[{"tool_call":null}]}`,
+		"tool call unknown":   `{"steps":[{"tool_call":{"id":"c","type":"function"}}]}`,
+		"tool calls in call":  `{"steps":[{"calls":[{"tool_calls":[{"name":"search","arguments":"{}"},{}]}]}]}`,
+		"tool calls null":     `{"steps":[{"calls":[{"tool_calls":null}]}]}`,
 	}
 	for name, in := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -135,5 +141,26 @@ func BenchmarkDecodeEpisode(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// TestDecodeEpisodeFastPathTakesToolCalls checks that a record with tool calls, as
+// json.Marshal writes it, stays on the direct path.
+func TestDecodeEpisodeFastPathTakesToolCalls(t *testing.T) {
+	b, err := json.Marshal(fullEpisode())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ep Episode
+	d := episodeDecoder{s: string(b)}
+	if !d.episode(&ep) || !d.end() {
+		t.Fatalf("the direct path left the record at byte %d of %d", d.i, len(b))
+	}
+	var want Episode
+	if err := json.Unmarshal(b, &want); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(ep, want) {
+		t.Errorf("direct path: got %+v, want %+v", ep, want)
 	}
 }

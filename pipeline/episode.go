@@ -126,6 +126,9 @@ type Call struct {
 	// (CoT-SC's samples). A call with Choice > 0 made no request of its own: the request,
 	// its usage, latency and retries are the Choice 0 call's.
 	Choice int `json:"choice,omitempty"`
+	// ToolCalls are the function calls of the reply (generate.format tools), as the model
+	// sent them, well-formed or not.
+	ToolCalls []ToolCall `json:"tool_calls,omitempty"`
 }
 
 // Step is one Thought / Action / Observation triple. A CoT episode has one step whose

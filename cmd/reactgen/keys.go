@@ -66,7 +66,7 @@ var keyDocs = map[string]string{
 
 	"generate.policy":             "llm (prompt the model) or expert (play from gold supporting facts; no model)",
 	"generate.method":             "standard, cot, cot-sc, act, react, react-cot-sc or cot-sc-react",
-	"generate.format":             "completion (the paper's text layout) or chat",
+	"generate.format":             "completion (the paper's text layout), chat, or tools (chat with the functions search, lookup and finish as native tool calls; react, act and the hybrids)",
 	"generate.exemplars":          "empty = the embedded exemplars for the task; FILE (reactgen JSON) or FILE#key (the paper's prompt files)",
 	"generate.cot_exemplars":      "the CoT prompts' own exemplars (cot, cot-sc and the CoT half of react-cot-sc and cot-sc-react), e.g. prompts_naive.json#cotqa_simple6; empty = derived from generate.exemplars",
 	"generate.num_exemplars":      "use only the first N exemplars (0 = all)",

@@ -16,7 +16,7 @@ func (r Request) Text() string {
 	if r.Messages == nil {
 		return r.Prompt
 	}
-	b, _ := json.Marshal(r.Messages) // a slice of string pairs always marshals
+	b, _ := json.Marshal(r.Messages) // messages of strings always marshal
 	return string(b)
 }
 
@@ -52,6 +52,15 @@ func newPrefixHash(format, prefix string) prefixHash {
 	return prefixHash{state: h.(hash.Cloner)}
 }
 
+// newMessagesHash is the prefix state of the tools format: the opening of the messages'
+// JSON up to the end of head, the system message and the exemplars' turns.
+func newMessagesHash(head []llm.Message) prefixHash {
+	h := sha256.New()
+	b, _ := json.Marshal(head)
+	_, _ = h.Write(b[:len(b)-1]) // without the closing bracket
+	return prefixHash{state: h.(hash.Cloner)}
+}
+
 // resume returns a hash that has consumed all of r's Text, starting from the layout's
 // prefix state, or nil when r does not start with the prefix (or l is nil).
 func (l *Layout) resume(r Request) hash.Hash {
@@ -66,17 +75,26 @@ func (l *Layout) resume(r Request) hash.Hash {
 		_, _ = h.Write([]byte(r.Prompt[len(l.prefix):]))
 		return h
 	}
-	if l.format != FormatChat || len(r.Messages) == 0 || r.Messages[0] != (llm.Message{Role: "system", Content: l.prefix}) {
+	head := l.head
+	if l.format == FormatChat {
+		head = []llm.Message{{Role: "system", Content: l.prefix}}
+	}
+	if len(head) == 0 || len(r.Messages) < len(head) {
 		return nil
 	}
+	for i, m := range head {
+		if !sameMessage(r.Messages[i], m) {
+			return nil
+		}
+	}
 	h := l.clonePrefix()
-	if len(r.Messages) == 1 {
+	if len(r.Messages) == len(head) {
 		_, _ = h.Write([]byte("]"))
 		return h
 	}
 	// The JSON of a slice is its elements' JSON joined by commas within brackets, so the
 	// rest of the list continues the prefix's bytes exactly.
-	tail, _ := json.Marshal(r.Messages[1:])
+	tail, _ := json.Marshal(r.Messages[len(head):])
 	tail[0] = ','
 	_, _ = h.Write(tail)
 	return h
@@ -88,4 +106,17 @@ func (l *Layout) clonePrefix() hash.Hash {
 		panic("prompt: sha256 state cannot be cloned: " + err.Error())
 	}
 	return c.(hash.Hash)
+}
+
+// sameMessage reports whether a and b are the same message.
+func sameMessage(a, b llm.Message) bool {
+	if a.Role != b.Role || a.Content != b.Content || a.ToolCallID != b.ToolCallID || len(a.ToolCalls) != len(b.ToolCalls) {
+		return false
+	}
+	for i := range a.ToolCalls {
+		if a.ToolCalls[i] != b.ToolCalls[i] {
+			return false
+		}
+	}
+	return true
 }

@@ -19,6 +19,9 @@ type Turn struct {
 	Thought     string
 	Action      string
 	Observation string
+	// Call is the function call the model made in the tools format; nil when its reply
+	// held none (and in the text formats).
+	Call *llm.ToolCall
 }
 
 // Request is the text of one model request: Prompt for the completion format, Messages
@@ -27,6 +30,7 @@ type Request struct {
 	Prompt   string
 	Messages []llm.Message
 	Stop     []string
+	Tools    []llm.Tool // the tools format's functions
 
 	layout *Layout // the layout that rendered it, for Hash; nil for a request built by hand
 }
@@ -42,6 +46,10 @@ type Layout struct {
 	notebook bool     // the prefix is a set's verbatim Text: render as the paper's notebooks do
 	trained  *trained // a fine-tuned model's layout (NewTrained); nil = few-shot
 	hash     prefixHash
+	// The tools format: the messages every request starts with (the system message and
+	// the exemplars' turns) and the functions.
+	head  []llm.Message
+	tools []llm.Tool
 }
 
 // NewLayout builds the layout for a derived set (see Set.For) in format. In the
@@ -49,12 +57,15 @@ type Layout struct {
 // the Text unchanged, the question line straight after it, and each earlier step as the
 // notebooks append it (see Step).
 func NewLayout(s Set, format string) (*Layout, error) {
-	if format != FormatCompletion && format != FormatChat {
-		return nil, fmt.Errorf("prompt format %q is not completion or chat", format)
+	if format != FormatCompletion && format != FormatChat && format != FormatTools {
+		return nil, fmt.Errorf("prompt format %q is not completion, chat or tools", format)
 	}
 	l := &Layout{format: format, kind: s.Kind, label: Label(s.Task)}
 	if l.kind == "" {
 		l.kind = kindOf(s.Exemplars)
+	}
+	if format == FormatTools {
+		return newToolLayout(s, l.kind)
 	}
 	if format == FormatCompletion && s.Text != "" {
 		l.prefix, l.notebook = s.Text, true
@@ -92,7 +103,8 @@ func Label(task string) string {
 }
 
 // Prefix is the byte-identical start of every request: the completion prompt's prefix,
-// or the chat format's system message.
+// or the chat and tools formats' system message (in tools, the exemplars' turns follow
+// it in every request).
 func (l *Layout) Prefix() string { return l.prefix }
 
 // Kind is the exemplar kind the layout renders (react, act, cot, standard).
@@ -143,8 +155,11 @@ func (l *Layout) Step(question string, history []Turn) Request {
 		return l.trainedStep(question, history)
 	}
 	i := len(history) + 1
-	if l.format == FormatChat {
+	switch l.format {
+	case FormatChat:
 		return Request{Messages: l.chatHistory(question, history), Stop: []string{"\nObservation"}, layout: l}
+	case FormatTools:
+		return l.toolStep(question, history)
 	}
 	var b strings.Builder
 	l.completionHistory(&b, question, history)
@@ -163,6 +178,9 @@ func (l *Layout) Reask(question string, history []Turn, thought string) Request 
 		return l.trainedReask(question, history, thought)
 	}
 	i := len(history) + 1
+	if l.format == FormatTools {
+		return l.ToolRetry(question, history, thought, nil, "Call one of the tools search, lookup or finish.")
+	}
 	if l.format == FormatChat {
 		msgs := l.chatHistory(question, history)
 		if thought != "" {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -172,7 +173,7 @@ func checkTrained(t *testing.T, task, view, format, exportFormat, system string)
 			t.Fatalf("step %d: %d messages, want %d:\n%q\n%q", k+1, len(req.Messages), len(want), req.Messages, want)
 		}
 		for i := range want {
-			if req.Messages[i] != want[i] {
+			if !reflect.DeepEqual(req.Messages[i], want[i]) {
 				t.Fatalf("step %d message %d\n%q\nwant\n%q", k+1, i, req.Messages[i], want[i])
 			}
 		}

@@ -25,7 +25,7 @@ type legacyEntry struct {
 
 // WithCache keeps successful responses on disk under dir, keyed by the sha256 of the
 // canonical JSON of the whole Request (model, prompt or messages, temperature, top_p,
-// max_tokens, stop, seed, n and Attempt), so that a re-run or a resume replays the same
+// max_tokens, stop, seed, n, tools and Attempt), so that a re-run or a resume replays the same
 // completions without calling the server, while a sampled request with another Attempt
 // misses. A hit returns Cached=true, zero cost, zero retries and the time the lookup took
 // as Latency. Errors are not cached. A failure to write the cache is not an error of the
@@ -83,7 +83,7 @@ func (cc *cached) load(key string) (Response, bool) {
 
 func (cc *cached) store(key string, req Request, resp Response) error {
 	params := req
-	params.Prompt, params.Messages = "", nil
+	params.Prompt, params.Messages, params.Tools = "", nil, nil
 	return cc.log.put(logEntry{
 		V: logVersion, Key: key, PromptHash: textHash(req), Request: params,
 		Choices: resp.Choices, Usage: resp.Usage, Model: resp.Model,

@@ -20,6 +20,34 @@ var ErrBudget = errors.New("llm budget exhausted")
 // and none ever succeeded: the server, model or key is wrong. It wraps the last error.
 var ErrUnusable = errors.New("model server unusable")
 
+// ErrToolsUnsupported is returned for a request with tools that the server refused
+// because of them: a 4xx (or a 500 or 501, as llama.cpp without --jinja answers) whose
+// message is about tools, such as vLLM's "auto" tool choice requires
+// --enable-auto-tool-choice, Ollama's "does not support tools" or OpenAI's "tools is not
+// supported with this model". It wraps the server's *APIError. Retrying does not help.
+var ErrToolsUnsupported = errors.New("the model server refused the request's tools")
+
+// toolsError is ErrToolsUnsupported with the server's answer.
+type toolsError struct{ err error }
+
+func (e *toolsError) Error() string   { return ErrToolsUnsupported.Error() + ": " + e.err.Error() }
+func (e *toolsError) Unwrap() []error { return []error{ErrToolsUnsupported, e.err} }
+
+// refusesTools reports whether err is a server's refusal of a request's tools.
+func refusesTools(err error) bool {
+	var ae *APIError
+	if !errors.As(err, &ae) {
+		return false
+	}
+	switch {
+	case ae.Status == http.StatusTooManyRequests, ae.Status == http.StatusUnauthorized, ae.Status == http.StatusForbidden:
+		return false
+	case ae.Status >= 400 && ae.Status < 500, ae.Status == http.StatusInternalServerError, ae.Status == http.StatusNotImplemented:
+		return strings.Contains(strings.ToLower(ae.Message), "tool")
+	}
+	return false
+}
+
 // APIError is an answer from the model server that is not a completion: an HTTP error
 // status with OpenAI's error JSON, or a body that is not JSON at all (an HTML page from a
 // proxy, a truncated document). It never holds the API key.
@@ -55,10 +83,10 @@ func (e *APIError) Error() string {
 // (429), 408, 409, server errors (5xx), unreadable bodies (HTML or invalid JSON) outside
 // 4xx, timeouts, and connections refused, reset, closed mid-body or closed while idle. Client errors (400,
 // 401, 403, 404 such as model_not_found), ErrBudget, ErrUnusable, ErrRetriesExhausted
-// (retrying again would not help) and a cancelled context are not.
+// (retrying again would not help), ErrToolsUnsupported and a cancelled context are not.
 func IsRetryable(err error) bool {
 	if err == nil || errors.Is(err, ErrBudget) || errors.Is(err, ErrUnusable) || errors.Is(err, context.Canceled) ||
-		errors.Is(err, ErrRetriesExhausted) {
+		errors.Is(err, ErrRetriesExhausted) || errors.Is(err, ErrToolsUnsupported) {
 		return false
 	}
 	var ae *APIError

@@ -5,13 +5,46 @@ package llm
 
 import (
 	"context"
+	"encoding/json"
 	"time"
 )
 
-// Message is one chat turn.
+// Message is one chat turn. Its JSON is OpenAI's wire form of a message.
 type Message struct {
-	Role    string `json:"role"` // system, user, assistant
+	Role    string `json:"role"` // system, user, assistant, tool
 	Content string `json:"content"`
+	// ToolCalls are the function calls of an assistant turn (generate.format tools).
+	ToolCalls []ToolCall `json:"tool_calls,omitempty"`
+	// ToolCallID is, in a tool turn, the id of the call whose result Content is.
+	ToolCallID string `json:"tool_call_id,omitempty"`
+}
+
+// ToolCall is one function call a model made, in OpenAI's wire form.
+type ToolCall struct {
+	ID       string       `json:"id"`
+	Type     string       `json:"type"` // "function"
+	Function FunctionCall `json:"function"`
+}
+
+// FunctionCall is a ToolCall's function: its name and its arguments, a JSON text as the
+// model wrote it (not necessarily valid JSON).
+type FunctionCall struct {
+	Name      string `json:"name"`
+	Arguments string `json:"arguments"`
+}
+
+// Tool is one function the model may call, in OpenAI's wire form.
+type Tool struct {
+	Type     string      `json:"type"` // "function"
+	Function FunctionDef `json:"function"`
+}
+
+// FunctionDef declares a function: its name, what it does and a JSON Schema of its
+// arguments, sent as it is.
+type FunctionDef struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description,omitempty"`
+	Parameters  json.RawMessage `json:"parameters"`
 }
 
 // Request is one model request. Exactly one of Prompt (the completions endpoint) and
@@ -26,6 +59,9 @@ type Request struct {
 	Stop        []string  `json:"stop,omitempty"`
 	Seed        *int      `json:"seed,omitempty"`
 	N           int       `json:"n,omitempty"`
+	// Tools are the functions the model may call (chat only). They are part of the
+	// request, and so of the cache key.
+	Tools []Tool `json:"tools,omitempty"`
 	// Attempt distinguishes sampled requests that are otherwise identical, so that the
 	// cache keeps one response per attempt. It is not sent to the server.
 	Attempt int `json:"attempt,omitempty"`
@@ -35,6 +71,11 @@ type Request struct {
 type Choice struct {
 	Text         string
 	FinishReason string
+	// ToolCalls are the function calls of a chat reply to a request with Tools.
+	ToolCalls []ToolCall `json:",omitempty"`
+	// Reasoning is the reasoning text a server returns beside the content
+	// (reasoning_content: DeepSeek, vLLM's reasoning parsers).
+	Reasoning string `json:",omitempty"`
 }
 
 // Usage counts the tokens of one response.

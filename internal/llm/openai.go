@@ -142,7 +142,11 @@ func (o *OpenAI) Complete(ctx context.Context, req Request) (Response, error) {
 		resp, err = o.completion(actx, req)
 	}
 	if err != nil {
-		return Response{}, o.mapError(ctx, seen, err)
+		err = o.mapError(ctx, seen, err)
+		if len(req.Tools) > 0 && refusesTools(err) {
+			err = &toolsError{err: err}
+		}
+		return Response{}, err
 	}
 	if len(resp.Choices) == 0 {
 		resp.Choices = []Choice{{}}
@@ -155,6 +159,12 @@ func (o *OpenAI) Complete(ctx context.Context, req Request) (Response, error) {
 			c.Text = strings.ToValidUTF8(c.Text[:limit], "")
 			c.FinishReason = "length"
 		}
+		for j := range resp.Choices[i].ToolCalls {
+			if f := &resp.Choices[i].ToolCalls[j].Function; len(f.Arguments) > limit {
+				f.Arguments = strings.ToValidUTF8(f.Arguments[:limit], "")
+				resp.Choices[i].FinishReason = "length"
+			}
+		}
 	}
 	if resp.Model == "" {
 		resp.Model = req.Model
@@ -166,11 +176,22 @@ func (o *OpenAI) Complete(ctx context.Context, req Request) (Response, error) {
 func (o *OpenAI) chat(ctx context.Context, req Request) (Response, error) {
 	msgs := make([]openai.ChatCompletionMessage, len(req.Messages))
 	for i, m := range req.Messages {
-		msgs[i] = openai.ChatCompletionMessage{Role: m.Role, Content: m.Content}
+		msgs[i] = openai.ChatCompletionMessage{Role: m.Role, Content: m.Content, ToolCallID: m.ToolCallID}
+		for _, tc := range m.ToolCalls {
+			msgs[i].ToolCalls = append(msgs[i].ToolCalls, openai.ToolCall{
+				ID: tc.ID, Type: openai.ToolTypeFunction,
+				Function: openai.FunctionCall{Name: tc.Function.Name, Arguments: tc.Function.Arguments},
+			})
+		}
 	}
 	cr := openai.ChatCompletionRequest{
 		Model: req.Model, Messages: msgs, Temperature: float32(req.Temperature), TopP: float32(req.TopP),
 		Stop: req.Stop, Seed: req.Seed, N: req.N,
+	}
+	for _, t := range req.Tools {
+		cr.Tools = append(cr.Tools, openai.Tool{Type: openai.ToolTypeFunction, Function: &openai.FunctionDefinition{
+			Name: t.Function.Name, Description: t.Function.Description, Parameters: t.Function.Parameters,
+		}})
 	}
 	if isReasoningModel(req.Model) {
 		cr.MaxCompletionTokens = req.MaxTokens
@@ -183,7 +204,13 @@ func (o *OpenAI) chat(ctx context.Context, req Request) (Response, error) {
 	}
 	out := Response{Model: r.Model, Usage: usage(r.Usage)}
 	for _, c := range r.Choices {
-		out.Choices = append(out.Choices, Choice{Text: c.Message.Content, FinishReason: string(c.FinishReason)})
+		ch := Choice{Text: c.Message.Content, FinishReason: string(c.FinishReason), Reasoning: c.Message.ReasoningContent}
+		for _, tc := range c.Message.ToolCalls {
+			ch.ToolCalls = append(ch.ToolCalls, ToolCall{
+				ID: tc.ID, Type: string(tc.Type), Function: FunctionCall{Name: tc.Function.Name, Arguments: tc.Function.Arguments},
+			})
+		}
+		out.Choices = append(out.Choices, ch)
 	}
 	return out, nil
 }

@@ -25,7 +25,7 @@ func decodeRequest(raw []byte) (Req, error) {
 	}
 	r := Req{
 		Model: wr.Model, Messages: wr.Messages, Stop: stringOrList(wr.Stop),
-		Temperature: wr.Temperature, TopP: wr.TopP, N: wr.N, Seed: wr.Seed, MaxTokens: wr.MaxTokens,
+		Temperature: wr.Temperature, TopP: wr.TopP, N: wr.N, Seed: wr.Seed, MaxTokens: wr.MaxTokens, Tools: wr.Tools,
 	}
 	if p := stringOrList(wr.Prompt); len(p) > 0 {
 		r.Prompt = p[0]

@@ -74,6 +74,7 @@ type Req struct {
 	N           int
 	Seed        *int
 	MaxTokens   int
+	Tools       []llm.Tool // chat: the functions the model may call
 	Header      http.Header
 }
 
@@ -90,6 +91,11 @@ type Reply struct {
 	RetryAfter       string // Retry-After header value (seconds or an HTTP date), with Fault429
 	Status           int    // overrides the HTTP status (with Body, FaultHTML or FaultInvalidJSON)
 	Body             string // when set (and no fault), sent verbatim as the response body
+	// ToolCalls are the function calls of every choice (chat), sent with finish_reason
+	// "tool_calls" unless FinishReason says otherwise and, when Texts are empty, content
+	// null, as OpenAI sends them. A call without an ID gets one (call_fake_N).
+	ToolCalls []llm.ToolCall
+	Reasoning string // sent as the message's reasoning_content when set (chat)
 }
 
 // Handler answers one request. It is called concurrently; ctx ends when the client goes away.
@@ -113,12 +119,20 @@ type Server struct {
 	mu   sync.Mutex
 	log  []Recorded
 	next atomic.Int64
+	// calls numbers the tool calls that a Reply left without an id.
+	calls atomic.Int64
 	// noLog, set by DropLog, keeps the log empty.
 	noLog atomic.Bool
 	// nMode, set by IgnoreN or RejectN, is how the server treats n > 1.
 	nMode atomic.Int32
 	batch batches // the Files and Batches API (batch.go)
+	// rejectTools, set by RejectTools, refuses every request with tools.
+	rejectTools atomic.Bool
 }
+
+// RejectTools makes the server refuse every request with tools with the 400 that vLLM
+// sends when it was started without tool calling.
+func (s *Server) RejectTools() { s.rejectTools.Store(true) }
 
 // How a Server treats n > 1 (see IgnoreN and RejectN).
 const (
@@ -204,6 +218,7 @@ type wireRequest struct {
 	N           int             `json:"n"`
 	Seed        *int            `json:"seed"`
 	MaxTokens   int             `json:"max_tokens"`
+	Tools       []llm.Tool      `json:"tools"`
 }
 
 // stringOrList decodes a JSON string or list of strings.
@@ -259,6 +274,12 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusBadRequest, map[string]any{"error": map[string]any{
 			"message": fmt.Sprintf("%d is greater than the maximum of 1 - 'n'", req.N), "type": "invalid_request_error",
 			"param": "n", "code": nil}})
+		return
+	}
+	if len(req.Tools) > 0 && s.rejectTools.Load() {
+		writeJSON(w, http.StatusBadRequest, map[string]any{"object": "error",
+			"message": `"auto" tool choice requires --enable-auto-tool-choice and --tool-call-parser to be set`,
+			"type":    "BadRequestError", "param": nil, "code": http.StatusBadRequest})
 		return
 	}
 	if s.nMode.Load() == nIgnore {
@@ -455,8 +476,10 @@ type (
 		FinishReason string       `json:"finish_reason"`
 	}
 	wireMessage struct {
-		Role    string `json:"role"`
-		Content string `json:"content"`
+		Role             string         `json:"role"`
+		Content          *string        `json:"content"` // null: a reply of tool calls only
+		ReasoningContent string         `json:"reasoning_content,omitempty"`
+		ToolCalls        []llm.ToolCall `json:"tool_calls,omitempty"`
 	}
 	wireUsage struct {
 		PromptTokens        int                `json:"prompt_tokens"`
@@ -494,7 +517,26 @@ func (s *Server) completion(req Req, rep Reply) wireCompletion {
 		}
 		c := wireChoice{Index: i, FinishReason: finish}
 		if req.Endpoint == "chat" {
-			c.Message = &wireMessage{Role: "assistant", Content: text}
+			m := &wireMessage{Role: "assistant", Content: &text, ReasoningContent: rep.Reasoning}
+			for _, tc := range rep.ToolCalls {
+				if tc.ID == "" {
+					tc.ID = "call_fake_" + strconv.FormatInt(s.calls.Add(1), 10)
+				}
+				if tc.Type == "" {
+					tc.Type = "function"
+				}
+				completionTokens += estimate(tc.Function.Name) + estimate(tc.Function.Arguments)
+				m.ToolCalls = append(m.ToolCalls, tc)
+			}
+			if len(m.ToolCalls) > 0 {
+				if rep.FinishReason == "" {
+					c.FinishReason = "tool_calls"
+				}
+				if text == "" {
+					m.Content = nil
+				}
+			}
+			c.Message = m
 		} else {
 			c.Text = &text
 		}
