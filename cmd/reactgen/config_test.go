@@ -125,6 +125,8 @@ func TestConfigErrors(t *testing.T) {
 		{"unknown --set", minimalConfig, []string{"llm.modell=x"}, []string{"llm.modell", "did you mean llm.model"}},
 		{"--set without =", minimalConfig, []string{"llm.model"}, []string{"section.key=value"}},
 		{"missing task path", "generate:\n  policy: expert\ncorpus:\n  path: c.jsonl\n", nil, []string{"task.path", "required"}},
+		{"tools with cot", minimalConfig + "  format: tools\n  method: cot\n", nil, []string{"generate.format", "tools needs a method that acts", "use chat or completion"}},
+		{"tools trained", minimalConfig + "  format: tools\n  prompting: trained\n", nil, []string{"generate.prompting", "generate.format chat or completion"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

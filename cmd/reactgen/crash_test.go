@@ -226,10 +226,10 @@ func (f *fakeModel) handle(ctx context.Context, r llmtest.Req) llmtest.Reply {
 		if fr, ok := f.fault(n, r); ok {
 			rep = fr
 		} else {
-			rep = llmtest.Reply{Texts: []string{f.text(r)}}
+			rep = f.reply(r)
 		}
 	} else {
-		rep = llmtest.Reply{Texts: []string{f.text(r)}}
+		rep = f.reply(r)
 	}
 	f.mu.Lock()
 	lo, hi := f.minDelay, f.maxDelay
@@ -238,6 +238,15 @@ func (f *fakeModel) handle(ctx context.Context, r llmtest.Req) llmtest.Reply {
 		rep.Delay = lo + rand.N(hi-lo+1)
 	}
 	return rep
+}
+
+// reply is the answer to one request: text, or a function call when the request has
+// tools (toolReply).
+func (f *fakeModel) reply(r llmtest.Req) llmtest.Reply {
+	if len(r.Tools) > 0 {
+		return f.toolReply(r)
+	}
+	return llmtest.Reply{Texts: []string{f.text(r)}}
 }
 
 // text is the deterministic answer to one chat request.
@@ -253,12 +262,19 @@ func (f *fakeModel) text(r llmtest.Req) string {
 		}
 	}
 	last := r.Messages[len(r.Messages)-1].Content
+	thought, action := f.move(q, steps)
+	if strings.HasPrefix(last, "Write only the Action") {
+		return "Action: " + action
+	}
+	return fmt.Sprintf("Thought: %s\nAction: %s", thought, action)
+}
+
+// move is the model's step after steps earlier ones: search the question's first name,
+// then finish with the gold answer (or "unknown" for about one question in five).
+func (f *fakeModel) move(q string, steps int) (thought, action string) {
 	if steps == 0 {
 		e := entity(q)
-		if strings.HasPrefix(last, "Write only the Action") {
-			return "Action: Search[" + e + "]"
-		}
-		return fmt.Sprintf("Thought: I should look up %s first.\nAction: Search[%s]", e, e)
+		return fmt.Sprintf("I should look up %s first.", e), "Search[" + e + "]"
 	}
 	ans, ok := f.answers[q]
 	h := fnv.New32a()
@@ -266,10 +282,7 @@ func (f *fakeModel) text(r llmtest.Req) string {
 	if !ok || h.Sum32()%5 == 0 {
 		ans = "unknown"
 	}
-	if strings.HasPrefix(last, "Write only the Action") {
-		return "Action: Finish[" + ans + "]"
-	}
-	return fmt.Sprintf("Thought: The page gives what I need.\nAction: Finish[%s]", ans)
+	return "The page gives what I need.", "Finish[" + ans + "]"
 }
 
 // testConfig writes a config for the llm policy over the demo world into dir/config.yaml,
