@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/reactgen/reactgen/internal/llm"
+	"github.com/reactgen/reactgen/internal/shareddata"
 	"github.com/reactgen/reactgen/internal/tool"
 	"github.com/reactgen/reactgen/pipeline"
 )
@@ -194,5 +195,50 @@ func TestToolLayoutRefuses(t *testing.T) {
 	react.Exemplars[0].Steps[1].Action = "Jump[Onhava]"
 	if _, err := NewLayout(react, FormatTools); err == nil || !strings.Contains(err.Error(), `exemplar 1 step 2: action "Jump[Onhava]"`) {
 		t.Errorf("invalid exemplar action: got %v", err)
+	}
+}
+
+// TestPaperPromptsInToolsFormat: every acting entry of the paper's prompt files renders
+// as tool turns, each exemplar step one call answered by one tool turn.
+func TestPaperPromptsInToolsFormat(t *testing.T) {
+	naive := shareddata.Path(t, "react-prompts/prompts_naive.json")
+	fever := shareddata.Path(t, "react-prompts/fever.json")
+	for _, tc := range []struct{ ref, task, method string }{
+		{naive + "#webthink_simple6", "hotpotqa", MethodReAct}, {naive + "#webact_simple6", "hotpotqa", MethodAct},
+		{fever + "#webthink_simple3", "fever", MethodReAct}, {fever + "#webact_simple3", "fever", MethodAct},
+	} {
+		t.Run(tc.ref[strings.LastIndex(tc.ref, "#")+1:]+"-"+tc.task, func(t *testing.T) {
+			s, err := Load(tc.ref, tc.task, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			set, err := s.For(tc.method)
+			if err != nil {
+				t.Fatal(err)
+			}
+			l, err := NewLayout(set, FormatTools)
+			if err != nil {
+				t.Fatal(err)
+			}
+			steps := 0
+			for _, ex := range set.Exemplars {
+				steps += len(ex.Steps)
+			}
+			calls, replies := 0, 0
+			for _, m := range l.head {
+				calls += len(m.ToolCalls)
+				if m.Role == "tool" {
+					replies++
+				}
+				for _, c := range m.ToolCalls {
+					if _, err := tool.ToAction(c.Function.Name, c.Function.Arguments); err != nil {
+						t.Errorf("exemplar call %s: %v", c.ID, err)
+					}
+				}
+			}
+			if calls != steps || replies != steps {
+				t.Errorf("%d steps, %d calls, %d tool turns", steps, calls, replies)
+			}
+		})
 	}
 }
