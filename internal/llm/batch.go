@@ -245,6 +245,9 @@ func (bt *Batcher) Complete(ctx context.Context, req Request) (Response, error) 
 // finish prices an answer.
 func (bt *Batcher) finish(r lineResult, req Request, start time.Time) (Response, error) {
 	if r.err != nil {
+		if len(req.Tools) > 0 && refusesTools(r.err) {
+			return Response{}, &toolsError{err: r.err}
+		}
 		return Response{}, r.err
 	}
 	resp := r.resp

@@ -34,18 +34,7 @@ func batchLine(id string, req Request) (endpoint string, line []byte, err error)
 	var body []byte
 	if len(req.Messages) > 0 {
 		endpoint = batchChat
-		msgs := make([]openai.ChatCompletionMessage, len(req.Messages))
-		for i, m := range req.Messages {
-			msgs[i] = openai.ChatCompletionMessage{Role: m.Role, Content: m.Content}
-		}
-		cr := openai.ChatCompletionRequest{Model: req.Model, Messages: msgs, Temperature: float32(req.Temperature),
-			TopP: float32(req.TopP), Stop: req.Stop, Seed: req.Seed, N: req.N}
-		if isReasoningModel(req.Model) {
-			cr.MaxCompletionTokens = req.MaxTokens
-		} else {
-			cr.MaxTokens = req.MaxTokens
-		}
-		body, err = json.Marshal(cr)
+		body, err = json.Marshal(chatRequest(req))
 	} else {
 		endpoint = batchCompletions
 		body, err = json.Marshal(openai.CompletionRequest{Model: req.Model, Prompt: req.Prompt, Temperature: float32(req.Temperature),
@@ -142,10 +131,7 @@ func decodeOutput(l batchOutputLine, endpoint string) lineResult {
 		if err := json.Unmarshal(l.Response.Body, &r); err != nil {
 			return lineResult{err: &APIError{Status: http.StatusOK, Type: typeInvalidResponse, Message: "batch line body: " + err.Error()}}
 		}
-		resp = Response{Model: r.Model, Usage: usage(r.Usage)}
-		for _, c := range r.Choices {
-			resp.Choices = append(resp.Choices, Choice{Text: c.Message.Content, FinishReason: string(c.FinishReason)})
-		}
+		resp = chatResponse(r)
 	} else {
 		var r openai.CompletionResponse
 		if err := json.Unmarshal(l.Response.Body, &r); err != nil {

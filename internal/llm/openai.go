@@ -174,6 +174,15 @@ func (o *OpenAI) Complete(ctx context.Context, req Request) (Response, error) {
 }
 
 func (o *OpenAI) chat(ctx context.Context, req Request) (Response, error) {
+	r, err := o.client.CreateChatCompletion(ctx, chatRequest(req))
+	if err != nil {
+		return Response{}, err
+	}
+	return chatResponse(r), nil
+}
+
+// chatRequest is req as go-openai sends it to the chat endpoint, online or in a batch.
+func chatRequest(req Request) openai.ChatCompletionRequest {
 	msgs := make([]openai.ChatCompletionMessage, len(req.Messages))
 	for i, m := range req.Messages {
 		msgs[i] = openai.ChatCompletionMessage{Role: m.Role, Content: m.Content, ToolCallID: m.ToolCallID}
@@ -198,10 +207,12 @@ func (o *OpenAI) chat(ctx context.Context, req Request) (Response, error) {
 	} else {
 		cr.MaxTokens = req.MaxTokens
 	}
-	r, err := o.client.CreateChatCompletion(ctx, cr)
-	if err != nil {
-		return Response{}, err
-	}
+	return cr
+}
+
+// chatResponse reads a chat completion: each choice's content, finish reason, tool calls
+// and reasoning.
+func chatResponse(r openai.ChatCompletionResponse) Response {
 	out := Response{Model: r.Model, Usage: usage(r.Usage)}
 	for _, c := range r.Choices {
 		ch := Choice{Text: c.Message.Content, FinishReason: string(c.FinishReason), Reasoning: c.Message.ReasoningContent}
@@ -212,7 +223,7 @@ func (o *OpenAI) chat(ctx context.Context, req Request) (Response, error) {
 		}
 		out.Choices = append(out.Choices, ch)
 	}
-	return out, nil
+	return out
 }
 
 func (o *OpenAI) completion(ctx context.Context, req Request) (Response, error) {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"reflect"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -166,5 +167,36 @@ func TestCacheKeyHoldsTheTools(t *testing.T) {
 	}
 	if n := s.Requests(); n != 2 {
 		t.Errorf("server saw %d requests, want 2", n)
+	}
+}
+
+// TestBatchCarriesTools: in batch mode (llm.mode batch) a tools request's line holds the
+// tools and the history's calls, and the answer's calls come back.
+func TestBatchCarriesTools(t *testing.T) {
+	reply := llm.ToolCall{ID: "call_b", Type: "function", Function: llm.FunctionCall{Name: "lookup", Arguments: `{"keyword":"river"}`}}
+	var mu sync.Mutex
+	var seen llmtest.Req
+	srv := llmtest.NewServer(t, func(_ context.Context, r llmtest.Req) llmtest.Reply {
+		mu.Lock()
+		defer mu.Unlock()
+		seen = r
+		return llmtest.Reply{Texts: []string{"Look for the river."}, ToolCalls: []llm.ToolCall{reply}}
+	})
+	cs := batchClient(t, srv, t.TempDir(), nil)
+	req := toolsReq()
+	resp, err := cs.Client.Complete(t.Context(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := resp.Choices[0]; got.Text != "Look for the river." || !reflect.DeepEqual(got.ToolCalls, []llm.ToolCall{reply}) || got.FinishReason != "tool_calls" {
+		t.Errorf("choice: %+v", got)
+	}
+	if len(srv.Batches()) != 1 {
+		t.Fatalf("batches: %+v", srv.Batches())
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if !reflect.DeepEqual(seen.Messages, req.Messages) || len(seen.Tools) != 1 || seen.Tools[0].Function.Name != "search" {
+		t.Errorf("the batch line: messages %+v, tools %+v", seen.Messages, seen.Tools)
 	}
 }
