@@ -33,6 +33,8 @@ var Names = []string{"o200k_base", "cl100k_base"}
 type tiktoken struct {
 	name  string
 	codec tokenizer.Codec
+	fast  bool // o200k_base: ASCII text is split by splitASCII and pieces are cached
+	cache pieceCache
 }
 
 func (t *tiktoken) Name() string { return t.name }
@@ -40,6 +42,18 @@ func (t *tiktoken) Name() string { return t.name }
 // Count implements Counter. The codec's Count fails only on invalid UTF-8 in its strict
 // mode, which is not the mode used here, so an error cannot happen.
 func (t *tiktoken) Count(s string) int {
+	if t.fast && isASCII(s) {
+		n := 0
+		splitASCII(s, func(p string) {
+			c, ok := t.cache.get(p)
+			if !ok {
+				c, _ = t.codec.Count(p)
+				t.cache.put(p, c)
+			}
+			n += c
+		})
+		return n
+	}
 	n, _ := t.codec.Count(s)
 	return n
 }
@@ -68,7 +82,7 @@ func Open(name string) (Counter, error) {
 		if err != nil {
 			return nil, fmt.Errorf("tokenizer o200k_base: %w", err)
 		}
-		c = &tiktoken{name: "o200k_base", codec: codec}
+		c = &tiktoken{name: "o200k_base", codec: codec, fast: true}
 	case "cl100k_base", "cl100k":
 		codec, err := tokenizer.Get(tokenizer.Cl100kBase)
 		if err != nil {

@@ -1,0 +1,83 @@
+package bpe
+
+import (
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/tiktoken-go/tokenizer"
+)
+
+// TestSplitASCIIMatchesTheLibrary: o200k_base counts with the hand split and the piece
+// cache equal the library's own (regex split, no cache) on every ASCII text at hand:
+// the reference texts, the demo corpus and random strings dense in the characters the
+// expression treats specially.
+func TestSplitASCIIMatchesTheLibrary(t *testing.T) {
+	lib, err := tokenizer.Get(tokenizer.O200kBase)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := Open("o200k_base")
+	if err != nil {
+		t.Fatal(err)
+	}
+	check := func(what, s string) {
+		t.Helper()
+		if !isASCII(s) {
+			return
+		}
+		want, _ := lib.Count(s)
+		if got := c.Count(s); got != want {
+			var pieces []string
+			splitASCII(s, func(p string) { pieces = append(pieces, p) })
+			t.Fatalf("%s: %d tokens, the library counts %d; pieces %q", what, got, want, pieces)
+		}
+	}
+	for name, text := range referenceTexts(t) {
+		check(name, text)
+		for _, line := range strings.Split(text, "\n") {
+			check(name+" line", line)
+		}
+	}
+	demo, _ := filepath.Glob("../../data/demo/*")
+	for _, p := range demo {
+		data, err := os.ReadFile(p)
+		if err != nil || len(data) > 4<<20 {
+			continue
+		}
+		for i, line := range strings.Split(string(data), "\n") {
+			if i > 2000 {
+				break
+			}
+			check(p, line)
+		}
+	}
+	const alphabet = "aAbZz09 \t\n\r\v\f'sStTrReEvVmMlLdD.,;:!?/\\\"()[]{}-_#@&*+=<>|~`^%$"
+	r := rand.New(rand.NewPCG(1, 2))
+	for range 20000 {
+		n := 1 + r.IntN(24)
+		var b strings.Builder
+		for range n {
+			b.WriteByte(alphabet[r.IntN(len(alphabet))])
+		}
+		check("random", b.String())
+	}
+}
+
+func BenchmarkCountO200k(b *testing.B) {
+	texts := referenceTexts(&testing.T{})
+	var all strings.Builder
+	for _, t := range texts {
+		if isASCII(t) {
+			all.WriteString(t)
+		}
+	}
+	s := strings.Repeat(all.String(), 4)
+	c, _ := Open("o200k_base")
+	b.SetBytes(int64(len(s)))
+	for b.Loop() {
+		c.Count(s)
+	}
+}
