@@ -122,7 +122,7 @@ func syncDir(dir string) {
 
 // FileDigest returns the size and sha256 (hex) of a file.
 func FileDigest(path string) (int64, string, error) {
-	f, err := os.Open(path)
+	f, err := OpenInput(path)
 	if err != nil {
 		return 0, "", err
 	}

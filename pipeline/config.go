@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"fmt"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -430,6 +431,9 @@ func (c *Config) Validate() error {
 		}
 	} else if c.Generate.TrainedFormat != "" {
 		return &ConfigError{Key: "generate.trained_format", Message: "is only read with generate.prompting trained"}
+	}
+	if abs, err := filepath.Abs(c.Run.Out); c.Run.Out == "" || err == nil && abs == string(filepath.Separator) {
+		return &ConfigError{Key: "run.out", Message: fmt.Sprintf("%q cannot be a run directory: choose a directory of its own", c.Run.Out)}
 	}
 	if c.Export.ValidationFraction < 0 || c.Export.ValidationFraction >= 1 {
 		return &ConfigError{Key: "export.validation_fraction", Message: fmt.Sprintf("must be in [0, 1), got %v", c.Export.ValidationFraction)}

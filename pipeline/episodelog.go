@@ -58,9 +58,9 @@ func OpenEpisodeLog(path string, fsyncEvery int, fsyncInterval time.Duration) (*
 	if err != nil {
 		return nil, state, rec, err
 	}
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	f, err := OpenNoFollow(path, os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
-		return nil, state, rec, fmt.Errorf("open %s: %w", path, err)
+		return nil, state, rec, fmt.Errorf("open episode log: %w", err)
 	}
 	if rec.TornBytes > 0 {
 		if err := f.Truncate(good); err != nil {
@@ -86,7 +86,7 @@ func OpenEpisodeLog(path string, fsyncEvery int, fsyncInterval time.Duration) (*
 func scanLog(path string) (LogState, Recovery, int64, error) {
 	state := LogState{Done: map[string]bool{}}
 	var rec Recovery
-	f, err := os.Open(path)
+	f, err := OpenNoFollow(path, os.O_RDONLY, 0)
 	if errors.Is(err, os.ErrNotExist) {
 		return state, rec, 0, nil
 	}

@@ -82,8 +82,17 @@ func Merge(ctx context.Context, out string, shards []string, o MergeOptions) (Me
 	if err != nil {
 		return sum, err
 	}
+	if err := checkPath(out); err != nil {
+		return sum, err
+	}
+	if err := (RunDir{Path: out}).CheckLinks(); err != nil {
+		return sum, err
+	}
 	if (RunDir{Path: out}).Exists() {
 		return sum, &InputError{Err: fmt.Errorf("%s already holds a run; merge into a new directory", out)}
+	}
+	if err := (RunDir{Path: out}).checkNew(); err != nil {
+		return sum, err
 	}
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return sum, err

@@ -109,6 +109,7 @@ type Run struct {
 	log      *slog.Logger
 	lock     *Lock
 	fresh    bool   // the directory held no manifest when the run opened
+	created  bool   // the directory did not exist when the run opened
 	status   string // the status the running stage ends with, when SetStatus set one
 }
 
@@ -126,8 +127,7 @@ func Execute(ctx context.Context, spec Spec, stages ...Stage) (*Run, error) {
 	if r.fresh && IsBadInput(err) {
 		// Bad input found by a stage of a new run (a corpus that cannot be indexed):
 		// leave no manifest behind, so the directory does not pass for a run.
-		os.Remove(r.Dir.File(ManifestFile))
-		r.lock.Release()
+		r.discard()
 		return r, err
 	}
 	if cerr := r.close(); err == nil {
@@ -144,6 +144,12 @@ func open(spec Spec, stages []Stage) (*Run, error) {
 		log = slog.New(slog.DiscardHandler)
 	}
 	r := &Run{Dir: RunDir{Path: spec.Dir}, log: log}
+	if err := checkPath(spec.Dir); err != nil {
+		return nil, err
+	}
+	if err := r.Dir.CheckLinks(); err != nil {
+		return nil, err
+	}
 	switch exists := r.Dir.Exists(); {
 	case spec.Mode == Existing && !exists:
 		return nil, noRun(spec.Dir)
@@ -152,16 +158,48 @@ func open(spec Spec, stages []Stage) (*Run, error) {
 	default:
 		r.fresh = !exists
 	}
+	if r.fresh {
+		if err := r.Dir.checkNew(); err != nil {
+			return nil, err
+		}
+	} else if _, err := ReadManifest(spec.Dir); err != nil {
+		return nil, err // another program's manifest.json: not a run, and not touched
+	}
+	_, err := os.Lstat(spec.Dir)
+	r.created = errors.Is(err, os.ErrNotExist)
 	lock, err := AcquireLock(spec.Dir, spec.Command)
 	if err != nil {
 		return nil, err
 	}
 	r.lock = lock
-	if err := r.start(spec, stages); err != nil {
-		lock.Release()
+	// Again under the lock, which a link planted since the first look got past.
+	err = r.Dir.CheckLinks()
+	if err == nil {
+		err = r.start(spec, stages)
+	}
+	if err != nil {
+		if r.fresh {
+			r.discard()
+		} else {
+			lock.Release()
+		}
 		return nil, err
 	}
 	return r, nil
+}
+
+// discard undoes what opening a new run directory wrote, for a new run that failed on
+// bad input: the manifest, an empty episode log, the lock, and the directory itself
+// when the run created it and nothing else is left in it.
+func (r *Run) discard() {
+	os.Remove(r.Dir.File(ManifestFile))
+	if st, err := os.Lstat(r.Dir.File(EpisodesFile)); err == nil && st.Mode().IsRegular() && st.Size() == 0 {
+		os.Remove(r.Dir.File(EpisodesFile))
+	}
+	r.lock.Remove()
+	if r.created {
+		os.Remove(r.Dir.Path) // fails, as it should, unless it is empty
+	}
 }
 
 // noRun is the error for a directory that holds no run.
@@ -342,10 +380,12 @@ type InputError struct{ Err error }
 func (e *InputError) Error() string { return e.Err.Error() }
 func (e *InputError) Unwrap() error { return e.Err }
 
-// IsBadInput reports whether err is the user's input to fix (*InputError, *ConfigError)
+// IsBadInput reports whether err is the user's input to fix (*InputError, *ConfigError,
+// *LinkError)
 // rather than a failure of the run.
 func IsBadInput(err error) bool {
 	var ie *InputError
 	var ce *ConfigError
-	return errors.As(err, &ie) || errors.As(err, &ce)
+	var le *LinkError
+	return errors.As(err, &ie) || errors.As(err, &ce) || errors.As(err, &le)
 }

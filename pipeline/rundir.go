@@ -40,6 +40,90 @@ type RunDir struct {
 // File returns the path of a file inside the run directory.
 func (d RunDir) File(name string) string { return filepath.Join(d.Path, name) }
 
+// ownedNames are the entries of a run directory that reactgen writes (eval.json is the
+// score stage's); everything else in one is the user's, and is never moved or written.
+var ownedNames = []string{LockFile, ManifestFile, EpisodesFile, KeptFile, RejectedFile, ExportDir, IndexDir,
+	LLMCacheDir, WikiCacheDir, "eval.json"}
+
+// Owned reports whether name, an entry of a run directory, is one reactgen writes: a
+// file or folder of ownedNames, a "previous-*" folder of --force-new, or the hidden
+// temporary, lock and build entries of atomic writes and index builds beside them.
+func Owned(name string) bool {
+	if slices.Contains(ownedNames, name) || strings.HasPrefix(name, "previous-") {
+		return true
+	}
+	for _, n := range ownedNames {
+		rest, ok := strings.CutPrefix(name, "."+n+".")
+		if ok && (strings.HasPrefix(rest, "tmp-") || strings.HasPrefix(rest, "building-") || strings.HasPrefix(rest, "old-") || rest == "lock") {
+			return true
+		}
+	}
+	return false
+}
+
+// CheckLinks refuses a run directory in which an entry reactgen owns is a symbolic
+// link: reactgen would write through it (truncate the file a lock links to, append
+// episodes to another file, export into another folder). The error is a *LinkError
+// naming the path.
+func (d RunDir) CheckLinks() error {
+	for _, name := range ownedNames {
+		if err := NotLink(d.File(name)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ForeignError is a directory named as a new run directory that holds files reactgen
+// did not write.
+type ForeignError struct {
+	Dir   string
+	Names []string // the first few entries that are not reactgen's
+}
+
+func (e *ForeignError) Error() string {
+	return fmt.Sprintf("%s holds files reactgen did not write (%s), so it is not a run directory: choose an empty or new directory for --out",
+		e.Dir, strings.Join(e.Names, ", "))
+}
+
+// checkNew refuses a directory that is to become a new run directory but holds files
+// reactgen did not write (the user's home, a project folder, "/"); a missing or empty
+// one, or one with only reactgen's entries (an index built first, a cache), is fine.
+func (d RunDir) checkNew() error {
+	entries, err := os.ReadDir(d.Path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("read run directory %s: %w", d.Path, err)
+	}
+	var foreign []string
+	for _, e := range entries {
+		if !Owned(e.Name()) {
+			foreign = append(foreign, e.Name())
+		}
+	}
+	if len(foreign) == 0 {
+		return nil
+	}
+	if len(foreign) > 5 {
+		foreign = append(foreign[:5], fmt.Sprintf("and %d more", len(foreign)-5))
+	}
+	return &InputError{Err: &ForeignError{Dir: d.Path, Names: foreign}}
+}
+
+// checkPath refuses a run directory that is the root of the file system.
+func checkPath(dir string) error {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return &InputError{Err: fmt.Errorf("run directory %s: %w", dir, err)}
+	}
+	if abs == string(filepath.Separator) {
+		return &InputError{Err: fmt.Errorf("run directory %s is the root of the file system: choose a directory of its own for --out", dir)}
+	}
+	return nil
+}
+
 // Exists reports whether the run directory already holds a manifest.
 func (d RunDir) Exists() bool {
 	_, err := os.Stat(d.File(ManifestFile))
@@ -136,16 +220,25 @@ func (m *Manifest) AddEndpoints(add []EndpointShare) {
 	}
 }
 
+// maxManifestBytes bounds manifest.json.
+const maxManifestBytes = 64 << 20
+
 // ReadManifest reads a run directory's manifest.
 func ReadManifest(dir string) (*Manifest, error) {
 	path := filepath.Join(dir, ManifestFile)
-	b, err := os.ReadFile(path)
+	if err := NotLink(path); err != nil {
+		return nil, err
+	}
+	b, err := ReadInputFile(path, maxManifestBytes)
 	if err != nil {
 		return nil, err
 	}
 	var m Manifest
 	if err := json.Unmarshal(b, &m); err != nil {
 		return nil, fmt.Errorf("read %s: %w", path, err)
+	}
+	if m.Schema < 1 || m.RunID == "" {
+		return nil, &InputError{Err: fmt.Errorf("%s is not a reactgen manifest (no schema or run_id), so %s is not a run directory", path, dir)}
 	}
 	if m.Stages == nil {
 		m.Stages = map[string]*StageRecord{}
@@ -265,7 +358,7 @@ func RunID(results map[string]string) string {
 }
 
 // MoveAside renames an existing run directory's files into a dated subfolder, for
-// --force-new: nothing is deleted.
+// --force-new: nothing is deleted, and only what reactgen wrote is moved.
 func MoveAside(dir string) (string, error) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
@@ -277,7 +370,10 @@ func MoveAside(dir string) (string, error) {
 	}
 	for _, e := range entries {
 		name := e.Name()
-		if name == LockFile || strings.HasPrefix(name, "previous-") || name == LLMCacheDir || name == IndexDir || name == WikiCacheDir {
+		if !Owned(name) {
+			continue // the user's: never moved
+		}
+		if name == LockFile || strings.HasPrefix(name, "previous-") || name == LLMCacheDir || name == IndexDir || name == WikiCacheDir || strings.HasPrefix(name, "."+IndexDir+".") {
 			continue // caches stay: they are content-addressed and still valid
 		}
 		if err := os.Rename(filepath.Join(dir, name), filepath.Join(dest, name)); err != nil {

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"os"
 	"path/filepath"
 	"reflect"
 	"regexp"
@@ -103,6 +102,9 @@ func usagef(format string, args ...any) error {
 	return &pipeline.InputError{Err: fmt.Errorf(format, args...)}
 }
 
+// maxConfigBytes bounds a config file: the largest shipped one is 4 KiB.
+const maxConfigBytes = 1 << 20
+
 // configSource is where a command's config comes from, lowest precedence first: a run's
 // recorded config or a YAML file, then REACTGEN_* variables, then --set flags.
 type configSource struct {
@@ -112,6 +114,7 @@ type configSource struct {
 	// existing is set for the stages that work on an existing run (filter, export): the
 	// sources generation reads (task file, corpus, model) need not be named.
 	existing bool
+	out      string // --out, which replaces run.out before the config is checked
 }
 
 // loadConfig merges defaults, the recorded config or YAML file, REACTGEN_* environment
@@ -144,7 +147,7 @@ func loadConfig(reg *registry, src configSource, getenv func(string) string) (*l
 	}
 
 	if file != "" {
-		b, err := os.ReadFile(file)
+		b, err := pipeline.ReadInputFile(file, maxConfigBytes)
 		if err != nil {
 			return nil, usagef("read config: %w", err)
 		}
@@ -225,6 +228,9 @@ func loadConfig(reg *registry, src configSource, getenv func(string) string) (*l
 	})
 	if err != nil {
 		return nil, usagef("%s", decodeMessage(err, where, known))
+	}
+	if src.out != "" {
+		cfg.Run.Out = src.out
 	}
 	if cfg.LLM.BaseURL == "" {
 		cfg.LLM.BaseURL = getenv("OPENAI_BASE_URL")

@@ -33,7 +33,7 @@ func (f *configFlags) register(cmd *cobra.Command, needOut bool) {
 // export) reuses the run's recorded config when --config is not given, with --set and
 // REACTGEN_* applied on top.
 func (a *app) load(f *configFlags, existing bool) (*loaded, error) {
-	src := configSource{file: f.file, sets: f.sets, existing: existing}
+	src := configSource{file: f.file, sets: f.sets, existing: existing, out: f.out}
 	if f.file == "" {
 		if !existing {
 			return nil, usagef("--config is required (try configs/demo.yaml)")

@@ -12,7 +12,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"strings"
 
 	"github.com/reactgen/reactgen/pipeline"
@@ -94,7 +93,9 @@ func Load(ref, task string, fsys fs.FS) (Set, error) {
 		return decodeSet(name, b, task)
 	}
 	file, key, paper := strings.Cut(ref, "#")
-	b, err := os.ReadFile(file)
+	// maxExemplarBytes bounds an exemplar file (the paper's largest is 60 KiB).
+	const maxExemplarBytes = 16 << 20
+	b, err := pipeline.ReadInputFile(file, maxExemplarBytes)
 	if err != nil {
 		return Set{}, fmt.Errorf("load exemplars: %w", err)
 	}

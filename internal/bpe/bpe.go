@@ -7,11 +7,13 @@ package bpe
 
 import (
 	"fmt"
-	"os"
+	"io"
 	"strings"
 	"sync"
 
 	"github.com/tiktoken-go/tokenizer"
+
+	"github.com/reactgen/reactgen/pipeline"
 )
 
 // Counter counts the tokens of a text. Count is safe for concurrent use and never returns a
@@ -93,12 +95,17 @@ func Open(name string) (Counter, error) {
 		if !LooksLikePath(name) {
 			return nil, fmt.Errorf("tokenizer %q: not one of %s, nor the path of a tokenizer.json", name, strings.Join(Names, ", "))
 		}
-		f, err := os.Open(name)
+		f, err := pipeline.OpenInput(name)
 		if err != nil {
 			return nil, fmt.Errorf("tokenizer: %w", err)
 		}
 		defer f.Close()
-		hf, err := LoadHF(f)
+		// The largest tokenizer.json files (Gemma's) are about 35 MB.
+		const maxTokenizerBytes = 512 << 20
+		if st, err := f.Stat(); err == nil && st.Size() > maxTokenizerBytes {
+			return nil, &pipeline.TooLargeError{What: "tokenizer " + name, Limit: maxTokenizerBytes}
+		}
+		hf, err := LoadHF(io.LimitReader(f, maxTokenizerBytes))
 		if err != nil {
 			return nil, fmt.Errorf("tokenizer %s: %w", name, err)
 		}

@@ -37,7 +37,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -126,7 +125,7 @@ type Reader struct {
 
 // Open opens the question file at path. Close it when done.
 func Open(path string, opts Options) (*Reader, error) {
-	f, err := os.Open(path)
+	f, err := pipeline.OpenInput(path)
 	if err != nil {
 		return nil, fmt.Errorf("open question file: %w", err)
 	}

@@ -17,7 +17,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"regexp"
 	"strconv"
 	"strings"
@@ -414,7 +413,7 @@ func readTranscripts(ctx context.Context, path string, fn func(string, record, e
 // pred, traj}} where traj is an Alpaca prompt ("### Instruction:" question, "###
 // Response:" trajectory). Records come in file order.
 func readTrajs(ctx context.Context, path string, fn func(string, record, error) error) error {
-	f, err := os.Open(path)
+	f, err := pipeline.OpenInput(path)
 	if err != nil {
 		return fmt.Errorf("import: %w", err)
 	}
@@ -488,7 +487,7 @@ func truthy(v any) (bool, bool) {
 
 // eachLine calls fn with each non-blank line of a JSONL file.
 func eachLine(path string, fn func(line int, b []byte) error) error {
-	f, err := os.Open(path)
+	f, err := pipeline.OpenInput(path)
 	if err != nil {
 		return fmt.Errorf("import: %w", err)
 	}
@@ -512,7 +511,7 @@ func eachLine(path string, fn func(line int, b []byte) error) error {
 
 // eachArray calls fn with each element of a JSON array file, streaming.
 func eachArray(path string, fn func(n int, raw json.RawMessage) error) error {
-	f, err := os.Open(path)
+	f, err := pipeline.OpenInput(path)
 	if err != nil {
 		return fmt.Errorf("import: %w", err)
 	}

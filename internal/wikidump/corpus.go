@@ -13,6 +13,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/reactgen/reactgen/pipeline"
 )
 
 // Format names accepted by Open.
@@ -118,6 +120,9 @@ func DetectFormat(path string) (string, error) {
 	if st.IsDir() {
 		return FormatHotpotWiki, nil
 	}
+	if !st.Mode().IsRegular() {
+		return "", &pipeline.NotRegularError{Path: path, Mode: st.Mode()}
+	}
 	switch strings.ToLower(filepath.Ext(path)) {
 	case ".bz2":
 		return FormatHotpotWiki, nil
@@ -141,7 +146,7 @@ func DetectFormat(path string) (string, error) {
 
 // firstByte returns the first non-space byte of a file.
 func firstByte(path string) (byte, error) {
-	f, err := os.Open(path)
+	f, err := pipeline.OpenInput(path)
 	if err != nil {
 		return 0, err
 	}

@@ -9,6 +9,8 @@ import (
 	"hash"
 	"io"
 	"os"
+
+	"github.com/reactgen/reactgen/pipeline"
 )
 
 // hashedFile reads a file through a SHA-256 so its hash is known once it is read to
@@ -22,7 +24,7 @@ type hashedFile struct {
 }
 
 func openHashed(path, format string) (*hashedFile, error) {
-	f, err := os.Open(path)
+	f, err := pipeline.OpenInput(path)
 	if err != nil {
 		return nil, fmt.Errorf("open corpus: %w", err)
 	}
