@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/reactgen/reactgen/filter"
+	"github.com/reactgen/reactgen/internal/episodetest"
 	"github.com/reactgen/reactgen/pipeline"
 )
 
@@ -48,7 +49,7 @@ func peakRSSMB() float64 {
 func benchStream(n int) func() iter.Seq2[pipeline.Episode, error] {
 	pool := make([]pipeline.Episode, 1024)
 	for i := range pool {
-		pool[i] = synthEpisode(i)
+		pool[i] = episodetest.Synth(i)
 	}
 	return func() iter.Seq2[pipeline.Episode, error] {
 		return func(yield func(pipeline.Episode, error) bool) {
@@ -88,7 +89,7 @@ func benchObsWords(b *testing.B) int {
 	return 18
 }
 
-// trimObservation keeps the first k words of a synthEpisode observation's sentence and
+// trimObservation keeps the first k words of an episodetest.Synth observation's sentence and
 // its quoted tail (the escapes the JSON writers must handle).
 func trimObservation(obs string, k int) string {
 	body, tail, ok := strings.Cut(obs, ". \"Quoted\"")
@@ -111,7 +112,7 @@ func writeBenchLog(b *testing.B, dir string, n int) (string, int64) {
 	}
 	defer w.Abort()
 	for i := range n {
-		ep := synthEpisode(i)
+		ep := episodetest.Synth(i)
 		ep.Task = pipeline.TaskHotpotQA
 		ep.Attempt = 0
 		ep.QuestionID = "q" + strconv.Itoa(i)
@@ -229,7 +230,7 @@ func BenchmarkExportInMemory(b *testing.B) {
 	n := benchEpisodes(b)
 	var jsonBytes int
 	for i := range 1024 { // benchStream's pool
-		data, err := json.Marshal(synthEpisode(i))
+		data, err := json.Marshal(episodetest.Synth(i))
 		if err != nil {
 			b.Fatal(err)
 		}

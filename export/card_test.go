@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/reactgen/reactgen/internal/episodetest"
 	"github.com/reactgen/reactgen/pipeline"
 )
 
@@ -57,7 +58,7 @@ func TestCardSettingsLoadingAndPlots(t *testing.T) {
 	info := CardInfo{Model: "model-x", Task: "hotpotqa", Method: "react", Generate: &gen, LLM: &llm, Filter: &filt,
 		Summary: pipeline.Summary{Episodes: 60, Kept: n, RejectReasons: map[string]int{"correct/wrong_answer": 15, "no_loops/loop": 5}}}
 	dir := filepath.Join(t.TempDir(), "export")
-	if _, err := Run(t.Context(), RunOptions{Config: cfg, Dir: dir, Kept: episodes(n, nil), Card: info}); err != nil {
+	if _, err := Run(t.Context(), RunOptions{Config: cfg, Dir: dir, Kept: episodetest.Stream(n, nil), Card: info}); err != nil {
 		t.Fatal(err)
 	}
 	card, err := os.ReadFile(filepath.Join(dir, "README.md"))
@@ -103,7 +104,7 @@ func TestCardImported(t *testing.T) {
 	info := CardInfo{Model: "FireAct's model", Source: "FireAct (Chen et al. 2023)", Task: "hotpotqa", Method: "react",
 		Summary: pipeline.Summary{Episodes: 10, Kept: 10}}
 	dir := filepath.Join(t.TempDir(), "export")
-	if _, err := Run(t.Context(), RunOptions{Config: pipeline.ExportConfig{Formats: []string{"openai-chat"}}, Dir: dir, Kept: episodes(10, nil), Card: info}); err != nil {
+	if _, err := Run(t.Context(), RunOptions{Config: pipeline.ExportConfig{Formats: []string{"openai-chat"}}, Dir: dir, Kept: episodetest.Stream(10, nil), Card: info}); err != nil {
 		t.Fatal(err)
 	}
 	card, err := os.ReadFile(filepath.Join(dir, "README.md"))

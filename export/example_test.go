@@ -7,26 +7,16 @@ import (
 	"testing"
 
 	"github.com/reactgen/reactgen/internal/bpe"
+	"github.com/reactgen/reactgen/internal/episodetest"
 	"github.com/reactgen/reactgen/pipeline"
 )
-
-func smallEpisode() pipeline.Episode {
-	return pipeline.Episode{
-		ID: "ep1", RunID: "r1", Task: pipeline.TaskHotpotQA, QuestionID: "q1", Method: "react", Policy: "m",
-		Question: "Where was the lantern museum built?", Answer: "Oslo", Prediction: "Oslo", Correct: true, EM: 1, F1: 1,
-		Steps: []pipeline.Step{
-			{Thought: "Search the museum.", Action: "Search[Lantern Museum]", ActionType: "search", Argument: "Lantern Museum", Observation: "The Lantern Museum is in Oslo."},
-			{Thought: "It is Oslo.", Action: "Finish[Oslo]", ActionType: "finish", Argument: "Oslo"},
-		},
-	}
-}
 
 func TestRender(t *testing.T) {
 	type turn struct {
 		role, content string
 		trainable     bool
 	}
-	fever := smallEpisode()
+	fever := episodetest.Small()
 	fever.Task, fever.Question = pipeline.TaskFEVER, "The Lantern Museum is in Oslo."
 	tests := []struct {
 		name     string
@@ -37,7 +27,7 @@ func TestRender(t *testing.T) {
 		wantText string
 	}{
 		{
-			name: "react", ep: smallEpisode(), view: ViewReAct,
+			name: "react", ep: episodetest.Small(), view: ViewReAct,
 			want: []turn{
 				{"user", "Question: Where was the lantern museum built?", false},
 				{"assistant", "Thought: Search the museum.\nAction: Search[Lantern Museum]", true},
@@ -48,7 +38,7 @@ func TestRender(t *testing.T) {
 				"Observation 1: The Lantern Museum is in Oslo.\nThought 2: It is Oslo.\nAction 2: Finish[Oslo]",
 		},
 		{
-			name: "act with system and trained observations", ep: smallEpisode(), view: ViewAct,
+			name: "act with system and trained observations", ep: episodetest.Small(), view: ViewAct,
 			opts: RenderOptions{System: "Solve it.", TrainObservations: true},
 			want: []turn{
 				{"system", "Solve it.", false},
@@ -101,7 +91,7 @@ func TestRender(t *testing.T) {
 }
 
 func TestRenderUnknownView(t *testing.T) {
-	if _, err := Render(smallEpisode(), "cot", RenderOptions{}); err == nil {
+	if _, err := Render(episodetest.Small(), "cot", RenderOptions{}); err == nil {
 		t.Error("Render with view cot: got nil error, want one")
 	}
 }
@@ -125,7 +115,7 @@ func TestValidate(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			ex, err := Render(smallEpisode(), ViewReAct, RenderOptions{})
+			ex, err := Render(episodetest.Small(), ViewReAct, RenderOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -14,16 +14,17 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/reactgen/reactgen/internal/episodetest"
 	"github.com/reactgen/reactgen/pipeline"
 )
 
-// wrongAnswers streams, for every fourth of episodes(n), a finished episode with a wrong
+// wrongAnswers streams, for every fourth of episodetest.Stream(n, nil), a finished episode with a wrong
 // answer: the rejected side of a preference pair.
 func wrongAnswers(n int) func() iter.Seq2[pipeline.Rejected, error] {
 	return func() iter.Seq2[pipeline.Rejected, error] {
 		return func(yield func(pipeline.Rejected, error) bool) {
 			for i := 0; i < n; i += 4 {
-				ep := synthEpisode(i)
+				ep := episodetest.Synth(i)
 				ep.ID += "-bad"
 				ep.Correct, ep.Prediction = false, "wrong guess"
 				ep.Steps[len(ep.Steps)-1].Action = "Finish[wrong guess]"
@@ -45,7 +46,7 @@ func TestHandoffReferencesFilesOnDisk(t *testing.T) {
 	cfg := pipeline.ExportConfig{Formats: formats, System: "Sys.", ValidationFraction: 0.25, SplitSeed: 2, ShardRows: 20,
 		Views: []string{ViewReAct, ViewAct}, Pairs: true, CorrectOnly: true}
 	dir := filepath.Join(t.TempDir(), "export")
-	res, err := Run(t.Context(), RunOptions{Config: cfg, Dir: dir, Kept: episodes(n, nil), Rejected: wrongAnswers(n)})
+	res, err := Run(t.Context(), RunOptions{Config: cfg, Dir: dir, Kept: episodetest.Stream(n, nil), Rejected: wrongAnswers(n)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -221,7 +222,7 @@ func TestOpenAIPairs(t *testing.T) {
 	const n = 12
 	cfg := pipeline.ExportConfig{Formats: []string{"openai-chat"}, Pairs: true, System: "Sys."}
 	dir := filepath.Join(t.TempDir(), "export")
-	if _, err := Run(t.Context(), RunOptions{Config: cfg, Dir: dir, Kept: episodes(n, nil), Rejected: wrongAnswers(n)}); err != nil {
+	if _, err := Run(t.Context(), RunOptions{Config: cfg, Dir: dir, Kept: episodetest.Stream(n, nil), Rejected: wrongAnswers(n)}); err != nil {
 		t.Fatal(err)
 	}
 	lines := readLines(t, filepath.Join(dir, "pairs-openai.jsonl"))

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 
+	gojson "github.com/goccy/go-json"
 	"github.com/klauspost/compress/gzip"
 	"github.com/klauspost/compress/zstd"
 
@@ -111,16 +112,21 @@ func (e *JSONL) Close() error {
 // Files lists the files written.
 func (e *JSONL) Files() []File { return e.files }
 
+// jsonlEncoder writes rows as JSON lines, optionally compressed.
 type jsonlEncoder struct {
 	w    io.Writer
 	zc   io.WriteCloser // the compressor, nil for none
 	line lineFormat
 	o    lineOptions
-	buf  []byte
+	buf  bytes.Buffer
+	enc  *gojson.Encoder
 }
 
 func newJSONLEncoder(w io.Writer, compression string, line lineFormat, o lineOptions) (*jsonlEncoder, error) {
-	e := &jsonlEncoder{w: w, line: line, o: o, buf: make([]byte, 0, 16<<10)}
+	e := &jsonlEncoder{w: w, line: line, o: o}
+	e.buf.Grow(16 << 10)
+	e.enc = gojson.NewEncoder(&e.buf)
+	e.enc.SetEscapeHTML(false)
 	switch compression {
 	case "gzip":
 		zw, err := gzip.NewWriterLevel(w, gzip.DefaultCompression)
@@ -138,14 +144,32 @@ func newJSONLEncoder(w io.Writer, compression string, line lineFormat, o lineOpt
 	return e, nil
 }
 
+// write writes the rows of ex in the encoder's format and returns how many it wrote and
+// their bytes, newlines included, before compression. An example with no trained step
+// (completion and alpaca) writes none.
 func (e *jsonlEncoder) write(ex *Example) (int, int64, error) {
-	e.buf = e.line(e.buf[:0], ex, e.o)
-	if len(e.buf) == 0 {
-		return 0, 0, nil // an example with no trained step
+	e.buf.Reset()
+	rows := e.line(ex, e.o)
+	for _, row := range rows {
+		if err := e.enc.Encode(row); err != nil {
+			return 0, 0, err
+		}
 	}
-	e.buf = append(e.buf, '\n')
-	_, err := e.w.Write(e.buf)
-	return bytes.Count(e.buf, []byte{'\n'}), int64(len(e.buf)), err
+	if e.buf.Len() == 0 {
+		return 0, 0, nil
+	}
+	_, err := e.w.Write(e.buf.Bytes())
+	return len(rows), int64(e.buf.Len()), err
+}
+
+// writeRow writes row as one JSON line.
+func (e *jsonlEncoder) writeRow(row any) (int64, error) {
+	e.buf.Reset()
+	if err := e.enc.Encode(row); err != nil {
+		return 0, err
+	}
+	_, err := e.w.Write(e.buf.Bytes())
+	return int64(e.buf.Len()), err
 }
 
 func (e *jsonlEncoder) finish() error {

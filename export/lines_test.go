@@ -7,26 +7,54 @@ import (
 	"sort"
 	"strings"
 	"testing"
-	"unicode/utf8"
+
+	"github.com/reactgen/reactgen/internal/episodetest"
 )
 
-func TestAppendString(t *testing.T) {
-	tests := []string{
-		"", "plain", `quote " and \ backslash`, "tab\tnew\nline\rcr", "\x00\x01\x1f ctl",
-		"émoji 🚀 ünïcode", "bad \xff utf8 \xc3", "line\u2028sep\u2029", "<html>&amp;",
+// encodeLine is what jsonlEncoder writes for ex in format, without the last newline (the
+// rows are newline-separated when a format makes several).
+func encodeLine(t testing.TB, format string, ex *Example, o lineOptions) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	e, err := newJSONLEncoder(&buf, "none", jsonlFormats[format], o)
+	if err != nil {
+		t.Fatal(err)
 	}
-	for _, s := range tests {
-		b := appendString(nil, s)
-		var got string
-		if err := json.Unmarshal(b, &got); err != nil {
-			t.Errorf("appendString(%q) = %s: not valid JSON: %v", s, b, err)
-			continue
+	if _, _, err := e.write(ex); err != nil {
+		t.Fatal(err)
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
+}
+
+// TestLinesMatchEncodingJSON: every format's line is the bytes encoding/json writes for
+// the same row without HTML escaping, strings that need escaping (invalid UTF-8, control
+// characters, U+2028, HTML) included.
+func TestLinesMatchEncodingJSON(t *testing.T) {
+	tricky := []string{`quote " and \ backslash`, "tab\tnew\nline\rcr", "\x00\x01\x1f\x7f ctl",
+		"émoji 🚀 ünïcode", "bad \xff utf8 \xc3", "line\u2028sep\u2029", "<html>&amp;"}
+	for i, s := range tricky {
+		ex, err := Render(episodetest.Small(), ViewReAct, RenderOptions{System: "Be <brief>. " + s})
+		if err != nil {
+			t.Fatal(err)
 		}
-		want, _ := json.Marshal(s)
-		var wantS string
-		json.Unmarshal(want, &wantS)
-		if got != wantS {
-			t.Errorf("appendString(%q) decodes to %q, want %q", s, got, wantS)
+		for j := range ex.Messages {
+			ex.Messages[j].Content += tricky[(i+j)%len(tricky)]
+			ex.Messages[j].Trainable = (i+j)%2 == 0
+		}
+		for _, o := range []lineOptions{{}, {System: s, Weights: true, ObservationRole: true}} {
+			for format, line := range jsonlFormats {
+				var want bytes.Buffer
+				enc := json.NewEncoder(&want)
+				enc.SetEscapeHTML(false)
+				for _, row := range line(&ex, o) {
+					if err := enc.Encode(row); err != nil {
+						t.Fatal(err)
+					}
+				}
+				if got := encodeLine(t, format, &ex, o); string(got) != strings.TrimSuffix(want.String(), "\n") {
+					t.Errorf("%s, %q:\n got %s\nwant %s", format, s, got, want.String())
+				}
+			}
 		}
 	}
 }
@@ -42,7 +70,7 @@ func keys(m map[string]any) []string {
 
 // TestLineSchemas checks the keys and roles of every JSONL format.
 func TestLineSchemas(t *testing.T) {
-	ex, err := Render(smallEpisode(), ViewReAct, RenderOptions{System: "Be brief."})
+	ex, err := Render(episodetest.Small(), ViewReAct, RenderOptions{System: "Be brief."})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,7 +122,7 @@ func TestLineSchemas(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.format, func(t *testing.T) {
-			line := jsonlFormats[tt.format](nil, &ex, tt.o)
+			line := encodeLine(t, tt.format, &ex, tt.o)
 			if tt.format == "completion" || tt.format == "alpaca" { // a row per step: the first
 				line, _, _ = bytes.Cut(line, []byte("\n"))
 			}
@@ -143,7 +171,7 @@ func TestLineSchemas(t *testing.T) {
 }
 
 func TestAgentGymFoldsSystem(t *testing.T) {
-	ex, err := Render(smallEpisode(), ViewReAct, RenderOptions{System: "Be brief."})
+	ex, err := Render(episodetest.Small(), ViewReAct, RenderOptions{System: "Be brief."})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -151,7 +179,7 @@ func TestAgentGymFoldsSystem(t *testing.T) {
 		Conversations []struct{ Value string } `json:"conversations"`
 		ItemID        string                   `json:"item_id"`
 	}
-	if err := json.Unmarshal(agentGymLine(nil, &ex, lineOptions{}), &row); err != nil {
+	if err := json.Unmarshal(encodeLine(t, "agentgym", &ex, lineOptions{}), &row); err != nil {
 		t.Fatal(err)
 	}
 	if got, want := row.Conversations[0].Value, "Be brief.\n\nQuestion: Where was the lantern museum built?"; got != want {
@@ -159,85 +187,5 @@ func TestAgentGymFoldsSystem(t *testing.T) {
 	}
 	if got, want := row.ItemID, "hotpotqa_ep1"; got != want {
 		t.Errorf("item_id: got %q, want %q", got, want)
-	}
-}
-
-// appendStringByBytes is appendString without the table skip, as it was.
-func appendStringByBytes(b []byte, s string) []byte {
-	b = append(b, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' {
-				i++
-				continue
-			}
-			b = append(b, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				b = append(b, '\\', c)
-			case '\n':
-				b = append(b, '\\', 'n')
-			case '\r':
-				b = append(b, '\\', 'r')
-			case '\t':
-				b = append(b, '\\', 't')
-			default:
-				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			b = append(b, s[start:i]...)
-			b = append(b, `\ufffd`...)
-			i += size
-			start = i
-			continue
-		}
-		if r == '\u2028' || r == '\u2029' {
-			b = append(b, s[start:i]...)
-			b = append(b, '\\', 'u', '2', '0', '2', hexDigits[r&0xf])
-			i += size
-			start = i
-			continue
-		}
-		i += size
-	}
-	b = append(b, s[start:]...)
-	return append(b, '"')
-}
-
-// TestAppendStringSkipsPlainText: the table skip writes what the byte loop writes, for
-// every byte value at several offsets.
-func TestAppendStringSkipsPlainText(t *testing.T) {
-	specials := []string{"\x00", "\x1f", " ", "!", "\"", "#", "[", "\\", "]", "~", "\x7f", "\x80", "\xff", "é", "\u2028", "🚀", "\xc3"}
-	for _, sp := range specials {
-		for pre := range 17 {
-			for post := range 10 {
-				s := strings.Repeat("abcdefgh"[:1], pre) + sp + strings.Repeat("xyz", post)
-				if got, want := appendString(nil, s), appendStringByBytes(nil, s); string(got) != string(want) {
-					t.Fatalf("%q: %s, want %s", s, got, want)
-				}
-			}
-		}
-	}
-	for c := range 256 {
-		s := strings.Repeat(string(rune('a'+c%26)), 7) + string([]byte{byte(c)}) + "tail of text"
-		if got, want := appendString(nil, s), appendStringByBytes(nil, s); string(got) != string(want) {
-			t.Fatalf("byte %#x: %s, want %s", c, got, want)
-		}
-	}
-}
-
-func BenchmarkAppendString(b *testing.B) {
-	s := strings.Repeat("Thought: I need to search the river and find where it flows. ", 20) + "\"Quoted\"\n"
-	buf := make([]byte, 0, 4096)
-	b.SetBytes(int64(len(s)))
-	for b.Loop() {
-		buf = appendString(buf[:0], s)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/reactgen/reactgen/internal/episodetest"
 	"github.com/reactgen/reactgen/pipeline"
 )
 
@@ -16,12 +17,12 @@ func TestCompletionTrainsNoObservation(t *testing.T) {
 	const n = 12
 	steps := 0
 	for i := range n {
-		steps += len(synthEpisode(i).Steps)
+		steps += len(episodetest.Synth(i).Steps)
 	}
 	for _, trainObs := range []bool{false, true} {
 		cfg := pipeline.ExportConfig{Formats: []string{"completion", "alpaca"}, TrainObservations: trainObs,
 			Views: []string{ViewReAct, ViewAct, ViewStandard}}
-		res, dir := runExport(t, cfg, episodes(n, nil))
+		res, dir := runExport(t, cfg, episodetest.Stream(n, nil))
 		for _, f := range res.Files {
 			if f.Format != "completion" && f.Format != "alpaca" {
 				continue

@@ -474,44 +474,51 @@ func checkWritten(ctx context.Context, stage string, cfg pipeline.ExportConfig, 
 	return g.Wait()
 }
 
-// pairFormat is one file of preference pairs: its name and how a row is written from
-// the prompt, the chosen and the rejected completion.
+// pairFormat is one file of preference pairs: its name and the row written from the
+// prompt, the chosen and the rejected completion.
 type pairFormat struct {
 	name, format string
-	line         func(b []byte, system, prompt, chosen, rejected string) []byte
+	row          func(system, prompt, chosen, rejected string) any
+}
+
+// pairRow is a line of pairs.jsonl, TRL's standard preference format.
+type pairRow struct {
+	Prompt   string `json:"prompt"`
+	Chosen   string `json:"chosen"`
+	Rejected string `json:"rejected"`
+}
+
+// pairMessage, pairMessages and openAIPairRow are a line of pairs-openai.jsonl, OpenAI's
+// preference fine-tuning format.
+type pairMessage struct {
+	Role    string `json:"role"`
+	Content string `json:"content"`
+}
+
+type pairMessages struct {
+	Messages []pairMessage `json:"messages"`
+}
+
+type openAIPairRow struct {
+	Input        pairMessages  `json:"input"`
+	Preferred    []pairMessage `json:"preferred_output"`
+	NonPreferred []pairMessage `json:"non_preferred_output"`
 }
 
 // pairFormats: TRL's standard preference format, and OpenAI's preference fine-tuning
 // format (the conversation so far as input, one assistant message on each side).
 var pairFormats = []pairFormat{
-	{"pairs", "pairs", func(b []byte, system, prompt, chosen, rejected string) []byte {
-		b = append(b, `{"prompt":`...)
-		b = appendString(b, prompt)
-		b = append(b, `,"chosen":`...)
-		b = appendString(b, chosen)
-		b = append(b, `,"rejected":`...)
-		b = appendString(b, rejected)
-		return append(b, '}')
+	{"pairs", "pairs", func(_, prompt, chosen, rejected string) any {
+		return pairRow{Prompt: prompt, Chosen: chosen, Rejected: rejected}
 	}},
-	{"pairs-openai", "pairs-openai", func(b []byte, system, prompt, chosen, rejected string) []byte {
-		type msg struct {
-			Role    string `json:"role"`
-			Content string `json:"content"`
-		}
-		in := []msg{}
+	{"pairs-openai", "pairs-openai", func(system, prompt, chosen, rejected string) any {
+		in := []pairMessage{}
 		if system != "" {
-			in = append(in, msg{RoleSystem, system})
+			in = append(in, pairMessage{RoleSystem, system})
 		}
-		in = append(in, msg{RoleUser, strings.TrimSuffix(prompt, "\n")})
-		return appendJSON(b, struct {
-			Input struct {
-				Messages []msg `json:"messages"`
-			} `json:"input"`
-			Preferred    []msg `json:"preferred_output"`
-			NonPreferred []msg `json:"non_preferred_output"`
-		}{Input: struct {
-			Messages []msg `json:"messages"`
-		}{in}, Preferred: []msg{{RoleAssistant, chosen}}, NonPreferred: []msg{{RoleAssistant, rejected}}})
+		in = append(in, pairMessage{RoleUser, strings.TrimSuffix(prompt, "\n")})
+		return openAIPairRow{Input: pairMessages{in}, Preferred: []pairMessage{{RoleAssistant, chosen}},
+			NonPreferred: []pairMessage{{RoleAssistant, rejected}}}
 	}},
 }
 
@@ -534,7 +541,6 @@ func writePairs(stage string, cfg pipeline.ExportConfig, ropts RenderOptions,
 		return File{}, 0, err
 	}
 	n := 0
-	var buf []byte
 	for r, err := range rejected() {
 		if err != nil {
 			out.close()
@@ -553,9 +559,7 @@ func writePairs(stage string, cfg pipeline.ExportConfig, ropts RenderOptions,
 		if pf.format == "pairs" {
 			prompt = completionPrompt(&ex, cfg.System)
 		}
-		buf = pf.line(buf[:0], cfg.System, prompt, c, ex.Completion())
-		buf = append(buf, '\n')
-		if _, err := enc.w.Write(buf); err != nil {
+		if _, err := enc.writeRow(pf.row(cfg.System, prompt, c, ex.Completion())); err != nil {
 			out.close()
 			return File{}, 0, fmt.Errorf("write %s: %w", rel, err)
 		}

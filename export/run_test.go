@@ -26,6 +26,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/reactgen/reactgen/internal/bpe"
+	"github.com/reactgen/reactgen/internal/episodetest"
 	"github.com/reactgen/reactgen/pipeline"
 )
 
@@ -46,7 +47,7 @@ func expected(t *testing.T, n int, cfg pipeline.ExportConfig, view, split string
 	t.Helper()
 	var out []Example
 	for i := range n {
-		ep := synthEpisode(i)
+		ep := episodetest.Synth(i)
 		ex, err := Render(ep, view, RenderOptions{System: cfg.System, TrainObservations: cfg.TrainObservations})
 		if err != nil {
 			t.Fatal(err)
@@ -243,7 +244,7 @@ func TestRunRoundTrip(t *testing.T) {
 		Formats: allFormats, Compression: "none", System: "Answer with Search, Lookup and Finish.", Weights: true,
 		ValidationFraction: 0.3, SplitSeed: 3, Views: []string{ViewReAct, ViewAct, ViewStandard}, CorrectOnly: true,
 	}
-	res, dir := runExport(t, cfg, episodes(n, nil))
+	res, dir := runExport(t, cfg, episodetest.Stream(n, nil))
 	checkFileSums(t, dir, res)
 	if res.Examples != n || res.Splits[SplitTrain]+res.Splits[SplitValidation] != n || res.Splits[SplitValidation] == 0 {
 		t.Fatalf("counts: got %d examples, splits %v", res.Examples, res.Splits)
@@ -467,7 +468,7 @@ func TestRunCompression(t *testing.T) {
 	for _, comp := range []string{"none", "gzip", "zstd"} {
 		t.Run(comp, func(t *testing.T) {
 			cfg := pipeline.ExportConfig{Formats: []string{"openai-chat", "completion", "agentgym"}, Compression: comp, ValidationFraction: 0.2, SplitSeed: 1}
-			res, dir := runExport(t, cfg, episodes(n, nil))
+			res, dir := runExport(t, cfg, episodetest.Stream(n, nil))
 			checkFileSums(t, dir, res)
 			ext, _ := jsonlExt(comp)
 			total := 0
@@ -497,8 +498,8 @@ func TestRunCompression(t *testing.T) {
 
 func TestRunSplitDisjointAndDeterministic(t *testing.T) {
 	cfg := pipeline.ExportConfig{Formats: []string{"openai-chat", "parquet"}, ValidationFraction: 0.4, SplitSeed: 9}
-	res1, dir1 := runExport(t, cfg, episodes(80, nil))
-	res2, _ := runExport(t, cfg, episodes(80, nil))
+	res1, dir1 := runExport(t, cfg, episodetest.Stream(80, nil))
+	res2, _ := runExport(t, cfg, episodetest.Stream(80, nil))
 	for i := range res1.Files {
 		if res1.Files[i].Path != res2.Files[i].Path || (res1.Files[i].SHA256 != res2.Files[i].SHA256 && res1.Files[i].Format != "parquet") {
 			t.Errorf("second run differs: %+v vs %+v", res1.Files[i], res2.Files[i])
@@ -524,7 +525,7 @@ func TestRunSplitDisjointAndDeterministic(t *testing.T) {
 
 func TestRunSharding(t *testing.T) {
 	const n = 40
-	lineLen := func(ex *Example) int64 { return int64(len(openAIChatLine(nil, ex, lineOptions{})) + 1) }
+	lineLen := func(ex *Example) int64 { return int64(len(encodeLine(t, "openai-chat", ex, lineOptions{})) + 1) }
 	tests := []struct {
 		name     string
 		rows     int
@@ -549,7 +550,7 @@ func TestRunSharding(t *testing.T) {
 			if tt.with != "" {
 				cfg.Formats = append(cfg.Formats, tt.with)
 			}
-			res, dir := runExport(t, cfg, episodes(n, nil))
+			res, dir := runExport(t, cfg, episodetest.Stream(n, nil))
 			want := expected(t, n, cfg, ViewReAct, SplitTrain)
 			// The rule: a shard closes once it holds shard_rows rows or shard_bytes bytes.
 			var wantRows []int
@@ -673,12 +674,12 @@ func TestRunValidationFailureWritesNothing(t *testing.T) {
 			if err := os.WriteFile(filepath.Join(dir, "keep.txt"), []byte("old"), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			_, err := Run(t.Context(), RunOptions{Config: tt.cfg, Dir: dir, Kept: episodes(30, tt.mod)})
+			_, err := Run(t.Context(), RunOptions{Config: tt.cfg, Dir: dir, Kept: episodetest.Stream(30, tt.mod)})
 			var ve *ValidationError
 			if !errors.As(err, &ve) {
 				t.Fatalf("Run: got %v, want a *ValidationError", err)
 			}
-			if want := synthEpisode(17).ID; ve.ID != want || !strings.Contains(err.Error(), want) {
+			if want := episodetest.Synth(17).ID; ve.ID != want || !strings.Contains(err.Error(), want) {
 				t.Errorf("error %q: want id %s", err, want)
 			}
 			entries, _ := os.ReadDir(dir)
@@ -699,7 +700,7 @@ func TestRunDropsOverLong(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "export")
 	long := map[int]bool{3: true, 17: true}
 	cfg := pipeline.ExportConfig{Formats: allFormats, MaxTokens: 1200, Views: []string{ViewReAct, ViewStandard}}
-	res, err := Run(t.Context(), RunOptions{Config: cfg, Dir: dir, Kept: episodes(30, func(i int, ep *pipeline.Episode) {
+	res, err := Run(t.Context(), RunOptions{Config: cfg, Dir: dir, Kept: episodetest.Stream(30, func(i int, ep *pipeline.Episode) {
 		if long[i] {
 			ep.Steps[0].Observation = strings.Repeat("long ", 2000)
 		}
@@ -720,7 +721,7 @@ func TestRunDropsOverLong(t *testing.T) {
 				t.Fatal(err)
 			}
 			for i := range long {
-				if bytes.Contains(data, []byte(synthEpisode(i).ID)) || bytes.Contains(data, []byte("long long long")) {
+				if bytes.Contains(data, []byte(episodetest.Synth(i).ID)) || bytes.Contains(data, []byte("long long long")) {
 					t.Errorf("%s holds the over-long episode %d", f.Path, i)
 				}
 			}
@@ -740,7 +741,7 @@ func TestRunDropsOverLong(t *testing.T) {
 func TestRunValidationFailureLeavesNoDir(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "export")
 	_, err := Run(t.Context(), RunOptions{Config: pipeline.ExportConfig{Formats: allFormats, CorrectOnly: true}, Dir: dir,
-		Kept: episodes(200, func(i int, ep *pipeline.Episode) {
+		Kept: episodetest.Stream(200, func(i int, ep *pipeline.Episode) {
 			if i == 150 {
 				ep.Correct = false
 			}
@@ -766,7 +767,7 @@ func TestRunConfigErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := Run(t.Context(), RunOptions{Config: tt.cfg, Dir: t.TempDir(), Kept: episodes(1, nil)})
+			_, err := Run(t.Context(), RunOptions{Config: tt.cfg, Dir: t.TempDir(), Kept: episodetest.Stream(1, nil)})
 			var ce *pipeline.ConfigError
 			if !errors.As(err, &ce) || ce.Key != tt.key {
 				t.Errorf("Run: got %v, want a config error on %s", err, tt.key)
@@ -812,7 +813,7 @@ func TestCheckMasks(t *testing.T) {
 
 func TestRunTrainObservations(t *testing.T) {
 	cfg := pipeline.ExportConfig{Formats: []string{"axolotl-chat", "agentgym"}, TrainObservations: true}
-	res, dir := runExport(t, cfg, episodes(5, nil))
+	res, dir := runExport(t, cfg, episodetest.Stream(5, nil))
 	f := filesOf(res, "axolotl-chat", ViewReAct, SplitTrain)[0]
 	rows := readJSONLRows(t, filepath.Join(dir, f.Path))
 	obs := rows[0]["messages"].([]any)[2].(map[string]any)
@@ -831,7 +832,7 @@ func TestRunCard(t *testing.T) {
 			Classes: map[string]pipeline.ClassCount{"bridge": {Generated: 50, Kept: 30}, "comparison": {Generated: 30, Kept: 20}}},
 	}
 	dir := filepath.Join(t.TempDir(), "export")
-	res, err := Run(t.Context(), RunOptions{Config: cfg, Dir: dir, Kept: episodes(n, nil), Card: info})
+	res, err := Run(t.Context(), RunOptions{Config: cfg, Dir: dir, Kept: episodetest.Stream(n, nil), Card: info})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -916,14 +917,14 @@ func TestRunPairs(t *testing.T) {
 				if i%4 != 0 {
 					continue
 				}
-				ep := synthEpisode(i)
+				ep := episodetest.Synth(i)
 				ep.ID += "-bad"
 				ep.Correct, ep.Prediction = false, "wrong guess"
 				ep.Steps[len(ep.Steps)-1].Action = "Finish[wrong guess]"
 				if !yield(pipeline.Rejected{Episode: ep, Rejects: []pipeline.Reject{{Rule: "correct", Code: "wrong_answer"}}}, nil) {
 					return
 				}
-				loop := synthEpisode(i)
+				loop := episodetest.Synth(i)
 				loop.Finished, loop.StopReason, loop.Correct = false, pipeline.StopLoop, false
 				if !yield(pipeline.Rejected{Episode: loop}, nil) {
 					return
@@ -933,7 +934,7 @@ func TestRunPairs(t *testing.T) {
 	}
 	cfg := pipeline.ExportConfig{Formats: []string{"openai-chat"}, Pairs: true, System: "Sys."}
 	dir := filepath.Join(t.TempDir(), "export")
-	res, err := Run(t.Context(), RunOptions{Config: cfg, Dir: dir, Kept: episodes(n, nil), Rejected: rejected})
+	res, err := Run(t.Context(), RunOptions{Config: cfg, Dir: dir, Kept: episodetest.Stream(n, nil), Rejected: rejected})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -192,8 +192,7 @@ func validateTools(ex *Example, opts ValidateOptions) error {
 	return nil
 }
 
-// The JSON shapes of the tool formats. Each is encoded by encoding/json: these formats
-// are new and their rows are small next to the observation text they carry.
+// The JSON shapes of the tool formats, written like every JSONL row by jsonlEncoder.
 type (
 	openAIToolsRow struct {
 		Messages          []openAIToolMsg `json:"messages"`
@@ -239,25 +238,13 @@ type (
 		System        string         `json:"system,omitempty"`
 		Tools         string         `json:"tools"`
 	}
-	shareGPTTurn struct {
-		From  string `json:"from"`
-		Value string `json:"value"`
-	}
 )
-
-func appendJSON(b []byte, v any) []byte {
-	data, err := json.Marshal(v)
-	if err != nil {
-		panic(fmt.Sprintf("export: encode row: %v", err)) // the rows hold strings and numbers only
-	}
-	return append(b, data...)
-}
 
 // openAIToolsLine writes OpenAI's fine-tuning chat format with tools: a top-level tools
 // array, assistant turns with tool_calls (arguments as a JSON string) and weight 1, tool
 // turns with tool_call_id, parallel_tool_calls false (one call per turn). A call-less
 // assistant turn and the user turn after it are plain chat turns.
-func openAIToolsLine(b []byte, ex *Example, _ lineOptions) []byte {
+func openAIToolsLine(ex *Example, _ lineOptions) []any {
 	row := openAIToolsRow{Messages: make([]openAIToolMsg, 0, len(ex.ToolMessages)), Tools: toolsOf(ex.Task).defs}
 	one := 1
 	for _, m := range ex.ToolMessages {
@@ -276,14 +263,14 @@ func openAIToolsLine(b []byte, ex *Example, _ lineOptions) []byte {
 		}
 		row.Messages = append(row.Messages, om)
 	}
-	return appendJSON(b, row)
+	return []any{row}
 }
 
 // hfToolsLine writes the layout of tokenizer.apply_chat_template(messages, tools=...), as
 // TRL's SFTTrainer and axolotl's chat_template loader read it: tool_calls with the
 // arguments as an object, tool turns with tool_call_id and the function's name, and a
 // tools column of the definitions.
-func hfToolsLine(b []byte, ex *Example, _ lineOptions) []byte {
+func hfToolsLine(ex *Example, _ lineOptions) []any {
 	row := hfToolsRow{Messages: make([]hfToolMsg, 0, len(ex.ToolMessages)), Tools: toolsOf(ex.Task).defs}
 	for _, m := range ex.ToolMessages {
 		hm := hfToolMsg{Role: m.Role, Content: m.Content, ToolCallID: m.ToolCallID, Name: m.Name}
@@ -295,7 +282,7 @@ func hfToolsLine(b []byte, ex *Example, _ lineOptions) []byte {
 		}
 		row.Messages = append(row.Messages, hm)
 	}
-	return appendJSON(b, row)
+	return []any{row}
 }
 
 // thoughtOpen and thoughtClose wrap a thought in a function_call turn: LLaMA-Factory's
@@ -310,7 +297,7 @@ const (
 // step a function_call turn ({"name", "arguments"} JSON, the thought ahead of it in
 // <think> tags) and an observation turn; the system message and the tools (a JSON string)
 // as columns. A call-less step is a gpt turn.
-func shareGPTToolsLine(b []byte, ex *Example, _ lineOptions) []byte {
+func shareGPTToolsLine(ex *Example, _ lineOptions) []any {
 	row := shareGPTToolsRow{Conversations: make([]shareGPTTurn, 0, len(ex.ToolMessages)), Tools: toolsOf(ex.Task).json}
 	for _, m := range ex.ToolMessages {
 		switch {
@@ -328,15 +315,16 @@ func shareGPTToolsLine(b []byte, ex *Example, _ lineOptions) []byte {
 				v.WriteString(thoughtOpen + m.Content + thoughtClose)
 			}
 			c := m.ToolCalls[0]
+			name, _ := json.Marshal(c.Name)
 			v.WriteString(`{"name": `)
-			v.Write(appendJSON(nil, c.Name))
+			v.Write(name)
 			v.WriteString(`, "arguments": `)
 			v.WriteString(c.Arguments)
 			v.WriteString("}")
 			row.Conversations = append(row.Conversations, shareGPTTurn{"function_call", v.String()})
 		}
 	}
-	return appendJSON(b, row)
+	return []any{row}
 }
 
 // The Arrow layout of the tool columns: the same structure as hf-tools' rows, with each

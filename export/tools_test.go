@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/reactgen/reactgen/internal/bpe"
+	"github.com/reactgen/reactgen/internal/episodetest"
 	"github.com/reactgen/reactgen/internal/tool"
 	"github.com/reactgen/reactgen/pipeline"
 )
@@ -183,7 +184,7 @@ func checkOpenAIRow(line []byte, c bpe.Counter) []string {
 // toolEpisodes is a stream with what the tool form must handle: HotpotQA and FEVER,
 // lookups, and an invalid action that has no tool call.
 func toolEpisodes(n int) func() iter.Seq2[pipeline.Episode, error] {
-	return episodes(n, func(i int, ep *pipeline.Episode) {
+	return episodetest.Stream(n, func(i int, ep *pipeline.Episode) {
 		if i%7 == 3 && len(ep.Steps) > 2 {
 			ep.Steps[1].Action, ep.Steps[1].ActionType, ep.Steps[1].Argument = "Searhc[x]", pipeline.ActionInvalid, ""
 			ep.Steps[1].Observation = "Invalid action: Searhc[x]"
@@ -473,7 +474,7 @@ func TestShareGPTToolsLayout(t *testing.T) {
 
 func TestValidateTools(t *testing.T) {
 	base := func() Example {
-		ex, err := Render(synthEpisode(1), ViewReAct, RenderOptions{})
+		ex, err := Render(episodetest.Synth(1), ViewReAct, RenderOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/reactgen/reactgen/internal/episodetest"
 	"github.com/reactgen/reactgen/pipeline"
 )
 
@@ -15,7 +16,7 @@ import (
 // then CoT-SC's majority answer. spliced gives it the schema 1 shape, with the CoT answer
 // appended to the steps as a Finish the agent never took.
 func backOff(i int, spliced bool) pipeline.Episode {
-	ep := synthEpisode(i)
+	ep := episodetest.Synth(i)
 	ep.Method, ep.Branch = pipeline.MethodReActCoTSC, pipeline.MethodCoTSC
 	ep.ID = pipeline.EpisodeID(ep.Task, ep.QuestionID, ep.Method, ep.Attempt, false)
 	ep.Steps = nil
@@ -37,11 +38,11 @@ func backOff(i int, spliced bool) pipeline.Episode {
 }
 
 func TestInView(t *testing.T) {
-	walked := synthEpisode(0)
-	cotsc := synthEpisode(1)
+	walked := episodetest.Synth(0)
+	cotsc := episodetest.Synth(1)
 	cotsc.Method, cotsc.Steps = pipeline.MethodCoTSC, cotsc.Steps[len(cotsc.Steps)-1:]
 	cotsc.Samples = []pipeline.Sample{{Thought: cotsc.Steps[0].Thought, Answer: cotsc.Prediction}}
-	reactWon := synthEpisode(2)
+	reactWon := episodetest.Synth(2)
 	reactWon.Method, reactWon.Branch = pipeline.MethodCoTSCReAct, pipeline.MethodReAct
 	tests := []struct {
 		name string
@@ -78,7 +79,7 @@ func TestBackOffExport(t *testing.T) {
 	stream := func() iter.Seq2[pipeline.Episode, error] {
 		return func(yield func(pipeline.Episode, error) bool) {
 			for i := range n {
-				ep := synthEpisode(i)
+				ep := episodetest.Synth(i)
 				if i%3 == 1 {
 					ep = backOff(i, i%2 == 0)
 				}

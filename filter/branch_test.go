@@ -4,12 +4,13 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/reactgen/reactgen/internal/episodetest"
 	"github.com/reactgen/reactgen/pipeline"
 )
 
 func TestAnsweredBy(t *testing.T) {
 	ep := func(method, branch string) pipeline.Episode {
-		e := episode("e-"+method+"-"+branch, "q", "Search[A]", "Finish[x]")
+		e := episodetest.Episode("e-"+method+"-"+branch, "q", "Search[A]", "Finish[x]")
 		e.Method, e.Branch = method, branch
 		return e
 	}

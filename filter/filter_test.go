@@ -9,30 +9,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/reactgen/reactgen/internal/episodetest"
 	"github.com/reactgen/reactgen/internal/shareddata"
 	"github.com/reactgen/reactgen/pipeline"
 )
-
-// episode builds a finished, correct HotpotQA episode with the given actions.
-func episode(id, qid string, actions ...string) pipeline.Episode {
-	ep := pipeline.Episode{ID: id, QuestionID: qid, Task: pipeline.TaskHotpotQA, Question: "Which river runs through the old mill town?",
-		Answer: "Aldbrook", Prediction: "Aldbrook", Correct: true, StopReason: pipeline.StopFinished, QuestionType: "bridge"}
-	for _, a := range actions {
-		typ := strings.ToLower(a[:strings.IndexByte(a, '[')])
-		ep.Steps = append(ep.Steps, pipeline.Step{Thought: "I think about " + a, Action: a, ActionType: typ, Observation: "Some text."})
-	}
-	return ep
-}
-
-func seq(eps []pipeline.Episode) iter.Seq2[pipeline.Episode, error] {
-	return func(yield func(pipeline.Episode, error) bool) {
-		for _, ep := range eps {
-			if !yield(ep, nil) {
-				return
-			}
-		}
-	}
-}
 
 type result struct {
 	kept     []string
@@ -47,7 +27,7 @@ func run(t *testing.T, cfg pipeline.FilterConfig, task string, opts Options, eps
 		t.Fatalf("New: %v", err)
 	}
 	res := result{rejected: map[string]string{}}
-	res.stats, err = c.Run(t.Context(), seq(eps),
+	res.stats, err = c.Run(t.Context(), episodetest.Seq(eps),
 		func(ep pipeline.Episode) error { res.kept = append(res.kept, ep.ID); return nil },
 		func(r pipeline.Rejected) error { res.rejected[r.ID] = r.Codes(); return nil })
 	if err != nil {
@@ -57,9 +37,9 @@ func run(t *testing.T, cfg pipeline.FilterConfig, task string, opts Options, eps
 }
 
 func TestPerEpisodeRules(t *testing.T) {
-	good := episode("good", "q", "Search[Aldbrook]", "Finish[Aldbrook]")
+	good := episodetest.Episode("good", "q", "Search[Aldbrook]", "Finish[Aldbrook]")
 	mod := func(f func(*pipeline.Episode)) pipeline.Episode {
-		ep := episode("bad", "q", "Search[Aldbrook]", "Finish[Aldbrook]")
+		ep := episodetest.Episode("bad", "q", "Search[Aldbrook]", "Finish[Aldbrook]")
 		ep.Steps = append([]pipeline.Step(nil), ep.Steps...)
 		f(&ep)
 		return ep
@@ -98,9 +78,9 @@ func TestPerEpisodeRules(t *testing.T) {
 		{"loop stop reason", pipeline.FilterConfig{Rules: []string{"no_loops"}}, "hotpotqa",
 			mod(func(e *pipeline.Episode) { e.StopReason = pipeline.StopLoop }), "no_loops/loop"},
 		{"loop three in a row", pipeline.FilterConfig{Rules: []string{"no_loops"}}, "hotpotqa",
-			episode("x", "q", "Search[A]", "search[a]", "Search[A] ", "Finish[A]"), "no_loops/loop"},
+			episodetest.Episode("x", "q", "Search[A]", "search[a]", "Search[A] ", "Finish[A]"), "no_loops/loop"},
 		{"two in a row is fine", pipeline.FilterConfig{Rules: []string{"no_loops"}}, "hotpotqa",
-			episode("x", "q", "Search[A]", "Search[A]", "Search[B]", "Search[A]", "Finish[A]"), ""},
+			episodetest.Episode("x", "q", "Search[A]", "Search[A]", "Search[B]", "Search[A]", "Finish[A]"), ""},
 		{"max_tokens over", pipeline.FilterConfig{Rules: []string{"max_tokens"}, MaxTokens: 10}, "hotpotqa", good, "max_tokens/too_long"},
 		{"max_tokens fits", pipeline.FilterConfig{Rules: []string{"max_tokens"}, MaxTokens: 1000}, "hotpotqa", good, ""},
 		{"all failing rules recorded in order", pipeline.FilterConfig{Rules: []string{"finished", "correct", "no_bad_calls"}}, "hotpotqa",
@@ -168,12 +148,12 @@ func TestTokenCounters(t *testing.T) {
 }
 
 func TestDedupe(t *testing.T) {
-	a := episode("a", "q1", "Search[X]", "Finish[Aldbrook]")
-	dup := episode("dup", "q1", "search[x]", "Finish[Aldbrook]") // same normalised trajectory
-	long := episode("long", "q1", "Search[Y]", "Lookup[river]", "Search[X]", "Finish[Aldbrook]")
-	short := episode("short", "q1", "Finish[Aldbrook]")
-	near := episode("near", "q1", "Search[X]", "Lookup[mill]", "Finish[Aldbrook]")
-	other := episode("other", "q2", "Search[Z]", "Finish[Aldbrook]")
+	a := episodetest.Episode("a", "q1", "Search[X]", "Finish[Aldbrook]")
+	dup := episodetest.Episode("dup", "q1", "search[x]", "Finish[Aldbrook]") // same normalised trajectory
+	long := episodetest.Episode("long", "q1", "Search[Y]", "Lookup[river]", "Search[X]", "Finish[Aldbrook]")
+	short := episodetest.Episode("short", "q1", "Finish[Aldbrook]")
+	near := episodetest.Episode("near", "q1", "Search[X]", "Lookup[mill]", "Finish[Aldbrook]")
+	other := episodetest.Episode("other", "q2", "Search[Z]", "Finish[Aldbrook]")
 	eps := []pipeline.Episode{a, dup, long, near, short, other}
 	tests := []struct {
 		policy string
@@ -204,7 +184,7 @@ func TestDedupe(t *testing.T) {
 func TestTwoPassMatchesBuffered(t *testing.T) {
 	var eps []pipeline.Episode
 	for i := range 30 {
-		ep := episode(fmt.Sprintf("e%02d", i), fmt.Sprintf("q%d", i%7), fmt.Sprintf("Search[%d]", i%4), "Finish[Aldbrook]")
+		ep := episodetest.Episode(fmt.Sprintf("e%02d", i), fmt.Sprintf("q%d", i%7), fmt.Sprintf("Search[%d]", i%4), "Finish[Aldbrook]")
 		if i%5 == 0 {
 			ep.StopReason = pipeline.StopMaxSteps
 		}
@@ -214,7 +194,7 @@ func TestTwoPassMatchesBuffered(t *testing.T) {
 	cfg := pipeline.FilterConfig{Rules: []string{"finished", "dedupe", "balance"}, MaxPerQuestion: 2, DedupePolicy: "first", BalanceBy: "type"}
 	buffered := run(t, cfg, "hotpotqa", Options{}, eps)
 	reads := 0
-	twoPass := run(t, cfg, "hotpotqa", Options{Reopen: func() iter.Seq2[pipeline.Episode, error] { reads++; return seq(eps) }}, eps)
+	twoPass := run(t, cfg, "hotpotqa", Options{Reopen: func() iter.Seq2[pipeline.Episode, error] { reads++; return episodetest.Seq(eps) }}, eps)
 	if reads != 1 {
 		t.Errorf("reopen calls: got %d, want 1", reads)
 	}
@@ -230,11 +210,11 @@ func TestTwoPassMatchesBuffered(t *testing.T) {
 
 	changed := append([]pipeline.Episode(nil), eps...)
 	changed[1].ID = "other"
-	c, err := New(cfg, "hotpotqa", Options{Reopen: func() iter.Seq2[pipeline.Episode, error] { return seq(changed) }})
+	c, err := New(cfg, "hotpotqa", Options{Reopen: func() iter.Seq2[pipeline.Episode, error] { return episodetest.Seq(changed) }})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.Run(t.Context(), seq(eps), nil, nil); err == nil {
+	if _, err := c.Run(t.Context(), episodetest.Seq(eps), nil, nil); err == nil {
 		t.Error("Run with an input that changed between passes: got nil error")
 	}
 }
@@ -244,7 +224,7 @@ func TestBalance(t *testing.T) {
 	counts := map[string]int{pipeline.LabelSupports: 20, pipeline.LabelRefutes: 10, pipeline.LabelNEI: 11}
 	for label, n := range counts {
 		for i := range n {
-			ep := episode(fmt.Sprintf("%s-%d", label, i), fmt.Sprintf("%s-q%d", label, i), "Finish["+label+"]")
+			ep := episodetest.Episode(fmt.Sprintf("%s-%d", label, i), fmt.Sprintf("%s-q%d", label, i), "Finish["+label+"]")
 			ep.Task, ep.Answer, ep.Prediction, ep.QuestionType = pipeline.TaskFEVER, label, label, ""
 			eps = append(eps, ep)
 		}
@@ -311,7 +291,7 @@ func TestDecontaminate(t *testing.T) {
 	writeFile(t, generic, `{"question": "What colour is the tram in Portvale?"}`+"\n\n")
 
 	mk := func(id, q string) pipeline.Episode {
-		ep := episode(id, "q-"+id, "Finish[Aldbrook]")
+		ep := episodetest.Episode(id, "q-"+id, "Finish[Aldbrook]")
 		ep.Question = q
 		return ep
 	}
@@ -353,17 +333,17 @@ func TestDecontaminate(t *testing.T) {
 }
 
 func TestChainOrderAndStats(t *testing.T) {
-	wrong := episode("wrong", "q1", "Finish[Nowhere]")
+	wrong := episodetest.Episode("wrong", "q1", "Finish[Nowhere]")
 	wrong.Prediction = "Nowhere"
-	unfinished := episode("unfinished", "q2", "Search[A]")
+	unfinished := episodetest.Episode("unfinished", "q2", "Search[A]")
 	unfinished.StopReason = pipeline.StopMaxSteps
 	unfinished.Prediction = ""
 	eps := []pipeline.Episode{
-		episode("k1", "q1", "Search[A]", "Finish[Aldbrook]"),
+		episodetest.Episode("k1", "q1", "Search[A]", "Finish[Aldbrook]"),
 		wrong,
-		episode("k1dup", "q1", "Search[A]", "Finish[Aldbrook]"),
+		episodetest.Episode("k1dup", "q1", "Search[A]", "Finish[Aldbrook]"),
 		unfinished,
-		episode("k2", "q2", "Finish[Aldbrook]"),
+		episodetest.Episode("k2", "q2", "Finish[Aldbrook]"),
 	}
 	eps[4].QuestionType = "comparison"
 	cfg := pipeline.FilterConfig{Rules: []string{"finished", "correct", "dedupe"}, MaxPerQuestion: 1, DedupePolicy: "first"}

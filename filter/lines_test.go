@@ -9,6 +9,7 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/reactgen/reactgen/internal/episodetest"
 	"github.com/reactgen/reactgen/pipeline"
 )
 
@@ -19,7 +20,7 @@ func TestRunLinesMatchesRun(t *testing.T) {
 	var eps []pipeline.Episode
 	for i := range 40 {
 		q := fmt.Sprint("q", i%7)
-		ep := episode(fmt.Sprintf("e%02d", i), q, fmt.Sprintf("Search[%d]", i%3), "Finish[Aldbrook]")
+		ep := episodetest.Episode(fmt.Sprintf("e%02d", i), q, fmt.Sprintf("Search[%d]", i%3), "Finish[Aldbrook]")
 		switch i % 5 {
 		case 1:
 			ep.Prediction = "Millbrook" // wrong

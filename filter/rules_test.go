@@ -4,6 +4,8 @@ import (
 	"hash/fnv"
 	"strings"
 	"testing"
+
+	"github.com/reactgen/reactgen/internal/episodetest"
 )
 
 func TestWriteFoldedIgnoresCaseAndSpacing(t *testing.T) {
@@ -50,7 +52,7 @@ func TestNoLoopsRuns(t *testing.T) {
 		{[]string{"Search[A]", "Search[A]", "Search[A]"}, true},
 		{[]string{"Search[" + strings.Repeat("x", 100) + "]", "Search[" + strings.Repeat("x", 100) + "]", "Finish[y]"}, false},
 	} {
-		ep := episode("e", "q", tc.actions...)
+		ep := episodetest.Episode("e", "q", tc.actions...)
 		if ok, _ := (noLoopsRule{}).Keep(&ep); ok == tc.loop {
 			t.Errorf("%v: kept %v, want loop %v", tc.actions, ok, tc.loop)
 		}

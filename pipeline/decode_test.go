@@ -1,4 +1,4 @@
-package pipeline
+package pipeline_test
 
 import (
 	"encoding/json"
@@ -6,39 +6,20 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/reactgen/reactgen/internal/episodetest"
+	"github.com/reactgen/reactgen/pipeline"
 )
 
-// fullEpisode sets every field of the record, with strings that need escaping.
-func fullEpisode() Episode {
-	call := Call{Model: "gpt", PromptHash: "ab12", Prompt: "Question: <x> & y", Completion: "Thought: é \"q\"\n",
-		FinishReason: "stop", Usage: Usage{PromptTokens: 10, CompletionTokens: 5, TotalTokens: 15, CostUSD: 0.00125},
-		LatencyMS: 321, Retries: 2, Cached: true, Bad: true, Error: "boom",
-		ToolCalls: []ToolCall{{ID: "call_1", Name: "search", Arguments: `{"entity":"Ada \"L\""}`}, {Name: "browse", Arguments: "not json"}}}
-	return Episode{Schema: SchemaVersion, ID: "0123456789abcdef", RunID: "run", Task: TaskHotpotQA, QuestionID: "q1",
-		Question: "Who is \"A\"?\tTab \u2028 line", Answer: "Ada", QuestionType: "bridge", Method: "react", Branch: "react",
-		Policy: "expert", Format: "chat", Attempt: 3, Seed: -9007199254740993,
-		Steps: []Step{
-			{Thought: "I need \\ to search 日本", Action: "Search[Ada]", ActionType: ActionSearch, Argument: "Ada",
-				Observation: "Ada was... \"Quoted\"\x01\x1f end", Calls: []Call{call, {}},
-				ToolCall: &ToolCall{ID: "call_1", Name: "search", Arguments: `{"entity":"Ada"}`}},
-			{Action: "Finish[Ada]", ActionType: ActionFinish, Argument: "Ada", Calls: []Call{}},
-		},
-		Samples:    []Sample{{Thought: "t", Answer: "a", Call: &call}, {Thought: "u"}},
-		Prediction: "Ada", Finished: true, Correct: true, EM: 1, F1: 0.6666666666666666, StopReason: StopFinished,
-		LLMCalls: 2, BadCalls: 1, Usage: Usage{PromptTokens: 1 << 40, CostUSD: 1e-9}, LatencyMS: 1 << 50,
-		Rationalized: true, Error: "none"}
-}
-
-// TestDecodeEpisodeMatchesEncodingJSON holds decodeEpisode to json.Unmarshal: the same
-// record and the same error on lines written by json.Marshal and on lines that leave the
-// direct path.
+// TestDecodeEpisodeMatchesEncodingJSON holds pipeline.DecodeEpisode to json.Unmarshal (see
+// checkDecode) on lines written by json.Marshal and on lines no writer produces.
 func TestDecodeEpisodeMatchesEncodingJSON(t *testing.T) {
-	full, err := json.Marshal(fullEpisode())
+	full, err := json.Marshal(episodetest.Full())
 	if err != nil {
 		t.Fatal(err)
 	}
-	minimal, _ := json.Marshal(Episode{ID: "x"})
-	noSteps, _ := json.Marshal(Episode{ID: "x", Steps: []Step{}})
+	minimal, _ := json.Marshal(pipeline.Episode{ID: "x"})
+	noSteps, _ := json.Marshal(pipeline.Episode{ID: "x", Steps: []pipeline.Step{}})
 	f := string(full)
 	cases := map[string]string{
 		"full":                f,
@@ -100,67 +81,65 @@ func TestDecodeEpisodeMatchesEncodingJSON(t *testing.T) {
 	}
 }
 
+// checkDecode holds pipeline.DecodeEpisode to json.Unmarshal on in: a line pipeline.DecodeEpisode rejects
+// gets encoding/json's error; the record encoding/json reads from in, written again by
+// json.Marshal (the form every writer of episode files produces), decodes to the same
+// record; and so does in itself when it is in that form.
 func checkDecode(t *testing.T, in string) {
 	t.Helper()
-	var want, got Episode
+	var want, got pipeline.Episode
 	werr := json.Unmarshal([]byte(in), &want)
-	gerr := decodeEpisode([]byte(in), &got)
-	if fmt.Sprint(werr) != fmt.Sprint(gerr) {
+	gerr := pipeline.DecodeEpisode([]byte(in), &got)
+	if gerr != nil && fmt.Sprint(werr) != fmt.Sprint(gerr) {
 		t.Fatalf("%q: error %v, encoding/json says %v", in, gerr, werr)
 	}
-	if werr == nil && !reflect.DeepEqual(got, want) {
+	if werr != nil {
+		return
+	}
+	canon, err := json.Marshal(want)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(canon) == in && !reflect.DeepEqual(got, want) {
 		t.Fatalf("%q:\n got %+v\nwant %+v", in, got, want)
+	}
+	var again, wantAgain pipeline.Episode
+	json.Unmarshal(canon, &wantAgain)
+	if err := pipeline.DecodeEpisode(canon, &again); err != nil || !reflect.DeepEqual(again, wantAgain) {
+		t.Fatalf("%s as json.Marshal writes it:\n got %+v, %v\nwant %+v", canon, again, err, wantAgain)
 	}
 }
 
+// FuzzDecodeEpisode is the differential test of pipeline.DecodeEpisode against encoding/json:
+// go test -fuzz FuzzDecodeEpisode ./pipeline.
 func FuzzDecodeEpisode(f *testing.F) {
-	full, _ := json.Marshal(fullEpisode())
+	full, _ := json.Marshal(episodetest.Full())
 	f.Add(string(full))
 	f.Add(`{"id":"x","steps":[{"thought":"a\u00e9\n"}],"em":1e-3}`)
 	f.Add(strings.Replace(string(full), `"id"`, `"Id"`, 1))
+	f.Add(`{"seed":9223372036854775807,"attempt":-9223372036854775808,"question":"\ud83d\ude00 \ud800"}`)
 	f.Fuzz(func(t *testing.T, in string) {
 		checkDecode(t, in)
 	})
 }
 
 func BenchmarkDecodeEpisode(b *testing.B) {
-	line, _ := json.Marshal(fullEpisode())
+	line, _ := json.Marshal(episodetest.Full())
 	for _, bc := range []struct {
 		name   string
-		decode func([]byte, *Episode) error
+		decode func([]byte, *pipeline.Episode) error
 	}{
-		{"direct", decodeEpisode},
-		{"encoding-json", func(b []byte, ep *Episode) error { return json.Unmarshal(b, ep) }},
+		{"pipeline.DecodeEpisode", pipeline.DecodeEpisode},
+		{"encoding-json", func(b []byte, ep *pipeline.Episode) error { return json.Unmarshal(b, ep) }},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			b.SetBytes(int64(len(line)))
 			for b.Loop() {
-				var ep Episode
+				var ep pipeline.Episode
 				if err := bc.decode(line, &ep); err != nil {
 					b.Fatal(err)
 				}
 			}
 		})
-	}
-}
-
-// TestDecodeEpisodeFastPathTakesToolCalls checks that a record with tool calls, as
-// json.Marshal writes it, stays on the direct path.
-func TestDecodeEpisodeFastPathTakesToolCalls(t *testing.T) {
-	b, err := json.Marshal(fullEpisode())
-	if err != nil {
-		t.Fatal(err)
-	}
-	var ep Episode
-	d := episodeDecoder{s: string(b)}
-	if !d.episode(&ep) || !d.end() {
-		t.Fatalf("the direct path left the record at byte %d of %d", d.i, len(b))
-	}
-	var want Episode
-	if err := json.Unmarshal(b, &want); err != nil {
-		t.Fatal(err)
-	}
-	if !reflect.DeepEqual(ep, want) {
-		t.Errorf("direct path: got %+v, want %+v", ep, want)
 	}
 }

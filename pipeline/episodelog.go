@@ -118,7 +118,7 @@ func scanLog(path string) (LogState, Recovery, int64, error) {
 		}
 		line++
 		var ep Episode
-		if jerr := json.Unmarshal(bytes.TrimSpace(b), &ep); jerr != nil || ep.ID == "" {
+		if jerr := decodeEpisode(bytes.TrimSpace(b), &ep); jerr != nil || ep.ID == "" {
 			// A complete but unparseable line that is the last one is still a torn write
 			// (the newline can land before the rest of the data on some file systems).
 			if _, perr := r.Peek(1); perr == io.EOF {
@@ -392,7 +392,7 @@ func recordID(b []byte) (string, bool) {
 
 // ReadRejected streams rejected.jsonl.
 func ReadRejected(path string) iter.Seq2[Rejected, error] {
-	return readRecords(path, func(b []byte, r *Rejected) error { return json.Unmarshal(b, r) })
+	return readRecords(path, decodeRejected)
 }
 
 // ReadKept streams kept.jsonl.

@@ -1,4 +1,4 @@
-package pipeline
+package pipeline_test
 
 import (
 	"errors"
@@ -10,20 +10,18 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/reactgen/reactgen/internal/episodetest"
+	"github.com/reactgen/reactgen/pipeline"
 )
 
-func testEpisode(qid string, attempt int, stop string, correct bool) Episode {
-	return Episode{Schema: SchemaVersion, ID: EpisodeID(TaskHotpotQA, qid, "react", attempt, false), Task: TaskHotpotQA,
-		QuestionID: qid, Attempt: attempt, Method: "react", StopReason: stop, Correct: correct}
-}
-
 func TestEpisodeLogTornLastLine(t *testing.T) {
-	path := filepath.Join(t.TempDir(), EpisodesFile)
-	l, _, _, err := OpenEpisodeLog(path, 1, 0)
+	path := filepath.Join(t.TempDir(), pipeline.EpisodesFile)
+	l, _, _, err := pipeline.OpenEpisodeLog(path, 1, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, ep := range []Episode{testEpisode("q1", 0, StopFinished, true), testEpisode("q2", 0, StopMaxSteps, false)} {
+	for _, ep := range []pipeline.Episode{episodetest.Outcome("q1", 0, pipeline.StopFinished, true), episodetest.Outcome("q2", 0, pipeline.StopMaxSteps, false)} {
 		if err := l.Write(t.Context(), ep); err != nil {
 			t.Fatal(err)
 		}
@@ -34,7 +32,7 @@ func TestEpisodeLogTornLastLine(t *testing.T) {
 	f.WriteString(`{"schema":1,"id":"abc","question_id":"q3","st`)
 	f.Close()
 
-	l, state, rec, err := OpenEpisodeLog(path, 1, 0)
+	l, state, rec, err := pipeline.OpenEpisodeLog(path, 1, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,11 +43,11 @@ func TestEpisodeLogTornLastLine(t *testing.T) {
 	if !state.Done["q1#0"] || !state.Done["q2#0"] || state.Correct != 1 {
 		t.Errorf("state: got %+v", state)
 	}
-	if err := l.Write(t.Context(), testEpisode("q3", 0, StopFinished, true)); err != nil {
+	if err := l.Write(t.Context(), episodetest.Outcome("q3", 0, pipeline.StopFinished, true)); err != nil {
 		t.Fatal(err)
 	}
 	var ids []string
-	for ep, err := range ReadEpisodes(path) {
+	for ep, err := range pipeline.ReadEpisodes(path) {
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -62,30 +60,30 @@ func TestEpisodeLogTornLastLine(t *testing.T) {
 }
 
 func TestEpisodeLogRetryableSuperseded(t *testing.T) {
-	path := filepath.Join(t.TempDir(), EpisodesFile)
-	l, _, _, err := OpenEpisodeLog(path, 4, time.Second)
+	path := filepath.Join(t.TempDir(), pipeline.EpisodesFile)
+	l, _, _, err := pipeline.OpenEpisodeLog(path, 4, time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
-	l.Write(t.Context(), testEpisode("q1", 0, StopError, false))
-	l.Write(t.Context(), testEpisode("q2", 0, StopInterrupted, false))
+	l.Write(t.Context(), episodetest.Outcome("q1", 0, pipeline.StopError, false))
+	l.Write(t.Context(), episodetest.Outcome("q2", 0, pipeline.StopInterrupted, false))
 	l.Close()
-	l, state, _, err := OpenEpisodeLog(path, 4, time.Second)
+	l, state, _, err := pipeline.OpenEpisodeLog(path, 4, time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(state.Done) != 0 || state.Retry != 2 {
 		t.Errorf("retryable records must not count as done: got %+v", state)
 	}
-	l.Write(t.Context(), testEpisode("q1", 0, StopFinished, true))
+	l.Write(t.Context(), episodetest.Outcome("q1", 0, pipeline.StopFinished, true))
 	l.Close()
 	n := 0
-	for ep, err := range ReadEpisodes(path) {
+	for ep, err := range pipeline.ReadEpisodes(path) {
 		if err != nil {
 			t.Fatal(err)
 		}
 		n++
-		if ep.QuestionID == "q1" && ep.StopReason != StopFinished {
+		if ep.QuestionID == "q1" && ep.StopReason != pipeline.StopFinished {
 			t.Errorf("q1: got the superseded record %q", ep.StopReason)
 		}
 	}
@@ -95,9 +93,9 @@ func TestEpisodeLogRetryableSuperseded(t *testing.T) {
 }
 
 func TestEpisodeLogMalformedMiddleLine(t *testing.T) {
-	path := filepath.Join(t.TempDir(), EpisodesFile)
+	path := filepath.Join(t.TempDir(), pipeline.EpisodesFile)
 	os.WriteFile(path, []byte("{\"id\":\"a\",\"question_id\":\"q\"}\nnot json\n{\"id\":\"b\",\"question_id\":\"r\"}\n"), 0o644)
-	_, _, _, err := OpenEpisodeLog(path, 1, 0)
+	_, _, _, err := pipeline.OpenEpisodeLog(path, 1, 0)
 	if err == nil || !strings.Contains(err.Error(), "line 2") {
 		t.Errorf("got %v, want an error naming line 2", err)
 	}
@@ -105,12 +103,12 @@ func TestEpisodeLogMalformedMiddleLine(t *testing.T) {
 
 func TestLockHeldAndStale(t *testing.T) {
 	dir := t.TempDir()
-	l, err := AcquireLock(dir, "test")
+	l, err := pipeline.AcquireLock(dir, "test")
 	if err != nil {
 		t.Fatal(err)
 	}
 	// flock is per open file description, so a second open in this process conflicts too.
-	if _, err := AcquireLock(dir, "second"); err == nil {
+	if _, err := pipeline.AcquireLock(dir, "second"); err == nil {
 		t.Fatal("second lock: got nil error, want the run directory in use")
 	} else if !strings.Contains(err.Error(), "in use by pid") {
 		t.Errorf("second lock: got %v, want a message naming the holder", err)
@@ -118,11 +116,11 @@ func TestLockHeldAndStale(t *testing.T) {
 	l.Release()
 
 	// A lock left by a process that died is taken over.
-	cmd := exec.Command("sh", "-c", "exec 9>>"+filepath.Join(dir, LockFile)+"; flock -n 9 && echo '{\"pid\":99999}' >&9")
+	cmd := exec.Command("sh", "-c", "exec 9>>"+filepath.Join(dir, pipeline.LockFile)+"; flock -n 9 && echo '{\"pid\":99999}' >&9")
 	if err := cmd.Run(); err != nil {
 		t.Skipf("flock(1) unavailable: %v", err)
 	}
-	l2, err := AcquireLock(dir, "third")
+	l2, err := pipeline.AcquireLock(dir, "third")
 	if err != nil {
 		t.Fatalf("stale lock was not taken over: %v", err)
 	}
@@ -133,7 +131,7 @@ func TestWriteFileAtomicFailureKeepsOld(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "f.json")
 	os.WriteFile(path, []byte("old"), 0o644)
-	err := WriteFileAtomic(path, func(w io.Writer) error {
+	err := pipeline.WriteFileAtomic(path, func(w io.Writer) error {
 		io.WriteString(w, "half")
 		return errors.New("disk full")
 	})
@@ -154,19 +152,19 @@ func TestReadEpisodesOrderIsIndependentOfCompletionOrder(t *testing.T) {
 	dir := t.TempDir()
 	write := func(name string, order []string) string {
 		path := filepath.Join(dir, name)
-		l, _, _, err := OpenEpisodeLog(path, 1, 0)
+		l, _, _, err := pipeline.OpenEpisodeLog(path, 1, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
 		for _, q := range order {
-			l.Write(t.Context(), testEpisode(q, 0, StopFinished, true))
+			l.Write(t.Context(), episodetest.Outcome(q, 0, pipeline.StopFinished, true))
 		}
 		l.Close()
 		return path
 	}
 	read := func(path string) string {
 		var ids []string
-		for ep, err := range ReadEpisodes(path) {
+		for ep, err := range pipeline.ReadEpisodes(path) {
 			if err != nil {
 				t.Fatal(err)
 			}

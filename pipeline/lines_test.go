@@ -1,4 +1,4 @@
-package pipeline
+package pipeline_test
 
 import (
 	"bytes"
@@ -8,6 +8,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/reactgen/reactgen/internal/episodetest"
+	"github.com/reactgen/reactgen/pipeline"
 )
 
 // TestCopiedLinesMatchEncoding: a record copied by its line (WriteLine, WriteRejected)
@@ -15,11 +18,11 @@ import (
 func TestCopiedLinesMatchEncoding(t *testing.T) {
 	dir := t.TempDir()
 	src := filepath.Join(dir, "src.jsonl")
-	w, err := CreateJSONL(src)
+	w, err := pipeline.CreateJSONL(src)
 	if err != nil {
 		t.Fatal(err)
 	}
-	eps := []Episode{fullEpisode(), testEpisode("q1", 0, StopFinished, true), {ID: "x"}}
+	eps := []pipeline.Episode{episodetest.Full(), episodetest.Outcome("q1", 0, pipeline.StopFinished, true), {ID: "x"}}
 	for _, ep := range eps {
 		if err := w.Write(ep); err != nil {
 			t.Fatal(err)
@@ -28,22 +31,22 @@ func TestCopiedLinesMatchEncoding(t *testing.T) {
 	if err := w.Commit(); err != nil {
 		t.Fatal(err)
 	}
-	rejects := []Reject{{Rule: "correct", Code: "wrong_answer", Detail: `prediction "a<b>"`}, {Rule: "dedupe", Code: "duplicate"}}
-	files := map[string]*JSONLWriter{}
+	rejects := []pipeline.Reject{{Rule: "correct", Code: "wrong_answer", Detail: `prediction "a<b>"`}, {Rule: "dedupe", Code: "duplicate"}}
+	files := map[string]*pipeline.JSONLWriter{}
 	for _, name := range []string{"kept-enc", "kept-copy", "rej-enc", "rej-copy"} {
-		if files[name], err = CreateJSONL(filepath.Join(dir, name)); err != nil {
+		if files[name], err = pipeline.CreateJSONL(filepath.Join(dir, name)); err != nil {
 			t.Fatal(err)
 		}
 	}
 	n := 0
-	for rec, err := range ReadEpisodeLines(src, true) {
+	for rec, err := range pipeline.ReadEpisodeLines(src, true) {
 		if err != nil {
 			t.Fatal(err)
 		}
 		n++
 		files["kept-enc"].Write(rec.Episode)
 		files["kept-copy"].WriteLine(rec.Line)
-		files["rej-enc"].Write(Rejected{Episode: rec.Episode, Rejects: rejects})
+		files["rej-enc"].Write(pipeline.Rejected{Episode: rec.Episode, Rejects: rejects})
 		if err := files["rej-copy"].WriteRejected(rec.Line, rejects); err != nil {
 			t.Fatal(err)
 		}
@@ -64,7 +67,7 @@ func TestCopiedLinesMatchEncoding(t *testing.T) {
 		}
 	}
 	var rejected []string
-	for r, err := range ReadRejected(filepath.Join(dir, "rej-copy")) {
+	for r, err := range pipeline.ReadRejected(filepath.Join(dir, "rej-copy")) {
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -78,10 +81,10 @@ func TestCopiedLinesMatchEncoding(t *testing.T) {
 // TestReadEpisodeLinesUndecoded: the second pass (decode false) yields the same ids and
 // lines in the same order as the first, torn last line and superseded records included.
 func TestReadEpisodeLinesUndecoded(t *testing.T) {
-	path := filepath.Join(t.TempDir(), EpisodesFile)
+	path := filepath.Join(t.TempDir(), pipeline.EpisodesFile)
 	var b strings.Builder
 	for i := range 600 {
-		ep := testEpisode(fmt.Sprintf("q%03d", i%500), 0, StopFinished, i%3 == 0)
+		ep := episodetest.Outcome(fmt.Sprintf("q%03d", i%500), 0, pipeline.StopFinished, i%3 == 0)
 		line, _ := jsonLine(ep)
 		b.WriteString(line)
 	}
@@ -92,7 +95,7 @@ func TestReadEpisodeLinesUndecoded(t *testing.T) {
 	type rec struct{ id, line string }
 	read := func(decode bool) []rec {
 		var out []rec
-		for r, err := range ReadEpisodeLines(path, decode) {
+		for r, err := range pipeline.ReadEpisodeLines(path, decode) {
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -104,16 +107,16 @@ func TestReadEpisodeLinesUndecoded(t *testing.T) {
 	if len(first) != 500 || fmt.Sprint(first) != fmt.Sprint(second) {
 		t.Fatalf("first pass %d records, second %d; differ: %v", len(first), len(second), fmt.Sprint(first) != fmt.Sprint(second))
 	}
-	var eps []Episode
-	for ep, err := range ReadEpisodes(path) {
+	var eps []pipeline.Episode
+	for ep, err := range pipeline.ReadEpisodes(path) {
 		if err != nil {
 			t.Fatal(err)
 		}
 		eps = append(eps, ep)
 	}
 	for i, ep := range eps {
-		var want Episode
-		if err := decodeEpisode([]byte(first[i].line), &want); err != nil || want.ID != ep.ID || ep.ID != first[i].id {
+		var want pipeline.Episode
+		if err := pipeline.DecodeEpisode([]byte(first[i].line), &want); err != nil || want.ID != ep.ID || ep.ID != first[i].id {
 			t.Fatalf("record %d: %s, line holds %s (%v)", i, ep.ID, want.ID, err)
 		}
 	}
@@ -125,7 +128,7 @@ func TestReadKeptChunks(t *testing.T) {
 	dir := t.TempDir()
 	var b strings.Builder
 	for i := range 1000 {
-		line, _ := jsonLine(testEpisode(fmt.Sprintf("q%04d", i), 0, StopFinished, true))
+		line, _ := jsonLine(episodetest.Outcome(fmt.Sprintf("q%04d", i), 0, pipeline.StopFinished, true))
 		b.WriteString(line)
 		if i == 300 {
 			b.WriteString("\n  \n")
@@ -148,7 +151,7 @@ func TestReadKeptChunks(t *testing.T) {
 			os.WriteFile(path, []byte(tt.data), 0o644)
 			n := 0
 			var gotErr error
-			for ep, err := range ReadKept(path) {
+			for ep, err := range pipeline.ReadKept(path) {
 				if err != nil {
 					gotErr = err
 					break
@@ -165,7 +168,7 @@ func TestReadKeptChunks(t *testing.T) {
 	}
 }
 
-func jsonLine(ep Episode) (string, error) {
+func jsonLine(ep pipeline.Episode) (string, error) {
 	b, err := json.Marshal(ep)
 	return string(b) + "\n", err
 }

@@ -1,0 +1,4 @@
+package pipeline
+
+// DecodeEpisode is decodeEpisode, for the external tests.
+var DecodeEpisode = decodeEpisode
