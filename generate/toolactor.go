@@ -24,9 +24,10 @@ var ErrToolsRefused = errors.New("generate.format tools: the model server refuse
 // action from its one function call. A reply without exactly one well-formed call
 // (unknown function, arguments that are not a JSON object, a missing argument, several
 // calls, text and no call) is counted as a bad call and asked once more, with the
-// problem as the tool turn answering each call or, with no call, as a user turn. If the
-// second reply is no better, the environment answers the step with its invalid-action
-// observation. Safe for concurrent use when Client is.
+// problem as the tool turn answering each call or, with no call, as a user turn (not in
+// a trained layout, whose model never saw such a turn). If the second reply is no better,
+// the environment answers the step with its invalid-action observation. Safe for
+// concurrent use when Client is.
 type ToolActor struct {
 	Client      llm.Client
 	Layout      *prompt.Layout // a tools layout (prompt.FormatTools)
@@ -68,6 +69,12 @@ func (a *ToolActor) Act(ctx context.Context, q pipeline.Question, history []pipe
 	}
 	mv.Calls[0].Bad = true
 	mv.Bad++
+	if !a.Layout.CanReask() {
+		// A trained layout: the model never saw the retry's message, so the environment
+		// answers the reply as it is.
+		mv.Action = malformed(first)
+		return mv, nil
+	}
 	pr = a.Layout.ToolRetry(q.Question, turns, first.Text, first.ToolCalls, problem)
 	call, resp, err = a.send(ctx, pr)
 	mv.Calls = append(mv.Calls, call)

@@ -313,3 +313,38 @@ func TestToolsRefusedStopsTheRun(t *testing.T) {
 		}
 	}
 }
+
+// TestToolsTrainedNoRetry: a trained tools layout sends no instruction and no exemplar,
+// solves the question in tool calls, and does not ask a malformed reply again (its model
+// never saw the retry's turn): the step is counted bad and the environment answers it.
+func TestToolsTrainedNoRetry(t *testing.T) {
+	q := worldQuestions[0]
+	for _, bad := range []bool{false, true} {
+		fm := &fakeModel{}
+		if bad {
+			fm.badCall = map[string]string{q.Question: "text, no call"}
+		}
+		srv := llmtest.NewServer(t, fm.handle)
+		g, l := testConfig("react", prompt.FormatTools)
+		g.Prompting = prompt.PromptingTrained
+		r, err := NewRunner(RunnerOptions{Config: g, LLM: l, Task: "hotpotqa", RunID: "test", Client: openAI(t, srv, 0, nil), NewEnv: worldEnv("hotpotqa")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ep := r.Episode(t.Context(), q, 0)
+		first := srv.Log()[0].Req
+		if len(first.Tools) != 3 || len(first.Messages) != 1 || first.Messages[0].Role != "user" {
+			t.Errorf("bad %v: the first trained request is not the question alone with the tools: %+v", bad, first.Messages)
+		}
+		if !bad {
+			if !ep.Correct || ep.BadCalls != 0 {
+				t.Errorf("correct %v, bad calls %d: %v", ep.Correct, ep.BadCalls, actions(ep))
+			}
+			continue
+		}
+		st := ep.Steps[0]
+		if ep.BadCalls != 1 || len(st.Calls) != 1 || st.ActionType != pipeline.ActionInvalid {
+			t.Errorf("a malformed trained reply: bad calls %d, %d requests for step 1, action %q", ep.BadCalls, len(st.Calls), st.Action)
+		}
+	}
+}

@@ -416,9 +416,6 @@ func (c *Config) Validate() error {
 		case "cot", "cot-sc", "standard":
 			return &ConfigError{Key: "generate.format", Message: fmt.Sprintf("tools needs a method that acts (react, act, react-cot-sc, cot-sc-react), not %q; use chat or completion", c.Generate.Method)}
 		}
-		if c.Generate.Prompting == "trained" {
-			return &ConfigError{Key: "generate.prompting", Message: "trained renders the text exports' layouts; use it with generate.format chat or completion"}
-		}
 	}
 	if c.Generate.Prompting == "trained" {
 		switch c.Generate.Method {
@@ -464,7 +461,8 @@ func (c *Config) ValidateSources() error {
 
 // trainedFormat checks generate.trained_format against the request format that serves it.
 func trainedFormat(format, exportFormat string) error {
-	allowed := map[string][]string{"chat": {"openai-chat", "axolotl-chat", "sharegpt", "agentgym"}, "completion": {"completion"}}[format]
+	allowed := map[string][]string{"chat": {"openai-chat", "axolotl-chat", "sharegpt", "agentgym"}, "completion": {"completion"},
+		"tools": {"openai-tools", "hf-tools", "sharegpt-tools"}}[format]
 	if exportFormat == "" || slices.Contains(allowed, exportFormat) {
 		return nil
 	}

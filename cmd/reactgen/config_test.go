@@ -126,7 +126,7 @@ func TestConfigErrors(t *testing.T) {
 		{"--set without =", minimalConfig, []string{"llm.model"}, []string{"section.key=value"}},
 		{"missing task path", "generate:\n  policy: expert\ncorpus:\n  path: c.jsonl\n", nil, []string{"task.path", "required"}},
 		{"tools with cot", minimalConfig + "  format: tools\n  method: cot\n", nil, []string{"generate.format", "tools needs a method that acts", "use chat or completion"}},
-		{"tools trained", minimalConfig + "  format: tools\n  prompting: trained\n", nil, []string{"generate.prompting", "generate.format chat or completion"}},
+		{"tools trained on text", minimalConfig + "  format: tools\n  prompting: trained\n  trained_format: openai-chat\n", nil, []string{"generate.trained_format", "openai-tools, hf-tools, sharegpt-tools"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -10,16 +10,20 @@ import (
 
 	"github.com/reactgen/reactgen/generate/expert"
 	"github.com/reactgen/reactgen/internal/dataset"
+	"github.com/reactgen/reactgen/internal/env"
 	"github.com/reactgen/reactgen/internal/index"
+	"github.com/reactgen/reactgen/internal/llm"
 	"github.com/reactgen/reactgen/internal/llm/llmtest"
+	"github.com/reactgen/reactgen/internal/tool"
 	"github.com/reactgen/reactgen/pipeline"
 )
 
 // demoModel is a fake "fine-tuned" model over the demo world: it reads the question and
 // the trajectory so far from a request in either layout (trained or few-shot, chat or
-// completion), lets the expert policy decide the next step, and answers as a model
-// trained on the export would: "Thought: …\nAction: …" in chat, "Thought i: …\nAction i: …"
-// in the completion layout (after a few-shot "Thought i:" only the rest of the line).
+// completion or tools), lets the expert policy decide the next step, and answers as a
+// model trained on the export would: "Thought: …\nAction: …" in chat, "Thought i: …\nAction i: …"
+// in the completion layout (after a few-shot "Thought i:" only the rest of the line), the
+// thought and one call when the request offers tools.
 type demoModel struct {
 	ex        *expert.Expert
 	questions map[string]pipeline.Question // by question text
@@ -65,6 +69,14 @@ func (m *demoModel) read(r llmtest.Req) (q pipeline.Question, history []pipeline
 		q, ok = m.questions[c[strings.LastIndex(c, "Question: ")+len("Question: "):]]
 		for _, msg := range r.Messages[start+1:] {
 			switch {
+			case msg.Role == "assistant" && len(msg.ToolCalls) == 1:
+				a, err := tool.ToAction(msg.ToolCalls[0].Function.Name, msg.ToolCalls[0].Function.Arguments)
+				if err != nil {
+					return q, nil, "", false
+				}
+				history = append(history, pipeline.Step{Action: a.Text})
+			case msg.Role == "tool" && len(history) > 0:
+				history[len(history)-1].Observation = msg.Content
 			case msg.Role == "assistant":
 				_, action, _ := strings.Cut(msg.Content, "Action: ")
 				history = append(history, pipeline.Step{Action: action})
@@ -113,6 +125,13 @@ func (m *demoModel) handle(ctx context.Context, r llmtest.Req) llmtest.Reply {
 	}
 	n := len(history) + 1
 	switch {
+	case len(r.Tools) > 0:
+		a := env.ParseAction(mv.Action)
+		name, args, ok := tool.FromAction(a.Type, a.Argument)
+		if !ok {
+			return llmtest.Reply{Texts: []string{mv.Thought}}
+		}
+		return llmtest.Reply{Texts: []string{mv.Thought}, ToolCalls: []llm.ToolCall{{Type: "function", Function: llm.FunctionCall{Name: name, Arguments: args}}}}
 	case r.Endpoint == "chat":
 		return llmtest.Reply{Texts: []string{"Thought: " + mv.Thought + "\nAction: " + mv.Action}}
 	case cont != "":
@@ -144,7 +163,7 @@ func predictions(t *testing.T, dir string) map[string]string {
 }
 
 // TestEvalTrainedDemo scores a "fine-tuned" model on the demo world zero-shot in its
-// trained layout and few-shot, in the chat and completion formats: the table is printed,
+// trained layout and few-shot, in the chat, completion and tools formats: the table is printed,
 // the trained requests carry no exemplar and no instruction, and both modes give every
 // question the same answer. `make eval` runs it with -v to show the tables.
 func TestEvalTrainedDemo(t *testing.T) {
@@ -154,7 +173,7 @@ func TestEvalTrainedDemo(t *testing.T) {
 	}
 	srv := newDemoServer(t, ix)
 	const system = "You answer questions with Search, Lookup and Finish."
-	for _, format := range []string{"chat", "completion"} {
+	for _, format := range []string{"chat", "completion", "tools"} {
 		t.Run(format, func(t *testing.T) {
 			answers := map[string]map[string]string{}
 			for _, mode := range []string{"trained", "few-shot"} {

@@ -83,7 +83,7 @@ var keyDocs = map[string]string{
 	"generate.keep_prompts":       "store each request's full prompt in the episode (otherwise only its hash)",
 	"generate.progress":           "auto, bar, lines or off (progress goes to stderr)",
 	"generate.prompting":          "few-shot (instruction and exemplars) or trained: a fine-tuned model gets exactly what the export rendered before a training example's first assistant turn (export.system if set, the question turn), no exemplars, no instruction; methods react, act, standard",
-	"generate.trained_format":     "with prompting trained: the export format the model was trained on (chat: openai-chat, axolotl-chat, sharegpt, agentgym; completion: completion); empty = openai-chat or completion",
+	"generate.trained_format":     "with prompting trained: the export format the model was trained on (chat: openai-chat, axolotl-chat, sharegpt, agentgym; completion: completion; tools: openai-tools, hf-tools, sharegpt-tools); empty = the first of these",
 
 	"star.previous": "STaR: round k's run directory; this run is round k+1: it generates only on the questions round k did not solve (with generate.rationalize, hinted retries of the rest), carries round k's kept episodes into its log, and the filter judges both under one dedupe policy; the manifest records each round and its model",
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -110,6 +111,10 @@ func evalCommand(run string, rec pipeline.TrainingJob) string {
 		}
 	}
 	out := filepath.Join(filepath.Dir(filepath.Clean(run)), filepath.Base(run)+"-eval")
-	return fmt.Sprintf("reactgen eval --config %s --out %s --set llm.base_url=%s --set llm.model=%s --set generate.prompting=trained --set generate.trained_format=%s --set task.path=EVAL_SPLIT",
-		config, out, rec.BaseURL, rec.FineTunedModel, rec.Format)
+	format := "chat"
+	if strings.HasSuffix(rec.Format, "-tools") {
+		format = "tools" // a model trained on tool calls is asked with them
+	}
+	return fmt.Sprintf("reactgen eval --config %s --out %s --set llm.base_url=%s --set llm.model=%s --set generate.format=%s --set generate.prompting=trained --set generate.trained_format=%s --set task.path=EVAL_SPLIT",
+		config, out, rec.BaseURL, rec.FineTunedModel, format, rec.Format)
 }

@@ -5,7 +5,9 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/reactgen/reactgen/internal/env"
 	"github.com/reactgen/reactgen/internal/llm"
+	"github.com/reactgen/reactgen/internal/tool"
 )
 
 // Prompting modes (generate.prompting).
@@ -19,6 +21,7 @@ const (
 var TrainedFormats = map[string][]string{
 	FormatChat:       {"openai-chat", "axolotl-chat", "sharegpt", "agentgym"},
 	FormatCompletion: {"completion"},
+	FormatTools:      {"openai-tools", "hf-tools", "sharegpt-tools"},
 }
 
 // trained is how a trained layout renders: what the export wrote before the first
@@ -26,6 +29,7 @@ var TrainedFormats = map[string][]string{
 type trained struct {
 	system     string // export.system; empty = none
 	foldSystem bool   // agentgym: the system message opens the first user turn
+	toolNames  bool   // hf-tools: a tool turn names the function it answers
 }
 
 // NewTrained builds the layout of a model fine-tuned on reactgen's export: no
@@ -37,7 +41,7 @@ type trained struct {
 func NewTrained(task, kind, format, exportFormat, system string) (*Layout, error) {
 	allowed, ok := TrainedFormats[format]
 	if !ok {
-		return nil, fmt.Errorf("prompt format %q is not completion or chat", format)
+		return nil, fmt.Errorf("prompt format %q is not completion, chat or tools", format)
 	}
 	if exportFormat == "" {
 		exportFormat = allowed[0]
@@ -46,13 +50,24 @@ func NewTrained(task, kind, format, exportFormat, system string) (*Layout, error
 		return nil, fmt.Errorf("trained prompting in format %s reproduces the export formats %s, not %q",
 			format, strings.Join(allowed, ", "), exportFormat)
 	}
-	switch kind {
-	case KindReAct, KindAct, KindStandard:
-	default:
+	switch {
+	case format == FormatTools && kind != KindReAct && kind != KindAct:
+		return nil, fmt.Errorf("trained prompting in format tools renders the export's views react and act, not %s", kind)
+	case kind != KindReAct && kind != KindAct && kind != KindStandard:
 		return nil, fmt.Errorf("trained prompting renders the export's views (react, act, standard), not %s", kind)
 	}
 	l := &Layout{format: format, kind: kind, label: Label(task),
-		trained: &trained{system: system, foldSystem: exportFormat == "agentgym"}}
+		trained: &trained{system: system, foldSystem: exportFormat == "agentgym", toolNames: exportFormat == "hf-tools"}}
+	if format == FormatTools {
+		// The tool list is the export's (every tool format writes the task's tools); the
+		// system message, when the export had one, opens every request.
+		l.tools = llmTools(task)
+		if system != "" {
+			l.head = []llm.Message{{Role: "system", Content: system}}
+			l.hash = newMessagesHash(l.head)
+		}
+		return l, nil
+	}
 	l.hash = newPrefixHash(format, "") // no prefix: every request starts with its own question
 	return l, nil
 }
@@ -61,8 +76,8 @@ func NewTrained(task, kind, format, exportFormat, system string) (*Layout, error
 func (l *Layout) Trained() bool { return l.trained != nil }
 
 // CanReask reports whether a step without an action may be asked again for the action
-// alone. A trained chat layout cannot: the re-ask needs an instruction the model was not
-// trained on, so the step's text goes to the environment as it is.
+// alone. A trained chat or tools layout cannot: the re-ask needs an instruction the
+// model was not trained on, so the step's text goes to the environment as it is.
 func (l *Layout) CanReask() bool { return l.trained == nil || l.format == FormatCompletion }
 
 // trainedHead is the completion prompt before the trajectory: the export's completion
@@ -97,12 +112,48 @@ func (l *Layout) trainedMessages(question string, history []Turn) []llm.Message 
 	return msgs
 }
 
+// trainedToolMessages are the tool exports' turns before the first assistant turn: the
+// system message when the export had one, the question, then each earlier step as the
+// export renders it: an assistant turn with the thought (none in Act) and the action as
+// a call with the export's arguments, answered by a tool turn with the observation; a
+// step whose action has no tool form as the export writes it, an assistant turn with the
+// thought and the action text and a user turn with the observation. A call keeps the id
+// the server gave it (the export's ids are its own, made from the episode); a tool turn
+// names its function where the export's did (hf-tools).
+func (l *Layout) trainedToolMessages(question string, history []Turn) []llm.Message {
+	msgs := make([]llm.Message, 0, len(l.head)+1+2*len(history))
+	msgs = append(msgs, l.head...)
+	msgs = append(msgs, llm.Message{Role: "user", Content: l.label + ": " + question})
+	for i, h := range history {
+		a := env.ParseAction(h.Action)
+		name, args, ok := tool.FromAction(a.Type, a.Argument)
+		if !ok {
+			content := "Action: " + h.Action
+			if l.kind != KindAct && h.Thought != "" {
+				content = h.Thought + "\n" + content
+			}
+			msgs = append(msgs, llm.Message{Role: "assistant", Content: content}, llm.Message{Role: "user", Content: "Observation: " + h.Observation})
+			continue
+		}
+		c := llm.ToolCall{ID: TurnCallID(h.Call, i+1), Type: "function", Function: llm.FunctionCall{Name: name, Arguments: args}}
+		reply := llm.Message{Role: "tool", Content: h.Observation, ToolCallID: c.ID}
+		if l.trained.toolNames {
+			reply.Name = name
+		}
+		msgs = append(msgs, l.assistant(h.Thought, &c), reply)
+	}
+	return msgs
+}
+
 // trainedStep is Step for a trained layout. In the completion format the prompt ends
 // where the export's completion of this step begins ("Thought i:" follows), so the model
 // writes the step's labels itself, as it learned to.
 func (l *Layout) trainedStep(question string, history []Turn) Request {
 	i := len(history) + 1
-	if l.format == FormatChat {
+	switch l.format {
+	case FormatTools:
+		return Request{Messages: l.trainedToolMessages(question, history), Tools: l.tools, layout: l}
+	case FormatChat:
 		return Request{Messages: l.trainedMessages(question, history), Stop: []string{"\nObservation"}, layout: l}
 	}
 	var b strings.Builder

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -38,6 +39,20 @@ func trainedEpisode(task string) pipeline.Episode {
 // the JSONL rows it wrote, decoded: one, or one per step for completion.
 func exported(t *testing.T, ep pipeline.Episode, format, view, system string) []map[string]any {
 	t.Helper()
+	var rows []map[string]any
+	for _, l := range exportedLines(t, ep, format, view, system) {
+		var row map[string]any
+		if err := json.Unmarshal([]byte(l), &row); err != nil {
+			t.Fatalf("%s line %q: %v", format, l, err)
+		}
+		rows = append(rows, row)
+	}
+	return rows
+}
+
+// exportedLines is the JSONL lines the export's writer wrote for ep.
+func exportedLines(t *testing.T, ep pipeline.Episode, format, view, system string) []string {
+	t.Helper()
 	ex, err := export.Render(ep, view, export.RenderOptions{System: system})
 	if err != nil {
 		t.Fatal(err)
@@ -63,15 +78,11 @@ func exported(t *testing.T, ep pipeline.Episode, format, view, system string) []
 			}
 		}
 	}
-	var rows []map[string]any
+	var lines []string
 	for l := range strings.Lines(string(line)) {
-		var row map[string]any
-		if err := json.Unmarshal([]byte(l), &row); err != nil {
-			t.Fatalf("%s line %q: %v", format, l, err)
-		}
-		rows = append(rows, row)
+		lines = append(lines, l)
 	}
-	return rows
+	return lines
 }
 
 // turns reads the chat turns of an exported row in OpenAI's roles.
@@ -90,17 +101,27 @@ func turns(t *testing.T, format string, row map[string]any) []llm.Message {
 	return out
 }
 
-// TestTrainedPromptIsTheExportPrefix: for every chat and completion export format, view,
-// task and system message, the trained layout's request for each step is byte for byte
-// what the export wrote before that step's assistant turn.
+// TestTrainedPromptIsTheExportPrefix: for every chat, completion and tool export format,
+// view, task and system message, the trained layout's request for each step is byte for
+// byte what the export wrote before that step's assistant turn (and, for the tool
+// formats, its tool list is the export's).
 func TestTrainedPromptIsTheExportPrefix(t *testing.T) {
 	for _, task := range []string{pipeline.TaskHotpotQA, pipeline.TaskFEVER} {
 		for _, view := range []string{export.ViewReAct, export.ViewAct, export.ViewStandard} {
 			for _, system := range []string{"", "You solve questions with Search, Lookup and Finish."} {
 				for format, exports := range prompt.TrainedFormats {
+					if format == prompt.FormatTools && view == export.ViewStandard {
+						continue // generate.format tools serves the methods that act
+					}
 					for _, ef := range exports {
 						name := fmt.Sprintf("%s/%s/%s/system=%t", task, view, ef, system != "")
-						t.Run(name, func(t *testing.T) { checkTrained(t, task, view, format, ef, system) })
+						t.Run(name, func(t *testing.T) {
+							if format == prompt.FormatTools {
+								checkTrainedTools(t, task, view, ef, system)
+								return
+							}
+							checkTrained(t, task, view, format, ef, system)
+						})
 					}
 				}
 			}
@@ -214,4 +235,181 @@ func TestTrainedReask(t *testing.T) {
 	if chat.CanReask() {
 		t.Error("a trained chat layout would re-ask with an instruction the model never saw")
 	}
+}
+
+// toolRow is an exported tool-format row read back in the request's form: its turns as
+// chat messages with calls and its tool list as JSON. sharegpt-tools has no call ids:
+// its calls and tool turns carry none.
+func toolRow(t *testing.T, format, line string) (msgs []llm.Message, tools string) {
+	t.Helper()
+	if format == "sharegpt-tools" {
+		var row struct {
+			Conversations []struct{ From, Value string }
+			System, Tools string
+		}
+		if err := json.Unmarshal([]byte(line), &row); err != nil {
+			t.Fatal(err)
+		}
+		if row.System != "" {
+			msgs = append(msgs, llm.Message{Role: "system", Content: row.System})
+		}
+		for i, c := range row.Conversations {
+			switch c.From {
+			case "human":
+				msgs = append(msgs, llm.Message{Role: "user", Content: c.Value})
+			case "gpt":
+				msgs = append(msgs, llm.Message{Role: "assistant", Content: c.Value})
+			case "observation":
+				role := "tool"
+				if row.Conversations[i-1].From == "gpt" {
+					role = "user" // after a call-less step
+				}
+				msgs = append(msgs, llm.Message{Role: role, Content: c.Value})
+			case "function_call":
+				thought, js := "", c.Value
+				if rest, ok := strings.CutPrefix(js, "<think>"); ok {
+					thought, js, _ = strings.Cut(rest, "</think>")
+				}
+				var fc struct {
+					Name      string
+					Arguments json.RawMessage
+				}
+				if err := json.Unmarshal([]byte(js), &fc); err != nil {
+					t.Fatalf("function_call %q: %v", c.Value, err)
+				}
+				msgs = append(msgs, llm.Message{Role: "assistant", Content: thought,
+					ToolCalls: []llm.ToolCall{{Type: "function", Function: llm.FunctionCall{Name: fc.Name, Arguments: string(fc.Arguments)}}}})
+			default:
+				t.Fatalf("sharegpt-tools turn from %q", c.From)
+			}
+		}
+		return msgs, row.Tools
+	}
+	var row struct {
+		Messages []struct {
+			Role       string
+			Content    *string
+			ToolCallID string `json:"tool_call_id"`
+			Name       string
+			ToolCalls  []struct {
+				ID, Type string
+				Function struct {
+					Name      string
+					Arguments json.RawMessage
+				}
+			} `json:"tool_calls"`
+		}
+		Tools json.RawMessage
+	}
+	if err := json.Unmarshal([]byte(line), &row); err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range row.Messages {
+		lm := llm.Message{Role: m.Role, ToolCallID: m.ToolCallID, Name: m.Name}
+		if m.Content != nil {
+			lm.Content = *m.Content
+		}
+		for _, c := range m.ToolCalls {
+			args := string(c.Function.Arguments)
+			if format == "openai-tools" {
+				// OpenAI's rows hold the arguments as a JSON string.
+				if err := json.Unmarshal(c.Function.Arguments, &args); err != nil {
+					t.Fatalf("openai-tools arguments %s: %v", c.Function.Arguments, err)
+				}
+			}
+			lm.ToolCalls = append(lm.ToolCalls, llm.ToolCall{ID: c.ID, Type: c.Type, Function: llm.FunctionCall{Name: c.Function.Name, Arguments: args}})
+		}
+		msgs = append(msgs, lm)
+	}
+	return msgs, string(row.Tools)
+}
+
+// checkTrainedTools: the trained tools layout's request of each step is the exported
+// row's turns before that step's assistant turn, its tool list the row's, byte for byte.
+// The model's earlier calls come back with the ids the server gave them, here the
+// export's (sharegpt-tools writes none, so none are compared).
+func checkTrainedTools(t *testing.T, task, view, exportFormat, system string) {
+	ep := trainedEpisode(task)
+	// A step whose action has no tool form: the export writes it as text turns.
+	bad := pipeline.Step{Thought: "Maybe the river.", Action: "Look river", ActionType: pipeline.ActionInvalid,
+		Observation: "Invalid action: Look river"}
+	ep.Steps = slices.Insert(ep.Steps, 1, bad)
+	l, err := prompt.NewTrained(task, view, prompt.FormatTools, exportFormat, system)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := exportedLines(t, ep, exportFormat, view, system)
+	if len(lines) != 1 {
+		t.Fatalf("%d rows, want one", len(lines))
+	}
+	all, tools := toolRow(t, exportFormat, lines[0])
+	var calls []*llm.ToolCall
+	for _, m := range all {
+		if m.Role == "assistant" && len(m.ToolCalls) == 1 {
+			calls = append(calls, &m.ToolCalls[0])
+		}
+	}
+	if len(calls) != len(ep.Steps)-1 {
+		t.Fatalf("%d calls exported, want one per valid step (%d)", len(calls), len(ep.Steps)-1)
+	}
+	history := make([]prompt.Turn, 0, len(ep.Steps))
+	for _, st := range ep.Steps {
+		thought := st.Thought
+		if view == export.ViewAct {
+			thought = ""
+		}
+		turn := prompt.Turn{Thought: thought, Action: st.Action, Observation: st.Observation}
+		if st.ActionType != pipeline.ActionInvalid {
+			// The model's call as the server returns it: its own spacing of the arguments.
+			c := calls[0]
+			calls = calls[1:]
+			turn.Call = &llm.ToolCall{ID: c.ID, Type: "function", Function: llm.FunctionCall{Name: c.Function.Name,
+				Arguments: strings.ReplaceAll(c.Function.Arguments, `":"`, `": "`)}}
+		}
+		history = append(history, turn)
+	}
+	for k := range ep.Steps {
+		req := l.Step(ep.Question, history[:k])
+		got, err := json.Marshal(req.Tools)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(got) != tools {
+			t.Fatalf("step %d tools\n%s\nwant the export's\n%s", k+1, got, tools)
+		}
+		var want []llm.Message
+		seen := 0
+		for _, m := range all {
+			if m.Role == "assistant" {
+				if seen == k {
+					break
+				}
+				seen++
+			}
+			want = append(want, m)
+		}
+		msgs := req.Messages
+		if exportFormat == "sharegpt-tools" {
+			msgs = withoutIDs(msgs)
+		}
+		if !reflect.DeepEqual(msgs, want) {
+			t.Fatalf("step %d messages\n%+v\nwant the export's\n%+v", k+1, msgs, want)
+		}
+		if k == 0 && len(req.Stop) != 0 {
+			t.Errorf("a tools request has stop sequences %q", req.Stop)
+		}
+	}
+}
+
+func withoutIDs(msgs []llm.Message) []llm.Message {
+	out := make([]llm.Message, len(msgs))
+	for i, m := range msgs {
+		m.ToolCallID = ""
+		m.ToolCalls = slices.Clone(m.ToolCalls)
+		for j := range m.ToolCalls {
+			m.ToolCalls[j].ID = ""
+		}
+		out[i] = m
+	}
+	return out
 }

@@ -17,6 +17,9 @@ type Message struct {
 	ToolCalls []ToolCall `json:"tool_calls,omitempty"`
 	// ToolCallID is, in a tool turn, the id of the call whose result Content is.
 	ToolCallID string `json:"tool_call_id,omitempty"`
+	// Name is, in a tool turn, the function whose result it is: sent only where the
+	// layout a model was trained on had it (hf-tools rows; generate.prompting trained).
+	Name string `json:"name,omitempty"`
 }
 
 // ToolCall is one function call a model made, in OpenAI's wire form.
