@@ -251,12 +251,14 @@ func renderCard(info CardInfo, cfg pipeline.ExportConfig, views []string, files 
 			fmt.Fprintf(&b, "| %d | %s | %d | %d |\n", k, c.Model, c.Generated, c.Kept)
 		}
 	}
-	b.WriteString("\n## Views\n\n| view | examples | kept episodes it cannot hold |\n|---|---|---|\n")
+	b.WriteString("\n## Views\n\n| view | examples | kept episodes it cannot hold | assistant turns trained | turns with weight 0 (masked steps) |\n|---|---|---|---|---|\n")
 	for _, v := range views {
-		fmt.Fprintf(&b, "| %s | %d | %d |\n", v, t.byView[v], t.outside[v])
+		fmt.Fprintf(&b, "| %s | %d | %d | %d | %d |\n", v, t.byView[v], t.outside[v], t.trained[v], t.masked[v])
 	}
 	b.WriteString("\nThe react and act views hold only trajectories the agent walked to its own Finish; an episode a CoT or CoT-SC answer stands for " +
-		"(a react-cot-sc episode that ReAct did not finish) is in the cot view, as its winning chain, or in none.\n")
+		"(a react-cot-sc episode that ReAct did not finish) is in the cot view, as its winning chain, or in none. " +
+		"A masked step (filter.mask_steps) stays in its trajectory with no loss on it: weight 0 in openai-chat and openai-tools, " +
+		"train false in axolotl-chat, loss false in agentgym, trainable false in Arrow and Parquet, no row of its own in completion and alpaca.\n")
 	writeSettings(&b, info)
 	b.WriteString("\n## Tokens\n\n")
 	fmt.Fprintf(&b, "Counted with %s: each turn's role and content plus %d tokens of chat template per turn and %d for the reply (OpenAI's accounting).\n", t.counter.Name(), perMessage, replyPriming)

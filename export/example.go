@@ -112,7 +112,24 @@ type Example struct {
 	View         string        `json:"view"`
 	Split        string        `json:"split"`
 
-	spans []span // per step, in the react and act views: where Render wrote it
+	spans  []span // per step, in the react and act views: where Render wrote it
+	masked []int  // the 0-based steps the filter masked (pipeline.Episode.MaskedSteps), in the react and act views
+}
+
+// isMasked reports whether step k (0-based) of the example is masked: its assistant turn
+// is in the example but carries no loss.
+func (ex *Example) isMasked(k int) bool { return slices.Contains(ex.masked, k) }
+
+// maskedOf returns the 0-based steps of ep that the filter masked.
+func maskedOf(ep *pipeline.Episode) []int {
+	if len(ep.MaskedSteps) == 0 {
+		return nil
+	}
+	out := make([]int, 0, len(ep.MaskedSteps))
+	for _, m := range ep.MaskedSteps {
+		out = append(out, m.Step-1)
+	}
+	return out
 }
 
 // span is where one step's assistant part lies in an Example's Text ("Thought k: …\n
@@ -171,6 +188,7 @@ func Render(ep pipeline.Episode, view string, opts RenderOptions) (Example, erro
 	case ViewReAct, ViewAct:
 		ex.Steps = make([]Step, 0, len(ep.Steps))
 		ex.spans = make([]span, 0, len(ep.Steps))
+		ex.masked = maskedOf(&ep)
 		for i, s := range ep.Steps {
 			st := Step{Thought: s.Thought, Action: s.Action, ActionType: s.ActionType, Argument: s.Argument, Observation: s.Observation}
 			if view == ViewAct {
@@ -196,7 +214,7 @@ func Render(ep pipeline.Episode, view string, opts RenderOptions) (Example, erro
 			text.WriteString(st.Action)
 			sp.end = text.Len()
 			ex.spans = append(ex.spans, sp)
-			ex.Messages = append(ex.Messages, Message{Role: RoleAssistant, Content: turn, Trainable: true})
+			ex.Messages = append(ex.Messages, Message{Role: RoleAssistant, Content: turn, Trainable: !ex.isMasked(i)})
 			if i == len(ep.Steps)-1 && st.ActionType == pipeline.ActionFinish {
 				break // the Finish step has no observation turn
 			}

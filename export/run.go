@@ -66,6 +66,10 @@ type Result struct {
 	Examples int            // episodes exported (in at least one view)
 	Splits   map[string]int // episodes exported per split
 	ByView   map[string]int // examples per view
+	// Masked counts, per view, the assistant turns of masked steps (no loss; openai-chat
+	// weight 0), and Trained the assistant turns that carry loss.
+	Masked  map[string]int
+	Trained map[string]int
 	// Outside counts, per view, the exported episodes the view cannot hold (InView): a
 	// react-cot-sc episode answered by CoT-SC is in the cot view, never in react.
 	Outside map[string]int
@@ -170,12 +174,12 @@ func Run(ctx context.Context, opts RunOptions) (Result, error) {
 	}
 
 	t := tally{splits: map[string]int{}, wrong: wrong, chosen: map[string]string{}, dropped: map[string]int{},
-		byView: map[string]int{}, outside: map[string]int{}, counter: counter}
+		byView: map[string]int{}, outside: map[string]int{}, trained: map[string]int{}, masked: map[string]int{}, counter: counter}
 	files, err := writeAll(ctx, stage, cfg, vs, ropts, vopts, opts.Kept, &t)
 	if err != nil {
 		return Result{}, err
 	}
-	res := Result{Examples: t.examples, Splits: t.splits, Dropped: t.dropped, Tokenizer: counter.Name(), ByView: t.byView, Outside: t.outside}
+	res := Result{Examples: t.examples, Splits: t.splits, Dropped: t.dropped, Tokenizer: counter.Name(), ByView: t.byView, Outside: t.outside, Masked: t.masked, Trained: t.trained}
 	chosen := t.chosen
 	if err := checkWritten(ctx, stage, cfg, files); err != nil {
 		return Result{}, err
@@ -231,6 +235,39 @@ func Run(ctx context.Context, opts RunOptions) (Result, error) {
 	return res, nil
 }
 
+// unmaskableFormats are the configured formats that cannot leave an assistant turn
+// untrained, so cannot hold an example with masked steps: openai-chat without
+// export.weights, sharegpt and sharegpt-tools (LLaMA-Factory trains every assistant
+// turn), hf-tools (no per-turn flag; the trainer's assistant mask decides), and
+// completion and alpaca under export.train_observations (one row, the whole trajectory).
+func unmaskableFormats(cfg pipeline.ExportConfig) []string {
+	var out []string
+	for _, f := range cfg.Formats {
+		switch f {
+		case "openai-chat":
+			if !cfg.Weights {
+				out = append(out, "openai-chat without export.weights")
+			}
+		case "sharegpt", "sharegpt-tools", "hf-tools":
+			out = append(out, f)
+		case "completion", "alpaca":
+			if cfg.TrainObservations {
+				out = append(out, f+" with export.train_observations")
+			}
+		}
+	}
+	return out
+}
+
+// maskedNumbers lists the 1-based masked steps of ep, for messages.
+func maskedNumbers(ep *pipeline.Episode) []int {
+	out := make([]int, len(ep.MaskedSteps))
+	for i, m := range ep.MaskedSteps {
+		out[i] = m.Step
+	}
+	return out
+}
+
 // isWrongAnswer reports whether a rejected episode is a failed trajectory usable as the
 // rejected side of a preference pair: it finished, with a wrong answer.
 func isWrongAnswer(r *pipeline.Rejected) bool {
@@ -250,6 +287,8 @@ type tally struct {
 	chosen   map[string]string // question id -> the chosen completion, for pairs
 	dropped  map[string]int    // episodes left out, by reason
 	byView   map[string]int    // examples per view
+	trained  map[string]int    // per view, assistant turns that carry loss
+	masked   map[string]int    // per view, assistant turns masked (weight 0)
 	outside  map[string]int    // per view, exported episodes it cannot hold (InView)
 	counter  bpe.Counter
 	// Per exported episode, for the card's plots: the steps, and the tokens of its
@@ -333,6 +372,7 @@ func writeAll(ctx context.Context, stage string, cfg pipeline.ExportConfig, vs [
 		rendered := make([]Example, len(vs))
 		memo := &memoCounter{Counter: t.counter, counts: map[string]int{}}
 		in := make([]bool, len(vs)) // the views that hold the episode
+		unmaskable := unmaskableFormats(cfg)
 		send := func(i int) error {
 			for _, s := range byView[i] {
 				select {
@@ -367,6 +407,10 @@ func writeAll(ctx context.Context, stage string, cfg pipeline.ExportConfig, vs [
 				if err := Validate(&ex, vopts); err != nil {
 					return err
 				}
+				if len(ex.masked) > 0 && len(unmaskable) > 0 {
+					return &ValidationError{ID: ep.ID, View: v, Reason: fmt.Sprintf("steps %v are masked (filter.mask_steps), but %s cannot leave a turn untrained; "+
+						"set export.weights (openai-chat), drop those formats from export.formats, or drop filter.mask_steps", maskedNumbers(&ep), strings.Join(unmaskable, ", "))}
+				}
 				ex.Tokens = int64(ChatTokens(memo, ex.Messages))
 				over = over || (cfg.MaxTokens > 0 && ex.Tokens > int64(cfg.MaxTokens))
 				rendered[i] = ex
@@ -389,7 +433,13 @@ func writeAll(ctx context.Context, stage string, cfg pipeline.ExportConfig, vs [
 				}
 				ex := rendered[i]
 				t.byView[v]++
-				if v == ViewReAct && t.wrong[ep.QuestionID] {
+				t.masked[v] += len(ex.masked)
+				for _, m := range ex.Messages {
+					if m.Role == RoleAssistant && m.Trainable {
+						t.trained[v]++
+					}
+				}
+				if v == ViewReAct && t.wrong[ep.QuestionID] && len(ex.masked) == 0 {
 					if _, ok := t.chosen[ep.QuestionID]; !ok {
 						t.chosen[ep.QuestionID] = ex.Completion()
 					}
@@ -403,7 +453,7 @@ func writeAll(ctx context.Context, stage string, cfg pipeline.ExportConfig, vs [
 			}
 			t.steps = append(t.steps, len(ep.Steps))
 			t.tokens = append(t.tokens, int(rendered[first].Tokens))
-			if t.wrong[ep.QuestionID] && !slices.Contains(vs, ViewReAct) && InView(&ep, ViewReAct) {
+			if t.wrong[ep.QuestionID] && !slices.Contains(vs, ViewReAct) && InView(&ep, ViewReAct) && len(ep.MaskedSteps) == 0 {
 				if _, ok := t.chosen[ep.QuestionID]; !ok {
 					ex, err := Render(ep, ViewReAct, ropts)
 					if err != nil {

@@ -77,5 +77,8 @@ func (s Stage) Run(ctx context.Context, r *pipeline.Run) (pipeline.Counts, error
 	for view, n := range res.Outside {
 		counts["outside:"+view] = n
 	}
+	for view, n := range res.Masked {
+		counts["masked_turns:"+view] = n
+	}
 	return counts, nil
 }

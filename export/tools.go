@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -105,22 +106,24 @@ func renderTools(ep *pipeline.Episode, view string, opts RenderOptions) []ToolMe
 		calls, _ := call(0, pipeline.ActionFinish, ep.Prediction)
 		return append(msgs, ToolMessage{Role: RoleAssistant, Content: chain, ToolCalls: calls, Trainable: true})
 	}
+	masked := maskedOf(ep)
 	for i, s := range ep.Steps {
 		thought := s.Thought
 		if view == ViewAct {
 			thought = ""
 		}
+		train := !slices.Contains(masked, i)
 		calls, ok := call(i, s.ActionType, s.Argument)
 		if !ok {
 			content := "Action: " + s.Action
 			if thought != "" {
 				content = thought + "\n" + content
 			}
-			msgs = append(msgs, ToolMessage{Role: RoleAssistant, Content: content, Trainable: true},
+			msgs = append(msgs, ToolMessage{Role: RoleAssistant, Content: content, Trainable: train},
 				ToolMessage{Role: RoleUser, Content: "Observation: " + s.Observation, Trainable: opts.TrainObservations})
 			continue
 		}
-		msgs = append(msgs, ToolMessage{Role: RoleAssistant, Content: thought, ToolCalls: calls, Trainable: true})
+		msgs = append(msgs, ToolMessage{Role: RoleAssistant, Content: thought, ToolCalls: calls, Trainable: train})
 		if i == len(ep.Steps)-1 && s.ActionType == pipeline.ActionFinish {
 			break
 		}
@@ -147,14 +150,16 @@ func validateTools(ex *Example, opts ValidateOptions) error {
 	}
 	seen := map[string]bool{}
 	pending := ""
+	step := -1
 	for i, m := range msgs[1:] {
 		turn := i + 2
 		switch m.Role {
 		case RoleAssistant:
+			step++
 			if pending != "" {
 				return fail("turn %d: call %s has no tool turn", turn, pending)
 			}
-			if !m.Trainable {
+			if !m.Trainable && !ex.isMasked(step) {
 				return fail("turn %d: assistant turn is not trainable", turn)
 			}
 			if len(m.ToolCalls) > 1 {
@@ -188,6 +193,9 @@ func validateTools(ex *Example, opts ValidateOptions) error {
 	last := msgs[len(msgs)-1]
 	if last.Role != RoleAssistant || len(last.ToolCalls) != 1 || last.ToolCalls[0].Name != tool.Finish {
 		return fail("the last turn is not the assistant's finish call")
+	}
+	if !last.Trainable {
+		return fail("the finish call is masked")
 	}
 	return nil
 }
@@ -246,7 +254,7 @@ type (
 // assistant turn and the user turn after it are plain chat turns.
 func openAIToolsLine(ex *Example, _ lineOptions) []any {
 	row := openAIToolsRow{Messages: make([]openAIToolMsg, 0, len(ex.ToolMessages)), Tools: toolsOf(ex.Task).defs}
-	one := 1
+	one, zero := 1, 0
 	for _, m := range ex.ToolMessages {
 		om := openAIToolMsg{Role: m.Role, ToolCallID: m.ToolCallID}
 		if m.Content != "" || len(m.ToolCalls) == 0 {
@@ -260,6 +268,9 @@ func openAIToolsLine(ex *Example, _ lineOptions) []any {
 		}
 		if m.Role == RoleAssistant {
 			om.Weight = &one
+			if !m.Trainable { // a step the filter masked
+				om.Weight = &zero
+			}
 		}
 		row.Messages = append(row.Messages, om)
 	}

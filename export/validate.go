@@ -83,7 +83,7 @@ func Validate(ex *Example, opts ValidateOptions) error {
 		if m.Role != want {
 			return fail("turn %d: role %q, want %q (order: system? user (assistant user)* assistant)", i+1, m.Role, want)
 		}
-		if m.Role == RoleAssistant && !m.Trainable {
+		if m.Role == RoleAssistant && !m.Trainable && !ex.isMasked(i/2) {
 			return fail("turn %d: assistant turn is not trainable", i+1)
 		}
 		if m.Role == RoleUser && m.Trainable && (i == 0 || !opts.TrainObservations || !strings.HasPrefix(m.Content, "Observation:")) {
@@ -92,6 +92,14 @@ func Validate(ex *Example, opts ValidateOptions) error {
 	}
 	if len(msgs)%2 != 0 {
 		return fail("the last turn is a user turn, want the assistant's Finish")
+	}
+	if !msgs[len(msgs)-1].Trainable {
+		return fail("the last turn, the assistant's answer, is masked (masked steps: %v)", ex.masked)
+	}
+	for _, k := range ex.masked {
+		if k < 0 || k >= len(ex.Steps) {
+			return fail("masked step %d is not a step of the %d-step trajectory", k+1, len(ex.Steps))
+		}
 	}
 	last := msgs[len(msgs)-1].Content
 	switch ex.View {

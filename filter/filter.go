@@ -49,6 +49,9 @@ type Candidate struct {
 	Steps      int      // number of steps
 	Trajectory uint64   // hash of the normalised action sequence and thoughts
 	Actions    []uint64 // hashes of the normalised actions, in order
+
+	masks  []pipeline.MaskedStep // filter.mask_steps, for the kept record
+	remask bool                  // the kept record's masked_steps change
 }
 
 // GroupRule decides over all survivors at once.
@@ -112,6 +115,10 @@ type Stats struct {
 	ByLabel map[string]ClassStats `json:"by_label,omitempty"`
 	// Decontaminated lists each contaminated question once.
 	Decontaminated []Contamination `json:"decontaminated,omitempty"`
+	// Masked counts the masked steps of kept episodes per filter.mask_steps code, and
+	// MaskedEpisodes the kept episodes with at least one.
+	Masked         map[string]int `json:"masked,omitempty"`
+	MaskedEpisodes int            `json:"masked_episodes,omitempty"`
 }
 
 // Chain is a configured filter. A Chain is not safe for concurrent Runs.
@@ -121,6 +128,7 @@ type Chain struct {
 	groups []GroupRule
 	decon  *decontaminate
 	bal    string
+	mask   []string // filter.mask_steps codes, in MaskCodes order
 	opts   Options
 }
 
@@ -133,6 +141,11 @@ var RuleNames = []string{"correct", "finished", "answered_by", "max_steps", "no_
 // dedupe policies, balance keys and token counters.
 func New(cfg pipeline.FilterConfig, task string, opts Options) (*Chain, error) {
 	c := &Chain{task: task, opts: opts, bal: cfg.BalanceBy}
+	mask, err := newMasker(cfg.MaskSteps, cfg.Rules)
+	if err != nil {
+		return nil, err
+	}
+	c.mask = mask
 	seen := map[string]bool{}
 	for _, name := range cfg.Rules {
 		if seen[name] {
@@ -223,7 +236,13 @@ func (c *Chain) Run(ctx context.Context, in iter.Seq2[pipeline.Episode, error],
 	}
 	var k func(record) error
 	if keep != nil {
-		k = func(r record) error { return keep(*r.ep) }
+		k = func(r record) error {
+			ep := *r.ep
+			if r.remask {
+				ep.MaskedSteps = r.masks
+			}
+			return keep(ep)
+		}
 	}
 	var rj func(record, []pipeline.Reject) error
 	if reject != nil {
@@ -235,7 +254,8 @@ func (c *Chain) Run(ctx context.Context, in iter.Seq2[pipeline.Episode, error],
 }
 
 // RunLines is Run over an episode file read with its lines (pipeline.ReadEpisodeLines):
-// each kept record reaches keep as its line, unchanged, and each rejected one reaches
+// each kept record reaches keep as its line, unchanged (but for its masked_steps, under
+// filter.mask_steps: a record whose masks change is encoded again), and each rejected one reaches
 // reject as its line with its rejects, so that the caller copies records instead of
 // encoding them again. With group rules, reopen re-reads the same records from the start
 // in the same order; that second pass needs only their ids and lines (ReadEpisodeLines
@@ -250,7 +270,16 @@ func (c *Chain) RunLines(ctx context.Context, in iter.Seq2[pipeline.EpisodeLine,
 	}
 	var k func(record) error
 	if keep != nil {
-		k = func(r record) error { return keep(r.line) }
+		k = func(r record) error {
+			if !r.remask {
+				return keep(r.line)
+			}
+			line, err := remask(r.line, r.masks)
+			if err != nil {
+				return err
+			}
+			return keep(line)
+		}
 	}
 	var rj func(record, []pipeline.Reject) error
 	if reject != nil {
@@ -260,11 +289,14 @@ func (c *Chain) RunLines(ctx context.Context, in iter.Seq2[pipeline.EpisodeLine,
 }
 
 // record is one input record as the chain sees it: the episode (nil in a second pass
-// over lines), its id, and its line when the input is a file read by lines.
+// over lines), its id, and its line when the input is a file read by lines. A kept record
+// whose masked steps differ from what it holds (remask) is kept with masks.
 type record struct {
-	ep   *pipeline.Episode
-	id   string
-	line []byte
+	ep     *pipeline.Episode
+	id     string
+	line   []byte
+	masks  []pipeline.MaskedStep
+	remask bool
 }
 
 func episodeRecords(in iter.Seq2[pipeline.Episode, error]) iter.Seq2[record, error] {
@@ -338,6 +370,8 @@ func (c *Chain) run(ctx context.Context, in iter.Seq2[record, error], reopen fun
 			continue
 		}
 		if len(c.groups) == 0 {
+			rec.masks = maskSteps(rec.ep, c.mask)
+			rec.remask = len(rec.masks) > 0 || len(rec.ep.MaskedSteps) > 0
 			if err := c.emitKeep(&st, rec, cl, keep); err != nil {
 				return st, err
 			}
@@ -366,6 +400,7 @@ func (c *Chain) run(ctx context.Context, in iter.Seq2[record, error], reopen fun
 		if r, ok := verdict[pos]; ok {
 			return c.emitReject(&st, rec, []pipeline.Reject{r}, reject)
 		}
+		rec.masks, rec.remask = cands[pos].masks, cands[pos].remask
 		return c.emitKeep(&st, rec, classes[pos], keep)
 	}
 	if reopen == nil {
@@ -518,6 +553,8 @@ func (c *Chain) candidate(idx int, ep *pipeline.Episode) Candidate {
 		cd.Class, _ = score.Label(ep.Answer)
 	}
 	cd.Trajectory, cd.Actions = trajectoryHash(ep)
+	cd.masks = maskSteps(ep, c.mask)
+	cd.remask = len(cd.masks) > 0 || len(ep.MaskedSteps) > 0
 	return cd
 }
 
@@ -536,6 +573,15 @@ func (c *Chain) countIn(st *Stats, cl class) {
 
 func (c *Chain) emitKeep(st *Stats, rec record, cl class, keep func(record) error) error {
 	st.Kept++
+	if len(rec.masks) > 0 {
+		st.MaskedEpisodes++
+		if st.Masked == nil {
+			st.Masked = map[string]int{}
+		}
+		for _, m := range rec.masks {
+			st.Masked[m.Code]++
+		}
+	}
 	if cl.qtype != "" {
 		s := st.ByType[cl.qtype]
 		s.Kept++

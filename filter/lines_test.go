@@ -15,7 +15,8 @@ import (
 
 // TestRunLinesMatchesRun: filtering a log by its lines writes the same kept.jsonl and
 // rejected.jsonl, byte for byte, and the same statistics as filtering decoded episodes
-// and encoding them again, with and without a second pass, for every group rule.
+// and encoding them again, with and without a second pass, for every group rule, and
+// with filter.mask_steps, which writes (or removes) the kept records' masked_steps.
 func TestRunLinesMatchesRun(t *testing.T) {
 	var eps []pipeline.Episode
 	for i := range 40 {
@@ -31,6 +32,13 @@ func TestRunLinesMatchesRun(t *testing.T) {
 		}
 		if i%11 == 0 {
 			ep.StopReason = pipeline.StopMaxSteps
+		}
+		if i%4 == 0 { // a repeated search, then the Finish
+			ep = episodetest.Episode(fmt.Sprintf("e%02d", i), q, fmt.Sprintf("Search[%d]", i%3), fmt.Sprintf("search[ %d ]", i%3), "Finish[Aldbrook]")
+			ep.Steps[0].Argument, ep.Steps[1].Argument = fmt.Sprint(i%3), fmt.Sprintf(" %d ", i%3)
+		}
+		if i == 7 { // a stale mask, from a record kept before: removed
+			ep.MaskedSteps = []pipeline.MaskedStep{{Step: 1, Code: "invalid_action"}}
 		}
 		eps = append(eps, ep)
 	}
@@ -69,6 +77,7 @@ func TestRunLinesMatchesRun(t *testing.T) {
 			t.Run(fmt.Sprint(rules, twoPass), func(t *testing.T) {
 				cfg := pipeline.Default().Filter
 				cfg.Rules, cfg.MaxPerQuestion, cfg.BalanceBy = rules, 2, "type"
+				cfg.MaskSteps = []string{"repeated_search", "error_observation"}
 				reopen := func() iter.Seq2[pipeline.Episode, error] { return pipeline.ReadEpisodes(log) }
 				c, err := New(cfg, pipeline.TaskHotpotQA, Options{Reopen: reopen})
 				if err != nil {
@@ -94,6 +103,23 @@ func TestRunLinesMatchesRun(t *testing.T) {
 				}
 				if len(wantK) == 0 || len(wantR) == 0 {
 					t.Errorf("the case keeps %d and rejects %d bytes: want both", len(wantK), len(wantR))
+				}
+				masked := 0
+				for ep, err := range pipeline.ReadEpisodes(filepath.Join(dir, "copy-kept")) {
+					if err != nil {
+						t.Fatal(err)
+					}
+					want := []pipeline.MaskedStep(nil)
+					if len(ep.Steps) == 3 {
+						want = []pipeline.MaskedStep{{Step: 2, Code: "repeated_search"}}
+						masked++
+					}
+					if !reflect.DeepEqual(ep.MaskedSteps, want) {
+						t.Errorf("kept %s: masked steps %v, want %v", ep.ID, ep.MaskedSteps, want)
+					}
+				}
+				if masked == 0 || gotSt.MaskedEpisodes != masked || gotSt.Masked["repeated_search"] != masked {
+					t.Errorf("%d kept episodes with a repeated search; stats count %d (%v)", masked, gotSt.MaskedEpisodes, gotSt.Masked)
 				}
 			})
 		}

@@ -70,5 +70,11 @@ func (s Stage) Run(ctx context.Context, r *pipeline.Run) (pipeline.Counts, error
 			counts["reject:"+rule+"/"+code] = n
 		}
 	}
+	for code, n := range stats.Masked {
+		counts["masked:"+code] = n
+	}
+	if stats.MaskedEpisodes > 0 {
+		counts["masked_episodes"] = stats.MaskedEpisodes
+	}
 	return counts, nil
 }

@@ -229,6 +229,7 @@ type FilterConfig struct {
 	BalanceBy        string   `mapstructure:"balance_by"`    // label or type
 	BalanceTolerance float64  `mapstructure:"balance_tolerance"`
 	AnsweredBy       []string `mapstructure:"answered_by"` // answered_by: the methods whose answers are kept
+	MaskSteps        []string `mapstructure:"mask_steps"`  // steps of kept episodes to mask: invalid_action, repeated_search, error_observation
 }
 
 // ExportConfig configures the training files.

@@ -191,6 +191,17 @@ type Episode struct {
 	Rationalized bool     `json:"rationalized,omitempty"`
 	Round        int      `json:"round,omitempty"` // STaR round that produced it (1, 2, ...); 0 outside STaR rounds
 	Error        string   `json:"error,omitempty"`
+	// MaskedSteps are the steps the filter marked bad (filter.mask_steps) in a kept record:
+	// the episode is kept, and the export trains on none of these steps (weight 0).
+	MaskedSteps []MaskedStep `json:"masked_steps,omitempty"`
+}
+
+// MaskedStep is one step of a kept episode that the filter marked bad: Step is its
+// 1-based number, Code why (filter.mask_steps: invalid_action, repeated_search,
+// error_observation). A masked step stays in the trajectory; no loss is put on it.
+type MaskedStep struct {
+	Step int    `json:"step"`
+	Code string `json:"code"`
 }
 
 // Methods, as Episode.Method and Episode.Branch name them.

@@ -24,11 +24,13 @@ type Summary struct {
 	Usage         Usage                   `json:"usage"`
 	CostPerKept   float64                 `json:"cost_per_kept_usd,omitempty"`
 	// CostPerKeptNoCache is CostPerKept had the server cached no prompt tokens.
-	CostPerKeptNoCache float64               `json:"cost_per_kept_without_prompt_cache_usd,omitempty"`
-	Kept               int                   `json:"kept"`
-	Rejected           int                   `json:"rejected"`
-	RejectReasons      map[string]int        `json:"reject_reasons"` // "rule/code" -> rejected episodes
-	Classes            map[string]ClassCount `json:"by_class"`       // per question type (FEVER: label)
+	CostPerKeptNoCache float64        `json:"cost_per_kept_without_prompt_cache_usd,omitempty"`
+	Kept               int            `json:"kept"`
+	Rejected           int            `json:"rejected"`
+	RejectReasons      map[string]int `json:"reject_reasons"` // "rule/code" -> rejected episodes
+	// MaskedSteps counts the masked steps of kept episodes by code (filter.mask_steps).
+	MaskedSteps map[string]int        `json:"masked_steps,omitempty"`
+	Classes     map[string]ClassCount `json:"by_class"` // per question type (FEVER: label)
 	// Rounds counts a STaR round's episodes per round (its own and those carried from
 	// earlier rounds); empty outside rounds.
 	Rounds  map[int]RoundCount `json:"by_round,omitempty"`
@@ -114,6 +116,12 @@ func Summarize(dir string, m *Manifest) (*Summary, error) {
 			return nil, err
 		}
 		s.Kept++
+		for _, m := range ep.MaskedSteps {
+			if s.MaskedSteps == nil {
+				s.MaskedSteps = map[string]int{}
+			}
+			s.MaskedSteps[m.Code]++
+		}
 		c := s.Classes[episodeClass(&ep)]
 		c.Kept++
 		s.Classes[episodeClass(&ep)] = c
@@ -155,6 +163,9 @@ func (s *Summary) Print(w io.Writer) error {
 		s.Usage.CachedTokens, s.Usage.CostWithoutCacheUSD(), s.CostPerKeptNoCache)
 	fmt.Fprintf(tw, "kept / rejected\t%d / %d\n", s.Kept, s.Rejected)
 	fmt.Fprintf(tw, "reject reasons\t%s\n", formatCounts(s.RejectReasons))
+	if len(s.MaskedSteps) > 0 {
+		fmt.Fprintf(tw, "masked steps (kept)\t%s\n", formatCounts(s.MaskedSteps))
+	}
 	for _, k := range sortedRounds(s.Rounds) {
 		c := s.Rounds[k]
 		fmt.Fprintf(tw, "round %d\t%s: %d in the log, %d kept\n", k, c.Model, c.Generated, c.Kept)

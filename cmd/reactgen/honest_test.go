@@ -186,3 +186,95 @@ func TestBackOffNeverExportedAsReAct(t *testing.T) {
 		t.Errorf("react view after the default filter: %d rows, want %d", n, walked)
 	}
 }
+
+// TestMaskedNearMissEndToEnd: episodes that search the same entity twice before they
+// answer are kept with that step masked (filter.mask_steps), and the export trains on
+// every step but it: weight 0 on exactly those turns, counted in the card and stats.
+func TestMaskedNearMissEndToEnd(t *testing.T) {
+	model := newFakeModel(t)
+	srv := llmtest.NewServer(t, func(ctx context.Context, r llmtest.Req) llmtest.Reply {
+		_, q, _ := strings.Cut(r.Messages[1].Content, ": ")
+		obs := 0
+		for _, m := range r.Messages[2:] {
+			if m.Role == "user" && strings.HasPrefix(m.Content, "Observation: ") {
+				obs++
+			}
+		}
+		if obs == 1 && !strings.HasPrefix(r.Messages[len(r.Messages)-1].Content, "Write only") {
+			return llmtest.Reply{Texts: []string{"Thought: Let me read that page once more.\nAction: Search[" + entity(q) + "]"}}
+		}
+		return model.handle(ctx, r)
+	})
+	dir := t.TempDir()
+	cfg := testConfig(t, filepath.Join(dir, "cfg"), srv.URL, map[string]any{
+		"task.limit":        16,
+		"filter.rules":      []string{"finished", "correct", "no_loops"},
+		"filter.mask_steps": []string{"repeated_search"},
+		"export.weights":    true,
+	})
+	out := filepath.Join(dir, "run")
+	if res := invoke(t, "", map[string]string{"OPENAI_API_KEY": "sk-test"}, "run", "--config", cfg, "--out", out); res.code != 0 {
+		t.Fatalf("run: exit %d: %s", res.code, res.stderr)
+	}
+	kept := logLines(t, filepath.Join(out, pipeline.KeptFile))
+	masked := 0
+	for _, ep := range kept {
+		want := len(ep.Steps) == 3 && ep.Steps[1].Action == ep.Steps[0].Action
+		if want != (len(ep.MaskedSteps) == 1 && ep.MaskedSteps[0] == pipeline.MaskedStep{Step: 2, Code: "repeated_search"}) {
+			t.Errorf("kept %s (%d steps): masked %v", ep.ID, len(ep.Steps), ep.MaskedSteps)
+		}
+		if want {
+			masked++
+		}
+	}
+	if masked == 0 {
+		t.Fatalf("no kept episode with a repeated search among %d", len(kept))
+	}
+	zero, one := 0, 0
+	for _, split := range []string{"train", "validation"} {
+		path := filepath.Join(out, "export", "openai-chat."+split+".jsonl")
+		b, err := os.ReadFile(path)
+		if os.IsNotExist(err) {
+			continue
+		}
+		for line := range strings.Lines(string(b)) {
+			var row struct {
+				Messages []struct {
+					Role    string   `json:"role"`
+					Content string   `json:"content"`
+					Weight  *float64 `json:"weight"`
+				} `json:"messages"`
+			}
+			if err := json.Unmarshal([]byte(line), &row); err != nil {
+				t.Fatal(err)
+			}
+			for i, m := range row.Messages {
+				switch {
+				case m.Role != "assistant":
+				case m.Weight == nil:
+					t.Errorf("%s: assistant turn %d has no weight", path, i)
+				case *m.Weight == 0:
+					zero++
+					if !strings.HasPrefix(m.Content, "Thought: Let me read that page once more.") {
+						t.Errorf("weight 0 on %q, a step that was not masked", m.Content)
+					}
+				default:
+					one++
+				}
+			}
+		}
+	}
+	if zero != masked || one == 0 {
+		t.Errorf("openai-chat: %d turns with weight 0 and %d with 1; want %d with 0", zero, one, masked)
+	}
+	card, err := os.ReadFile(filepath.Join(out, "export", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(card), fmt.Sprintf(" | %d | %d |\n", one, zero)) {
+		t.Errorf("the card does not count %d trained turns and %d with weight 0", one, zero)
+	}
+	if res := invoke(t, "", nil, "stats", "--run", out); !strings.Contains(res.stdout, fmt.Sprintf("repeated_search %d", masked)) {
+		t.Errorf("stats does not count the masked steps:\n%s", res.stdout)
+	}
+}

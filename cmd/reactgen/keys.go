@@ -98,11 +98,12 @@ var keyDocs = map[string]string{
 	"filter.balance_by":        "balance: label (FEVER) or type (HotpotQA)",
 	"filter.balance_tolerance": "balance: allowed deviation from equal shares",
 	"filter.answered_by":       "answered_by: keep episodes answered by these methods (react, act, cot, cot-sc, standard; a hybrid's branch that answered); the default react, act keeps trajectories the agent walked",
+	"filter.mask_steps":        "keep near-miss episodes with these steps masked (no loss on them in the export): invalid_action, repeated_search, error_observation; docs/formats.md, Masked steps",
 
 	"export.formats":             "openai-chat, axolotl-chat, completion, alpaca, sharegpt, agentgym; tool calling: openai-tools, hf-tools, sharegpt-tools; arrow (HF save_to_disk), arrow-file, parquet (HF Hub layout); docs/formats.md",
 	"export.compression":         "JSONL compression: none, zstd or gzip",
 	"export.system":              "system message for chat formats (empty = none)",
-	"export.weights":             "openai-chat: add weight 0/1 to assistant messages",
+	"export.weights":             "openai-chat: a weight on every assistant message: 0 on the steps the filter masked (filter.mask_steps), 1 on the others",
 	"export.train_observations":  "train on observation turns too, where the format can say so (axolotl-chat, agentgym, Arrow/Parquet trainable; completion and alpaca then write the whole trajectory as one row); off: no observation is trained on (completion and alpaca write one row per step); docs/formats.md, Which turns carry loss",
 	"export.observation_role":    "sharegpt: give observations LLaMA-Factory's observation role",
 	"export.validation_fraction": "share of questions in the validation split (by question id: no question on both sides)",

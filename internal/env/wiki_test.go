@@ -115,3 +115,19 @@ func TestPaperTextParagraphs(t *testing.T) {
 		t.Errorf("rules: got %q, want %q", res.Observation, want)
 	}
 }
+
+func TestFailed(t *testing.T) {
+	for obs, want := range map[string]bool{
+		"Invalid action: jump[x]": true,
+		"Invalid action: jump[x]. Valid actions are Search[<entity>], Lookup[<keyword>] and Finish[<answer>].": true,
+		env.NoPageObservation:               true,
+		"Could not find X. Similar: ['Y'].": false,
+		"No more results.":                  false,
+		"(Result 1 / 2) The page says so.":  false,
+		"Episode finished.":                 false,
+	} {
+		if got := env.Failed(obs); got != want {
+			t.Errorf("Failed(%q) = %v, want %v", obs, got, want)
+		}
+	}
+}

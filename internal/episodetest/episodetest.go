@@ -104,6 +104,7 @@ func Full() pipeline.Episode {
 		Samples:    []pipeline.Sample{{Thought: "t", Answer: "a", Call: &call}, {Thought: "u"}},
 		Prediction: "Ada", Finished: true, Correct: true, EM: 1, F1: 0.6666666666666666, StopReason: pipeline.StopFinished,
 		LLMCalls: 2, BadCalls: 1, LatencyMS: 1 << 50, Rationalized: true, Round: 2, Error: "none",
+		MaskedSteps: []pipeline.MaskedStep{{Step: 1, Code: "repeated_search"}},
 		Usage: pipeline.Usage{PromptTokens: 1 << 40, CompletionTokens: 7, TotalTokens: 1<<40 + 7, CostUSD: 1e-9,
 			CachedTokens: 3, CacheSavingUSD: 2e-9},
 	}
