@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"reflect"
+	"regexp"
 	"strings"
 	"time"
 )
@@ -62,3 +63,23 @@ func redactHeaders(h map[string]string) map[string]string {
 	}
 	return out
 }
+
+// RedactURL hides the user information of every URL in s: the password
+// ("https://user:secret@host" becomes "https://user:[redacted]@host") or a user name
+// given alone, which is often a token ("https://[redacted]@host"). The rest of s is
+// kept as it was, so it also cleans an error message or a log line that quotes a URL.
+func RedactURL(s string) string {
+	if !strings.Contains(s, "@") {
+		return s
+	}
+	return userinfo.ReplaceAllStringFunc(s, func(m string) string {
+		scheme, info, _ := strings.Cut(strings.TrimSuffix(m, "@"), "://")
+		if name, _, pass := strings.Cut(info, ":"); pass {
+			return scheme + "://" + name + ":" + RedactedValue + "@"
+		}
+		return scheme + "://" + RedactedValue + "@"
+	})
+}
+
+// userinfo matches a URL's scheme and user information up to the "@".
+var userinfo = regexp.MustCompile(`[a-zA-Z][a-zA-Z0-9+.-]*://[^/?#@\s"'<>]+@`)

@@ -7,8 +7,9 @@
 // record) with a Report of what was read, kept and skipped.
 //
 // Files are streamed record by record (a JSON array through json.Decoder tokens, JSONL
-// through a bufio.Reader with no line-length limit), so memory follows the questions kept,
-// not the file, and reading stops as soon as Limit questions are kept. Either container
+// line by line), each record within MaxRecordBytes and its question and answer within
+// MaxTextBytes, so memory follows the questions kept, not the file, and reading stops as
+// soon as Limit questions are kept. Either container
 // may hold any format: a file whose first character is '[' is a JSON array, one whose
 // first character is '{' is JSONL. With Format auto, the first record decides: a "claim"
 // key means FEVER; "_id", "context" or "supporting_facts" official HotpotQA; otherwise an
@@ -56,6 +57,18 @@ const (
 
 // maxProblems is how many problem descriptions a Report keeps.
 const maxProblems = 10
+
+// Bounds on what one record may hold, so that memory follows them and not a malformed
+// file: a record (a JSON line or an array element, context included; HotpotQA's largest
+// is under 100 KB) and the question and answer text a prompt and an export carry. A
+// record over them is a bad record (a JSON line is read past without being held).
+const (
+	MaxRecordBytes = 4 << 20
+	MaxTextBytes   = 64 << 10
+)
+
+// errRecordTooLarge is a record over MaxRecordBytes.
+var errRecordTooLarge = fmt.Errorf("record over %s (the most reactgen reads of one question)", pipeline.FormatBytes(MaxRecordBytes))
 
 // Options select what a Reader reads.
 type Options struct {
@@ -201,6 +214,9 @@ func (r *Reader) next() (Record, error) {
 		if err == nil {
 			q, err = r.parse(raw.raw, raw.index, parseOpts{task: r.task, answersOptional: r.opts.AnswersOptional})
 		}
+		if err == nil && max(len(q.Question), len(q.Answer)) > MaxTextBytes {
+			err = fmt.Errorf("question or answer over %s (%d and %d bytes)", pipeline.FormatBytes(MaxTextBytes), len(q.Question), len(q.Answer))
+		}
 		if err == nil {
 			if first, dup := r.seen[q.ID]; dup {
 				err = fmt.Errorf("duplicate id %q (first at %s)", q.ID, first)
@@ -267,7 +283,7 @@ type record struct {
 type source struct {
 	path  string
 	r     *bufio.Reader
-	dec   *json.Decoder // for arrays
+	dec   *RecordDecoder // for arrays
 	n     int           // records yielded
 	line  int           // JSONL lines read
 	ended bool
@@ -296,7 +312,7 @@ func newSource(path string, r *bufio.Reader) (*source, error) {
 			s.line++
 			continue
 		case '[':
-			s.dec = json.NewDecoder(r)
+			s.dec = NewRecordDecoder(r)
 			s.dec.Token() // the '['
 			return s, nil
 		case '{':
@@ -333,6 +349,9 @@ func (s *source) nextElement() (record, error) {
 	}
 	var raw json.RawMessage
 	if err := s.dec.Decode(&raw); err != nil {
+		if errors.Is(err, errRecordTooLarge) {
+			return record{}, fmt.Errorf("%s %s: %w", s.path, pos, err)
+		}
 		return record{}, fmt.Errorf("%s %s: malformed JSON: %w", s.path, pos, err)
 	}
 	if !utf8.Valid(raw) {
@@ -344,10 +363,15 @@ func (s *source) nextElement() (record, error) {
 
 func (s *source) nextLine() (record, error) {
 	for {
-		b, err := s.r.ReadBytes('\n')
+		b, err := s.readLine()
 		if len(b) == 0 && errors.Is(err, io.EOF) {
 			s.ended = true
 			return record{}, io.EOF
+		}
+		if errors.Is(err, errRecordTooLarge) {
+			s.line++
+			s.n++
+			return record{index: s.n - 1, pos: fmt.Sprintf("line %d", s.line), bad: err}, nil
 		}
 		if err != nil && !errors.Is(err, io.EOF) {
 			return record{}, fmt.Errorf("read %s line %d: %w", s.path, s.line+1, err)
@@ -371,6 +395,75 @@ func (s *source) nextLine() (record, error) {
 		}
 		return record{raw: b, index: s.n - 1, pos: pos}, nil
 	}
+}
+
+// readLine reads one line, as bufio.Reader.ReadBytes does, but reads past a line over
+// MaxRecordBytes without holding it, returning errRecordTooLarge.
+func (s *source) readLine() ([]byte, error) {
+	var line []byte
+	long := false
+	for {
+		chunk, err := s.r.ReadSlice('\n')
+		if !long && len(line)+len(chunk) > MaxRecordBytes+2 {
+			long, line = true, nil
+		}
+		if !long {
+			line = append(line, chunk...)
+		}
+		if errors.Is(err, bufio.ErrBufferFull) {
+			continue
+		}
+		if long && (err == nil || errors.Is(err, io.EOF)) {
+			return nil, errRecordTooLarge
+		}
+		return line, err
+	}
+}
+
+// RecordDecoder is a json.Decoder for a stream of records (the elements of an array,
+// the values of an object) whose Decode fails with an error naming MaxRecordBytes once
+// one value runs past it, before the decoder has buffered much more: a malformed file
+// cannot make it hold the whole file.
+type RecordDecoder struct {
+	*json.Decoder
+	b *boundedReader
+}
+
+// NewRecordDecoder returns a RecordDecoder reading r.
+func NewRecordDecoder(r io.Reader) *RecordDecoder {
+	b := &boundedReader{r: r, max: MaxRecordBytes}
+	return &RecordDecoder{Decoder: json.NewDecoder(b), b: b}
+}
+
+// Decode decodes the next value, as json.Decoder.Decode does, within MaxRecordBytes.
+func (d *RecordDecoder) Decode(v any) error {
+	d.b.start = d.InputOffset()
+	return d.Decoder.Decode(v)
+}
+
+// IsTooLarge reports whether err is a record over MaxRecordBytes.
+func IsTooLarge(err error) bool { return errors.Is(err, errRecordTooLarge) }
+
+// boundedReader is what a RecordDecoder reads through: it fails once the value being
+// decoded (from start, the decoder's offset when it began) runs past max bytes.
+type boundedReader struct {
+	r     io.Reader
+	read  int64
+	start int64
+	max   int64
+}
+
+func (b *boundedReader) Read(p []byte) (int, error) {
+	left := b.start + b.max + 1 - b.read
+	if left <= 0 {
+		return 0, errRecordTooLarge
+	}
+	if int64(len(p)) > left {
+		p = p[:left]
+	}
+	n, err := b.r.Read(p)
+	b.read += int64(n)
+	return n, err
 }
 
 // detect picks the format from the first record.

@@ -199,18 +199,38 @@ func TestLoadLimitStopsEarly(t *testing.T) {
 	}
 }
 
-func TestLoadLongLine(t *testing.T) {
+func TestLoadBoundsRecords(t *testing.T) {
 	if testing.Short() {
-		t.Skip("writes a 5 MB line")
+		t.Skip("writes 5 MB records")
 	}
-	long := strings.Repeat("word ", 1<<20)
-	content := fmt.Sprintf("{\"id\": \"a\", \"question\": %q, \"answer\": \"A\"}\n{\"id\": \"b\", \"question\": \"Q?\", \"answer\": \"B\"}\n", long)
-	got, _, err := Load(write(t, "long.jsonl", content), Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(got) != 2 || len(got[0].Question) != len(strings.TrimSpace(long)) || got[1].ID != "b" {
-		t.Errorf("got %d questions; want 2 with the long question intact", len(got))
+	huge := strings.Repeat("word ", 1<<20) // 5 MiB: over MaxRecordBytes
+	long := strings.Repeat("word ", 20<<10) // 100 KiB: a record within bounds, a question over MaxTextBytes
+	ok := `{"id": "b", "question": "Q?", "answer": "B"}`
+	for _, tc := range []struct {
+		name, content, where, what string
+	}{
+		{"a JSON line over the record bound", fmt.Sprintf("{\"id\": \"a\", \"question\": %q, \"answer\": \"A\"}\n%s\n", huge, ok), "line 1", "record over 4 MiB"},
+		{"an unterminated JSON line", "{\"id\": \"a\", \"question\": \"" + huge + "\n" + ok + "\n", "line 1", "record over 4 MiB"},
+		{"an array element over the record bound", fmt.Sprintf("[{\"question\": %q, \"answer\": \"A\"}, {\"question\": \"Q?\", \"answer\": \"B\"}]", huge), "record 0", "record over 4 MiB"},
+		{"a question over the text bound", fmt.Sprintf("{\"id\": \"a\", \"question\": %q, \"answer\": \"A\"}\n%s\n", long, ok), "line 1", "over 64 KiB"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := write(t, "tasks.jsonl", tc.content)
+			_, _, err := Load(path, Options{})
+			if err == nil || !strings.Contains(err.Error(), path+" "+tc.where) || !strings.Contains(err.Error(), tc.what) {
+				t.Fatalf("got %v, want an error naming %s %s: %s", err, path, tc.where, tc.what)
+			}
+			if len(err.Error()) > 1024 {
+				t.Errorf("the error quotes the record: %d bytes", len(err.Error()))
+			}
+			if strings.HasPrefix(tc.content, "[") {
+				return // an array cannot be read on past a bad element
+			}
+			got, rep, err := Load(path, Options{SkipBad: true})
+			if err != nil || len(got) != 1 || got[0].ID != "b" || rep.Skipped != 1 {
+				t.Errorf("with SkipBad: %d questions, %d skipped, %v; want b alone and one skipped", len(got), rep.Skipped, err)
+			}
+		})
 	}
 }
 

@@ -418,7 +418,7 @@ func readTrajs(ctx context.Context, path string, fn func(string, record, error) 
 		return fmt.Errorf("import: %w", err)
 	}
 	defer f.Close()
-	dec := json.NewDecoder(bufio.NewReaderSize(f, 1<<20))
+	dec := dataset.NewRecordDecoder(bufio.NewReaderSize(f, 1<<20))
 	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
 		return fmt.Errorf("import %s: want a JSON object of trajectories: %v", path, cmpErr(err))
 	}
@@ -493,8 +493,9 @@ func eachLine(path string, fn func(line int, b []byte) error) error {
 	}
 	defer f.Close()
 	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<20), 256<<20)
-	for line := 1; sc.Scan(); line++ {
+	sc.Buffer(make([]byte, 1<<20), dataset.MaxRecordBytes)
+	line := 1
+	for ; sc.Scan(); line++ {
 		b := bytes.TrimSpace(sc.Bytes())
 		if len(b) == 0 {
 			continue
@@ -503,7 +504,9 @@ func eachLine(path string, fn func(line int, b []byte) error) error {
 			return err
 		}
 	}
-	if err := sc.Err(); err != nil {
+	if err := sc.Err(); errors.Is(err, bufio.ErrTooLong) {
+		return fmt.Errorf("read %s line %d: a line over %s, the most reactgen reads of one record", path, line, pipeline.FormatBytes(dataset.MaxRecordBytes))
+	} else if err != nil {
 		return fmt.Errorf("read %s: %w", path, err)
 	}
 	return nil
@@ -516,7 +519,7 @@ func eachArray(path string, fn func(n int, raw json.RawMessage) error) error {
 		return fmt.Errorf("import: %w", err)
 	}
 	defer f.Close()
-	dec := json.NewDecoder(bufio.NewReaderSize(f, 1<<20))
+	dec := dataset.NewRecordDecoder(bufio.NewReaderSize(f, 1<<20))
 	if tok, err := dec.Token(); err != nil || tok != json.Delim('[') {
 		return fmt.Errorf("import %s: want a JSON array: %v", path, cmpErr(err))
 	}

@@ -7,12 +7,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"time"
 
 	openai "github.com/sashabaranov/go-openai"
+
+	"github.com/reactgen/reactgen/pipeline"
 )
 
 // Batch states, as OpenAI's Batch API names them.
@@ -130,7 +131,9 @@ func (b *openAIBatches) Output(ctx context.Context, batchID string, st batchStat
 			return nil, b.oa.mapError(ctx, &capture{}, fmt.Errorf("batch %s: read file %s: %w", batchID, id, err))
 		}
 		defer rc.Close()
-		return io.ReadAll(rc)
+		// A batch holds at most 50,000 requests; its output file is read whole.
+		const maxBatchFileBytes = 1 << 30
+		return pipeline.ReadBounded(rc, fmt.Sprintf("batch %s file %s", batchID, id), maxBatchFileBytes)
 	}
 	out, err := read(st.OutputFileID)
 	if err != nil {

@@ -83,10 +83,11 @@ func (e *APIError) Error() string {
 // (429), 408, 409, server errors (5xx), unreadable bodies (HTML or invalid JSON) outside
 // 4xx, timeouts, and connections refused, reset, closed mid-body or closed while idle. Client errors (400,
 // 401, 403, 404 such as model_not_found), ErrBudget, ErrUnusable, ErrRetriesExhausted
-// (retrying again would not help), ErrToolsUnsupported and a cancelled context are not.
+// (retrying again would not help), ErrToolsUnsupported, ErrResponseTooLarge and a
+// cancelled context are not.
 func IsRetryable(err error) bool {
 	if err == nil || errors.Is(err, ErrBudget) || errors.Is(err, ErrUnusable) || errors.Is(err, context.Canceled) ||
-		errors.Is(err, ErrRetriesExhausted) || errors.Is(err, ErrToolsUnsupported) {
+		errors.Is(err, ErrRetriesExhausted) || errors.Is(err, ErrToolsUnsupported) || errors.Is(err, ErrResponseTooLarge) {
 		return false
 	}
 	var ae *APIError

@@ -18,6 +18,7 @@ import (
 	openai "github.com/sashabaranov/go-openai"
 
 	"github.com/reactgen/reactgen/internal/retry"
+	"github.com/reactgen/reactgen/pipeline"
 )
 
 // OpenAIOptions configures the OpenAI-compatible adapter. Its String method redacts the
@@ -127,7 +128,7 @@ func (o *OpenAI) Complete(ctx context.Context, req Request) (Response, error) {
 		return Response{}, errors.New("llm request: exactly one of prompt and messages must be set")
 	}
 	start := time.Now()
-	seen := &capture{keepTemperatureOut: isReasoningModel(req.Model)}
+	seen := &capture{keepTemperatureOut: isReasoningModel(req.Model), limit: MaxResponseBytes(req.N, req.MaxTokens)}
 	actx := context.WithValue(ctx, captureKey{}, seen)
 	if o.timeout > 0 {
 		var cancel context.CancelFunc
@@ -269,6 +270,9 @@ func (o *OpenAI) mapError(parent context.Context, seen *capture, err error) erro
 	if perr := parent.Err(); perr != nil {
 		return fmt.Errorf("llm request to %s: %w", o.baseURL, perr)
 	}
+	if errors.Is(err, ErrResponseTooLarge) {
+		return redact(fmt.Errorf("llm request to %s: %w (the most reactgen reads of a response to this request)", o.baseURL, err), o.key)
+	}
 	status, header, body, readErr := seen.result()
 	var oe *openai.APIError
 	var re *openai.RequestError
@@ -401,6 +405,7 @@ type captureKey struct{}
 // for a 2xx, the body of a response it fails to decode.
 type capture struct {
 	keepTemperatureOut bool
+	limit              int64 // the most bytes read of the response body (0: no bound)
 
 	mu      sync.Mutex
 	status  int
@@ -460,9 +465,49 @@ func (w *wire) RoundTrip(req *http.Request) (*http.Response, error) {
 	seen.mu.Lock()
 	seen.status, seen.header = resp.StatusCode, resp.Header // read only, as go-openai does
 	seen.mu.Unlock()
-	resp.Body = &teeBody{rc: resp.Body, seen: seen}
+	body := resp.Body
+	if seen.limit > 0 {
+		body = &boundedBody{rc: body, left: seen.limit}
+	}
+	resp.Body = &teeBody{rc: body, seen: seen}
 	return resp, nil
 }
+
+// ErrResponseTooLarge is a response body over MaxResponseBytes: a server that ignores
+// max_tokens, sends an endless body or a compression bomb. Retrying does not help.
+var ErrResponseTooLarge = errors.New("response body too large")
+
+// MaxResponseBytes bounds the body of a response to a request for n choices (0 means
+// 1) of at most maxTokens tokens each: 4 MiB for the envelope (and for a completion that
+// ignores max_tokens, which is cut to MaxCompletionBytes), plus six times
+// MaxCompletionBytes per choice (JSON may escape a byte as six). The body is counted as
+// decompressed, so a gzip bomb stops at the same bound.
+func MaxResponseBytes(n, maxTokens int) int64 {
+	return 4<<20 + int64(max(n, 1))*6*int64(MaxCompletionBytes(maxTokens))
+}
+
+// boundedBody fails a read past left bytes with ErrResponseTooLarge.
+type boundedBody struct {
+	rc   io.ReadCloser
+	left int64
+	read int64
+}
+
+func (b *boundedBody) Read(p []byte) (int, error) {
+	if int64(len(p)) > b.left+1 {
+		p = p[:b.left+1]
+	}
+	n, err := b.rc.Read(p)
+	b.read += int64(n)
+	if int64(n) > b.left {
+		b.left = -1
+		return 0, fmt.Errorf("%w: over %s", ErrResponseTooLarge, pipeline.FormatBytes(b.read-1))
+	}
+	b.left -= int64(n)
+	return n, err
+}
+
+func (b *boundedBody) Close() error { return b.rc.Close() }
 
 // readAll reads a body of n bytes (-1 or 0: unknown) in one allocation when n is known.
 func readAll(r io.Reader, n int64) ([]byte, error) {

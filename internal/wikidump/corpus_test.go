@@ -123,6 +123,34 @@ func TestJSONLLongLine(t *testing.T) {
 	}
 }
 
+func TestJSONLLineOverTheBound(t *testing.T) {
+	if testing.Short() {
+		t.Skip("writes a 65 MB line")
+	}
+	p := filepath.Join(t.TempDir(), "huge.jsonl")
+	f, err := os.Create(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString(`{"title": "First", "text": "First page."}` + "\n" + `{"title": "Huge", "text": "`)
+	chunk := strings.Repeat("word ", 1<<16)
+	for range MaxLineBytes/len(chunk) + 1 {
+		f.WriteString(chunk)
+	}
+	f.WriteString("\"}\n" + `{"title": "Last", "text": "Last page."}` + "\n")
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	_, _, err = readAll(t, p, FormatJSONL, Options{})
+	if err == nil || !strings.Contains(err.Error(), p+" line 2") || !strings.Contains(err.Error(), "64 MiB") {
+		t.Fatalf("got %v, want an error naming %s line 2 and the bound", err, p)
+	}
+	docs, r, err := readAll(t, p, FormatJSONL, Options{SkipBad: true})
+	if err != nil || len(docs) != 2 || docs[1].Title != "Last" || docs[1].Line != 3 || r.Stats().Skipped != 1 {
+		t.Errorf("with SkipBad: %d docs, %v; want First and Last (line 3), one skipped", len(docs), err)
+	}
+}
+
 func TestJSONLErrors(t *testing.T) {
 	tests := []struct {
 		name, content, want string

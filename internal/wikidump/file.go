@@ -91,35 +91,55 @@ func HashSource(path, format string) ([]File, error) {
 	return out, nil
 }
 
-// lineReader reads lines of any length: bufio.Scanner would stop at its token limit,
-// and one page of a dump can be hundreds of megabytes.
+// MaxLineBytes bounds one line of a corpus (one page): the longest Wikipedia article is
+// about 1.5 MB, and a line over the bound is a malformed record (skipped with SkipBad),
+// read past without being held in memory.
+const MaxLineBytes = 64 << 20
+
+// errLineTooLong is a line over MaxLineBytes.
+var errLineTooLong = fmt.Errorf("line over %s (the most reactgen reads of one page)", pipeline.FormatBytes(MaxLineBytes))
+
+// lineReader reads lines of up to max bytes: bufio.Scanner would stop at its token limit
+// with no way to read on past the long line.
 type lineReader struct {
 	r    *bufio.Reader
 	buf  []byte
 	line int
+	max  int
 }
 
 func newLineReader(r io.Reader) *lineReader {
-	return &lineReader{r: bufio.NewReaderSize(r, 1<<20)}
+	return &lineReader{r: bufio.NewReaderSize(r, 1<<20), max: MaxLineBytes}
 }
 
 // next returns the next line without its newline; the slice is valid until the next
-// call. It returns io.EOF after the last line.
+// call. It returns io.EOF after the last line, and errLineTooLong, having read past it,
+// for a line over the bound.
 func (l *lineReader) next() ([]byte, error) {
 	l.buf = l.buf[:0]
+	long := false
 	for {
 		chunk, err := l.r.ReadSlice('\n')
 		if errors.Is(err, bufio.ErrBufferFull) {
-			l.buf = append(l.buf, chunk...)
+			if len(l.buf)+len(chunk) > l.max {
+				long, l.buf = true, l.buf[:0]
+				continue
+			}
+			if !long {
+				l.buf = append(l.buf, chunk...)
+			}
 			continue
 		}
 		if err != nil && !errors.Is(err, io.EOF) {
 			return nil, err
 		}
-		if err != nil && len(chunk) == 0 && len(l.buf) == 0 {
+		if err != nil && len(chunk) == 0 && len(l.buf) == 0 && !long {
 			return nil, io.EOF
 		}
 		l.line++
+		if long || len(l.buf)+len(chunk) > l.max+2 {
+			return nil, errLineTooLong
+		}
 		var line []byte
 		if len(l.buf) > 0 {
 			l.buf = append(l.buf, chunk...)

@@ -62,10 +62,19 @@ func (r *jsonlReader) Next(ctx context.Context) (Doc, error) {
 			r.files = append(r.files, f)
 			return Doc{}, io.EOF
 		}
+		if errors.Is(err, errLineTooLong) && r.opts.SkipBad {
+			r.stats.Skipped++
+			continue
+		}
+		if errors.Is(err, errLineTooLong) {
+			err = fmt.Errorf("%s line %d: %w", r.path, r.lines.line, err)
+		} else if err != nil {
+			err = fmt.Errorf("read %s line %d: %w", r.path, r.lines.line+1, err)
+		}
 		if err != nil {
 			r.done = true
 			r.hf.Close()
-			return Doc{}, fmt.Errorf("read %s line %d: %w", r.path, r.lines.line+1, err)
+			return Doc{}, err
 		}
 		if len(bytes.TrimSpace(line)) == 0 {
 			continue

@@ -36,8 +36,9 @@ import (
 // to identify itself with a contact.
 const DefaultUserAgent = "reactgen/0 (https://github.com/reactgen/reactgen)"
 
-// maxBody bounds a response body, so a broken server cannot exhaust memory.
-const maxBody = 64 << 20
+// maxBody bounds a response body (decompressed), so a broken server cannot exhaust
+// memory: the longest Wikipedia article is about 1.5 MB of wikitext.
+const maxBody = 16 << 20
 
 // Options configure a Client.
 type Options struct {
@@ -315,10 +316,14 @@ func (c *Client) once(ctx context.Context, u string) ([]byte, error) {
 		return nil, &retryable{err: err}
 	}
 	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, maxBody))
+	body, err := pipeline.ReadBounded(resp.Body, "MediaWiki response from "+pipeline.RedactURL(u), maxBody)
 	if resp.StatusCode == http.StatusOK {
+		var tl *pipeline.TooLargeError
+		if errors.As(err, &tl) {
+			return nil, err // a page that large is not one; asking again would not help
+		}
 		if err != nil {
-			return nil, &retryable{err: fmt.Errorf("read %s: %w", u, err)}
+			return nil, &retryable{err: err}
 		}
 		return body, nil
 	}

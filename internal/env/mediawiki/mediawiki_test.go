@@ -2,7 +2,12 @@ package mediawiki
 
 import (
 	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"slices"
+	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -10,6 +15,7 @@ import (
 
 	"github.com/reactgen/reactgen/internal/env"
 	"github.com/reactgen/reactgen/internal/env/envtest"
+	"github.com/reactgen/reactgen/pipeline"
 )
 
 func newClient(t *testing.T, endpoint string, mod func(*Options)) *Client {
@@ -176,5 +182,35 @@ func TestRateLimitConfigured(t *testing.T) {
 		if got := c.limiter.Limit(); got != tt.want {
 			t.Errorf("RequestsPerSecond %v: got limit %v, want %v", tt.rps, got, tt.want)
 		}
+	}
+}
+
+func TestEndlessResponseStopsAtTheBound(t *testing.T) {
+	var requests atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		requests.Add(1)
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"query": {"pages": [{"title": "`)
+		chunk := []byte(strings.Repeat("a", 64<<10))
+		for {
+			if _, err := w.Write(chunk); err != nil {
+				return
+			}
+		}
+	}))
+	defer srv.Close()
+	// user:secret in the endpoint must not reach the error.
+	endpoint := strings.Replace(srv.URL, "http://", "http://user:s3cret@", 1) + "/w/api.php"
+	c := newClient(t, endpoint, func(o *Options) { o.MaxRetries = 3 })
+	_, _, err := c.Page(t.Context(), "Orla Vint")
+	var tl *pipeline.TooLargeError
+	if !errors.As(err, &tl) || !strings.Contains(err.Error(), "16 MiB") {
+		t.Fatalf("got %v, want a TooLargeError naming the bound", err)
+	}
+	if strings.Contains(err.Error(), "s3cret") {
+		t.Errorf("the error holds the endpoint's password: %v", err)
+	}
+	if n := requests.Load(); n != 1 {
+		t.Errorf("%d requests, want 1: an oversized response is not asked again", n)
 	}
 }
