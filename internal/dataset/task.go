@@ -284,8 +284,8 @@ type source struct {
 	path  string
 	r     *bufio.Reader
 	dec   *RecordDecoder // for arrays
-	n     int           // records yielded
-	line  int           // JSONL lines read
+	n     int            // records yielded
+	line  int            // JSONL lines read
 	ended bool
 }
 

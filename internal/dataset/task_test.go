@@ -203,7 +203,7 @@ func TestLoadBoundsRecords(t *testing.T) {
 	if testing.Short() {
 		t.Skip("writes 5 MB records")
 	}
-	huge := strings.Repeat("word ", 1<<20) // 5 MiB: over MaxRecordBytes
+	huge := strings.Repeat("word ", 1<<20)  // 5 MiB: over MaxRecordBytes
 	long := strings.Repeat("word ", 20<<10) // 100 KiB: a record within bounds, a question over MaxTextBytes
 	ok := `{"id": "b", "question": "Q?", "answer": "B"}`
 	for _, tc := range []struct {
