@@ -337,7 +337,8 @@ func (r *Run) close() error {
 }
 
 // Report tells the user where a run's files are: the episode log, the verdicts and every
-// exported file, with their rows and bytes.
+// exported file, with its rows and bytes (a file of no rows, such as a hand-off script
+// or a plot, with its bytes only).
 func (r *Run) Report(w io.Writer) {
 	m := r.Manifest
 	fmt.Fprintf(w, "run %s in %s\n", m.RunID, r.Dir.Path)
@@ -352,11 +353,15 @@ func (r *Run) Report(w io.Writer) {
 		if o.Stage != StageExport || o.Format == "arrow-meta" {
 			continue // the HF folder's metadata files go with its .arrow files
 		}
-		if o.Rows == 0 && o.Format == "card" {
-			fmt.Fprintf(w, "  card: %s\n", filepath.Join(r.Dir.Path, o.Path))
-			continue
+		path := filepath.Join(r.Dir.Path, o.Path)
+		switch {
+		case o.Rows == 0 && o.Format == "card":
+			fmt.Fprintf(w, "  card: %s\n", path)
+		case o.Rows == 0: // a hand-off file or a plot: bytes, not rows
+			fmt.Fprintf(w, "  %s: %s (%d bytes)\n", o.Format, path, o.Bytes)
+		default:
+			fmt.Fprintf(w, "  %s: %s (%d rows, %d bytes)\n", o.Format, path, o.Rows, o.Bytes)
 		}
-		fmt.Fprintf(w, "  %s: %s (%d rows, %d bytes)\n", o.Format, filepath.Join(r.Dir.Path, o.Path), o.Rows, o.Bytes)
 	}
 }
 

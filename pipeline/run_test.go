@@ -201,3 +201,22 @@ func TestExecuteOnAnExistingRun(t *testing.T) {
 		t.Errorf("New on a run: got %v, want bad input", err)
 	}
 }
+
+func TestReportGivesRowsOnlyForFilesThatHaveThem(t *testing.T) {
+	dir := t.TempDir()
+	r := &Run{Dir: RunDir{Path: dir}, Manifest: newManifest("r1")}
+	r.Manifest.Outputs = []Output{
+		{Path: "export/react/train.jsonl", Stage: StageExport, Format: "jsonl", Rows: 3, Bytes: 120},
+		{Path: "export/README.md", Stage: StageExport, Format: "handoff", Bytes: 900},
+		{Path: "export/dataset_card.md", Stage: StageExport, Format: "card", Bytes: 400},
+	}
+	var b bytes.Buffer
+	r.Report(&b)
+	want := "run r1 in " + dir + "\n" +
+		"  jsonl: " + filepath.Join(dir, "export/react/train.jsonl") + " (3 rows, 120 bytes)\n" +
+		"  handoff: " + filepath.Join(dir, "export/README.md") + " (900 bytes)\n" +
+		"  card: " + filepath.Join(dir, "export/dataset_card.md") + "\n"
+	if b.String() != want {
+		t.Errorf("report:\n%s\nwant:\n%s", b.String(), want)
+	}
+}

@@ -269,7 +269,7 @@ func (t *trainer) follow(ctx context.Context, rec *pipeline.TrainingJob) (pipeli
 	}
 	if rec.Status != pipeline.JobSucceeded {
 		if rec.Error == "" {
-			rec.Error = lastError(t, rec.JobID)
+			rec.Error = lastError(ctx, t, rec.JobID)
 			_ = t.save(rec)
 		}
 		return *rec, fmt.Errorf("%w: job %s ended %s: %s", ErrJobFailed, rec.JobID, rec.Status, orNone(rec.Error))
@@ -291,8 +291,8 @@ func (t *trainer) interrupted(rec *pipeline.TrainingJob, err error) (pipeline.Tr
 
 // lastError is the newest error-level event of a failed job, for services that put the
 // reason there rather than in the job's error object.
-func lastError(t *trainer, id string) string {
-	evs, err := t.api.Events(context.Background(), id, 50)
+func lastError(ctx context.Context, t *trainer, id string) string {
+	evs, err := t.api.Events(ctx, id, 50)
 	if err != nil {
 		return ""
 	}
