@@ -6,6 +6,11 @@
 // observations byte for byte (wikienv.py, wrappers.py), and rules, reactgen's own. It
 // parses actions in one of two modes (Options.Actions): paper, the official
 // startswith/endswith test, and lenient, which reads what small models write.
+//
+// It consumes a Corpus and, one Step at a time, the model's action text, and produces
+// a Result per step: the parsed action, the observation, whether the episode is done
+// and, after Finish, the answer (a paper observation also reports the reward against
+// Options.Gold).
 package env
 
 import (

@@ -1,6 +1,9 @@
 // Package llm is reactgen's model client: a small Client interface, the OpenAI-compatible
 // adapter built on go-openai (chat and legacy completions), and the decorators that wrap
-// any Client (retries, rate limits, concurrency, budget, on-disk response cache).
+// any Client (retries, rate limits, concurrency, budget, on-disk response cache). It
+// consumes a Request (chat messages or a completion prompt, with its sampling settings
+// and tools) and produces a Response (its choices, token usage, cost and latency), or a
+// typed error (*APIError) a caller can act on.
 package llm
 
 import (

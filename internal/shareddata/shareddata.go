@@ -1,6 +1,8 @@
 // Package shareddata finds the real public data that sits beside the project in
 // ../shared/data, for tests that use it as a test bed. Users' machines do not have it,
-// so every lookup skips the test when the file is absent.
+// so every lookup skips the test when the file is absent. It consumes a path relative to
+// that folder and produces the file's absolute path (Path skips the test without it;
+// Lookup reports whether it is there).
 package shareddata
 
 import (

@@ -1,6 +1,8 @@
 // Package synth generates a seeded synthetic encyclopedia for the index benchmarks: a
 // Zipfian vocabulary of invented words, titles of one to four words, and pages of five to
-// ten sentences (about 1 KB of text each), written as corpus JSONL.
+// ten sentences (about 1 KB of text each), written as corpus JSONL. It consumes a seed
+// and a vocabulary size and produces titles, query words and corpus lines; the same seed
+// gives the same corpus.
 package synth
 
 import (

@@ -2,7 +2,9 @@
 // functions search(entity), lookup(keyword) and finish(answer) as OpenAI-style tool
 // definitions with JSON Schema parameters, and the conversion between a tool call and the
 // canonical action text (Search[X]) that episode records keep. The exporter renders tool
-// turns with it; tool-calling generation reads model calls back with it.
+// turns with it; tool-calling generation reads model calls back with it. It consumes
+// tool calls (a name and JSON arguments) or action text and produces the other form, and
+// the tool definitions a request carries.
 package tool
 
 import (

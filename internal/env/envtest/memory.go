@@ -1,6 +1,8 @@
 // Package envtest holds what tests of environment backends share: Memory, an in-memory
 // env.Corpus built from a list of pages, and RunConformance, the suite every env.Corpus
-// implementation passes through env.Wiki.
+// implementation passes through env.Wiki. Memory consumes pages and produces a corpus;
+// RunConformance consumes a constructor of the backend under test and produces test
+// failures where it breaks the env.Corpus contract.
 package envtest
 
 import (
