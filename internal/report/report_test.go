@@ -3,7 +3,9 @@ package report
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"image"
 	pngpkg "image/png"
 	"math"
 	"os"
@@ -234,7 +236,8 @@ const chromium = Chromium
 func chromiumArgs(t *testing.T, extra ...string) []string { return ChromiumArgs(t.TempDir(), extra...) }
 
 // TestReportInBrowser opens the report in headless Chromium: the page loads from a file,
-// its script finds every chart laid out with marks in it, and a screenshot is taken.
+// its script finds every chart laid out with marks in it, a screenshot is taken, and
+// each chart's own PNG (compare --png) shows that chart, not a blank or its title alone.
 func TestReportInBrowser(t *testing.T) {
 	if _, err := os.Stat(chromium); err != nil {
 		t.Skip("no Chromium at /usr/bin/chromium (make chromium installs Debian's)")
@@ -280,16 +283,114 @@ func TestReportInBrowser(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i, p := range pngs {
-		f, err := os.Open(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		cfg, err := pngpkg.DecodeConfig(f)
-		f.Close()
-		if err != nil || cfg.Width != charts[i].Width || cfg.Height != charts[i].Height {
-			t.Errorf("%s: %dx%d (%v), want %dx%d", p, cfg.Width, cfg.Height, err, charts[i].Width, charts[i].Height)
+		checkChartPNG(t, p, charts[i])
+	}
+}
+
+// titleBand is the top of a chart that holds only its title (svgOpen draws it at y=20).
+const titleBand = 28
+
+// checkChartPNG decodes a chart's PNG and asserts it is the chart's size and shows the
+// chart itself: pixels of the palette's mark colours (bars, points, lines, legend keys)
+// below the title band. A screenshot that clips the chart to its title, or comes out
+// blank, has none.
+func checkChartPNG(t *testing.T, path string, c Chart) {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	img, err := pngpkg.Decode(f)
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	b := img.Bounds()
+	if b.Dx() != c.Width || b.Dy() != c.Height {
+		t.Errorf("%s: %dx%d, want %dx%d", path, b.Dx(), b.Dy(), c.Width, c.Height)
+	}
+	var marks, inked int
+	for y := b.Min.Y + titleBand; y < b.Max.Y; y++ {
+		for x := b.Min.X; x < b.Max.X; x++ {
+			r, g, bl, _ := img.At(x, y).RGBA()
+			px := [3]int{int(r >> 8), int(g >> 8), int(bl >> 8)}
+			if px != [3]int{255, 255, 255} {
+				inked++
+			}
+			if isMarkColour(px) {
+				marks++
+			}
 		}
 	}
+	// A bar of the test's smallest value is a few hundred pixels; a blank or
+	// title-only picture has no mark pixel at all.
+	if marks < 200 {
+		t.Errorf("%s (%s): %d pixels of a mark colour below the title band (%d not white), want at least 200: the chart is not in the picture", path, c.Name, marks, inked)
+	}
+	// And each bar of the SVG is where the SVG puts it: most of its inside (a CI line may
+	// cross it) has its fill.
+	for _, tag := range barTag.FindAllString(c.SVG, -1) {
+		var x, y, w, h float64
+		var fill [3]int
+		_, errX := fmt.Sscan(attr(tag, "x"), &x)
+		_, errY := fmt.Sscan(attr(tag, "y"), &y)
+		_, errW := fmt.Sscan(attr(tag, "width"), &w)
+		_, errH := fmt.Sscan(attr(tag, "height"), &h)
+		_, errF := fmt.Sscanf(attr(tag, "fill"), "#%02x%02x%02x", &fill[0], &fill[1], &fill[2])
+		if err := errors.Join(errX, errY, errW, errH, errF); err != nil {
+			t.Fatalf("%s: bar %s: %v", c.Name, tag, err)
+		}
+		if w < 3 || h < 3 {
+			continue // a zero or hairline bar has no inside free of anti-aliasing
+		}
+		inside := image.Rect(int(x)+1, int(y)+1, int(x+w)-1, int(y+h)-1).Add(b.Min)
+		filled := 0
+		for py := inside.Min.Y; py < inside.Max.Y; py++ {
+			for px := inside.Min.X; px < inside.Max.X; px++ {
+				r, g, bl, _ := img.At(px, py).RGBA()
+				if colourDistance([3]int{int(r >> 8), int(g >> 8), int(bl >> 8)}, fill) <= 3*8*8 {
+					filled++
+				}
+			}
+		}
+		if area := inside.Dx() * inside.Dy(); filled < area*4/5 {
+			t.Errorf("%s (%s): %d of the %d pixels inside bar %s have its fill %v, want at least 80%%", path, c.Name, filled, area, tag, fill)
+		}
+	}
+}
+
+// barTag is a chart's bar as svg.go draws it; attr reads one attribute of such a tag.
+var barTag = regexp.MustCompile(`<rect [^>]*class="bar"[^>]*>`)
+
+func attr(tag, name string) string {
+	m := regexp.MustCompile(` ` + name + `="([^"]*)"`).FindStringSubmatch(tag)
+	if m == nil {
+		return ""
+	}
+	return m[1]
+}
+
+func colourDistance(a, b [3]int) int {
+	d := 0
+	for i := range a {
+		d += (a[i] - b[i]) * (a[i] - b[i])
+	}
+	return d
+}
+
+// isMarkColour says whether px is (within anti-aliasing) one of the palette's colours
+// other than black, which text and axes share.
+func isMarkColour(px [3]int) bool {
+	for _, hex := range palette {
+		var c [3]int
+		if _, err := fmt.Sscanf(hex, "#%02x%02x%02x", &c[0], &c[1], &c[2]); err != nil || c == [3]int{} {
+			continue
+		}
+		if colourDistance(px, c) <= 3*8*8 {
+			return true
+		}
+	}
+	return false
 }
 
 // TestTrainingChart: an eval run of a fine-tuned model is placed at the number of
