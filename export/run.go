@@ -371,6 +371,9 @@ func writeAll(ctx context.Context, stage string, cfg pipeline.ExportConfig, vs [
 		batches := make([][]Example, len(vs))
 		rendered := make([]Example, len(vs))
 		memo := &memoCounter{Counter: t.counter, counts: map[string]int{}}
+		// With a tool format written, the limit holds for the tool form too, which
+		// carries the tool definitions.
+		toolForm := slices.ContainsFunc(cfg.Formats, func(f string) bool { return strings.HasSuffix(f, "-tools") })
 		in := make([]bool, len(vs)) // the views that hold the episode
 		unmaskable := unmaskableFormats(cfg)
 		send := func(i int) error {
@@ -413,6 +416,9 @@ func writeAll(ctx context.Context, stage string, cfg pipeline.ExportConfig, vs [
 				}
 				ex.Tokens = int64(ChatTokens(memo, ex.Messages))
 				over = over || (cfg.MaxTokens > 0 && ex.Tokens > int64(cfg.MaxTokens))
+				if toolForm && cfg.MaxTokens > 0 && !over {
+					over = ToolChatTokens(memo, &ex) > cfg.MaxTokens
+				}
 				rendered[i] = ex
 				if first < 0 {
 					first = i

@@ -508,3 +508,29 @@ func TestValidateTools(t *testing.T) {
 		t.Errorf("a rendered example: %v", err)
 	}
 }
+
+// TestMaxTokensHoldsForTheToolForm: with a tool format written, an episode whose tool form
+// (which carries the tool definitions) is over export.max_tokens is left out, though its
+// text form fits.
+func TestMaxTokensHoldsForTheToolForm(t *testing.T) {
+	c := o200k(t)
+	ex, err := Render(synthEpisode(0), ViewReAct, RenderOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	text, tools := ChatTokens(c, ex.Messages), ToolChatTokens(c, &ex)
+	if tools <= text {
+		t.Fatalf("tool form %d tokens, text form %d: want the tool form longer", tools, text)
+	}
+	limit := (text + tools) / 2
+	for _, tt := range []struct {
+		formats []string
+		dropped int
+	}{{[]string{"openai-chat"}, 0}, {[]string{"openai-chat", "openai-tools"}, 1}} {
+		cfg := pipeline.ExportConfig{Formats: tt.formats, MaxTokens: limit}
+		res, _ := runExport(t, cfg, episodes(1, nil))
+		if res.Dropped["max_tokens"] != tt.dropped {
+			t.Errorf("%v with max_tokens %d (text %d, tools %d): dropped %d, want %d", tt.formats, limit, text, tools, res.Dropped["max_tokens"], tt.dropped)
+		}
+	}
+}

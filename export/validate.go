@@ -46,6 +46,19 @@ func ChatTokens(c bpe.Counter, msgs []Message) int {
 	return n
 }
 
+// ToolChatTokens counts the tool-calling form of ex the same way: each turn's role,
+// content and calls (name and arguments), and the task's tool definitions as JSON.
+func ToolChatTokens(c bpe.Counter, ex *Example) int {
+	n := replyPriming + c.Count(toolsOf(ex.Task).json)
+	for _, m := range ex.ToolMessages {
+		n += perMessage + c.Count(m.Role) + c.Count(m.Content)
+		for _, call := range m.ToolCalls {
+			n += c.Count(call.Name) + c.Count(call.Arguments)
+		}
+	}
+	return n
+}
+
 // Validate checks ex strictly: required fields, role order (system? user (assistant
 // user)* assistant), the final turn is the assistant's Finish (or, in the standard view,
 // its Answer), the loss mask and correctness. The token limit is not its business: an
