@@ -514,7 +514,7 @@ func TestValidateTools(t *testing.T) {
 // text form fits.
 func TestMaxTokensHoldsForTheToolForm(t *testing.T) {
 	c := o200k(t)
-	ex, err := Render(synthEpisode(0), ViewReAct, RenderOptions{})
+	ex, err := Render(episodetest.Synth(0), ViewReAct, RenderOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -528,7 +528,7 @@ func TestMaxTokensHoldsForTheToolForm(t *testing.T) {
 		dropped int
 	}{{[]string{"openai-chat"}, 0}, {[]string{"openai-chat", "openai-tools"}, 1}} {
 		cfg := pipeline.ExportConfig{Formats: tt.formats, MaxTokens: limit}
-		res, _ := runExport(t, cfg, episodes(1, nil))
+		res, _ := runExport(t, cfg, episodetest.Stream(1, nil))
 		if res.Dropped["max_tokens"] != tt.dropped {
 			t.Errorf("%v with max_tokens %d (text %d, tools %d): dropped %d, want %d", tt.formats, limit, text, tools, res.Dropped["max_tokens"], tt.dropped)
 		}
