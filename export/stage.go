@@ -33,7 +33,7 @@ func (s Stage) Run(ctx context.Context, r *pipeline.Run) (pipeline.Counts, error
 	card := s.Card
 	card.RunID = r.Manifest.RunID
 	card.PromptHash = r.Manifest.Results["generate.exemplars"]
-	card.CorpusHash = r.Manifest.Results["corpus"]
+	card.CorpusHash = pipeline.RedactURL(r.Manifest.Results["corpus"])
 	card.Summary = *sum
 	if r.Manifest.Results["import.format"] != "" {
 		// Imported: the card names the corpus and its model, not the importing config's.

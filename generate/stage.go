@@ -148,7 +148,7 @@ func (s *Stage) Run(ctx context.Context, r *pipeline.Run) (pipeline.Counts, erro
 	case errors.Is(err, ErrToolsRefused):
 		return counts, err
 	case errors.Is(err, llm.ErrUnusable):
-		return counts, fmt.Errorf("every request to %s failed, so the run stopped: %w", s.LLM.BaseURL, err)
+		return counts, fmt.Errorf("every request to %s failed, so the run stopped: %w", pipeline.RedactURL(s.LLM.BaseURL), err)
 	case err != nil:
 		return counts, err
 	case sum.Stopped == StoppedInterrupted:

@@ -1,6 +1,8 @@
 package pipeline
 
 import (
+	"encoding/base64"
+	"net/url"
 	"reflect"
 	"regexp"
 	"strings"
@@ -9,7 +11,8 @@ import (
 
 // Redacted is the config as a map keyed like the config file, for `reactgen config show`
 // and the manifest. It holds no secret: API keys never enter the Config, only the name of
-// their variable, and the values of headers that carry credentials are hidden.
+// their variable; every header value is hidden, and so is the user information of every
+// URL (llm.base_url, llm.endpoints, env.mediawiki_url).
 func (c Config) Redacted() map[string]any {
 	out := map[string]any{}
 	var walk func(prefix string, v reflect.Value, dst map[string]any)
@@ -27,6 +30,9 @@ func (c Config) Redacted() map[string]any {
 			val := fv.Interface()
 			if d, ok := val.(time.Duration); ok {
 				val = d.String()
+			}
+			if s, ok := val.(string); ok {
+				val = RedactURL(s) // llm.base_url, env.mediawiki_url: no user:password@
 			}
 			if prefix == "llm" && tag == "headers" {
 				val = redactHeaders(c.LLM.Headers)
@@ -51,15 +57,13 @@ func (c Config) Redacted() map[string]any {
 // RedactedValue is the value that stands for a hidden header value.
 const RedactedValue = "[redacted]"
 
-// redactHeaders hides the values of headers that carry credentials.
+// redactHeaders hides the value of every configured header: Authorization and API keys,
+// and just as well Cookie, a proxy's credentials or a tenant id, which no name tells
+// apart from a harmless one.
 func redactHeaders(h map[string]string) map[string]string {
 	out := map[string]string{}
-	for k, v := range h {
-		lk := strings.ToLower(k)
-		if strings.Contains(lk, "auth") || strings.Contains(lk, "key") || strings.Contains(lk, "token") || strings.Contains(lk, "secret") {
-			v = RedactedValue
-		}
-		out[k] = v
+	for k := range h {
+		out[k] = RedactedValue
 	}
 	return out
 }
@@ -83,3 +87,35 @@ func RedactURL(s string) string {
 
 // userinfo matches a URL's scheme and user information up to the "@".
 var userinfo = regexp.MustCompile(`[a-zA-Z][a-zA-Z0-9+.-]*://[^/?#@\s"'<>]+@`)
+
+// URLSecrets lists the secrets in a URL's user information: the password and the
+// "user:password" pair (sent base64-encoded as Basic credentials), or a user name given
+// alone.
+func URLSecrets(raw string) []string {
+	u, err := url.Parse(raw)
+	if err != nil || u.User == nil {
+		return nil
+	}
+	if pass, ok := u.User.Password(); ok {
+		return []string{u.User.Username() + ":" + pass, pass}
+	}
+	return []string{u.User.Username()}
+}
+
+// Scrub replaces every secret in s, as is and base64-encoded (a proxy that echoes
+// request headers may quote them so, and Basic credentials are), with RedactedValue.
+// Empty secrets are ignored.
+func Scrub(s string, secrets []string) string {
+	for _, secret := range secrets {
+		if secret == "" {
+			continue
+		}
+		for _, v := range []string{secret, "Bearer " + secret} {
+			for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.RawStdEncoding, base64.URLEncoding, base64.RawURLEncoding} {
+				s = strings.ReplaceAll(s, enc.EncodeToString([]byte(v)), RedactedValue)
+			}
+		}
+		s = strings.ReplaceAll(s, secret, RedactedValue)
+	}
+	return s
+}

@@ -39,7 +39,7 @@ var keyDocs = map[string]string{
 	"llm.request_max_tokens":      "max_tokens of each request",
 	"llm.stop":                    "extra stop sequences, added to the layout's own",
 	"llm.seed":                    "seed sent with every request (servers that support it sample reproducibly)",
-	"llm.headers":                 "extra HTTP headers (values of auth-like headers are redacted when shown)",
+	"llm.headers":                 "extra HTTP headers (every value is redacted wherever it is shown or stored)",
 	"llm.timeout":                 "timeout of one request",
 	"llm.max_retries":             "retries of a request on 429, 5xx, timeouts and connection errors",
 	"llm.backoff_base":            "first retry delay; doubles each retry, with full jitter",

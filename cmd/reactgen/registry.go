@@ -95,7 +95,7 @@ func newRegistry() *registry {
 			"mediawiki": {
 				check: func(*pipeline.Config) error { return nil },
 				identity: func(cfg *pipeline.Config) (string, []pipeline.Input, error) {
-					return "mediawiki:" + cfg.Env.MediaWikiURL, nil, nil
+					return "mediawiki:" + pipeline.RedactURL(cfg.Env.MediaWikiURL), nil, nil
 				},
 				open: func(cfg *pipeline.Config, _ string) (env.Corpus, func(), error) {
 					e := cfg.Env

@@ -10,11 +10,15 @@ import (
 	"context"
 	"encoding/base64"
 	"fmt"
+	"io"
 	"io/fs"
 	"math/rand/v2"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/reactgen/reactgen/internal/llm/llmtest"
@@ -162,4 +166,123 @@ func TestCanaryKeyNeverLeaks(t *testing.T) {
 		t.Errorf("no request failed, so the test proves nothing: %v", m.Stages["generate"].Counts)
 	}
 	t.Logf("searched %d files, 8 streams; %d requests carried the key; counts %v", files, echoed, m.Stages["generate"].Counts)
+}
+
+// canary is a recognisable secret.
+func canary(name string) string { return fmt.Sprintf("%s-canary-%016x", name, rand.Uint64()) }
+
+// leaksUnder lists every file under dir, and every text, that holds a form of a secret.
+func leaksUnder(t *testing.T, dir string, secrets []string, texts map[string]string) []string {
+	t.Helper()
+	var out []string
+	for where, text := range texts {
+		for _, s := range secrets {
+			out = append(out, leaks(s, where, []byte(text))...)
+		}
+	}
+	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return nil
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return nil
+		}
+		for _, s := range secrets {
+			out = append(out, leaks(s, p, b)...)
+		}
+		return nil
+	})
+	return out
+}
+
+func TestURLCredentialsAndHeaderValuesNeverLeak(t *testing.T) {
+	urlPass, cookie, team, wikiPass := canary("url"), canary("cookie"), canary("team"), canary("wiki")
+	model := newFakeModel(t)
+	model.fault = func(n int64, r llmtest.Req) (llmtest.Reply, bool) {
+		switch n % 5 {
+		case 1: // a proxy's error page quoting the request headers
+			return llmtest.Reply{Status: 502, Body: echoHeaders(r)}, true
+		case 2: // a completion that echoes the headers back, as a debugging server might
+			text := model.text(r)
+			return llmtest.Reply{Texts: []string{text + "\n(cookie " + r.Header.Get("Cookie") + ", team " + r.Header.Get("X-Team") + ")"}}, true
+		}
+		return llmtest.Reply{}, false
+	}
+	srv := llmtest.NewServer(t, model.handle)
+	// A MediaWiki that echoes the Basic credentials its endpoint URL carries.
+	var wikiAuth atomic.Int32
+	wiki := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		auth := r.Header.Get("Authorization")
+		if auth != "" {
+			wikiAuth.Add(1)
+		}
+		w.Header().Set("Content-Type", "application/json")
+		if r.URL.Query().Get("list") == "search" {
+			io.WriteString(w, `{"query": {"search": []}}`)
+			return
+		}
+		title := r.URL.Query().Get("titles")
+		fmt.Fprintf(w, `{"query": {"pages": [{"title": %q, "extract": "%s is a place. The request said %s."}]}}`, title, title, auth)
+	}))
+	defer wiki.Close()
+
+	tmp := t.TempDir()
+	base := strings.Replace(srv.URL, "http://", "http://alice:"+urlPass+"@", 1)
+	cfg := testConfig(t, filepath.Join(tmp, "cfg"), base, map[string]any{
+		"task.limit": 20, "llm.max_retries": 1,
+		"llm.headers": map[string]string{"Cookie": "session=" + cookie, "X-Team": team},
+		"export.formats": []string{"openai-chat", "parquet"},
+	})
+	env := childEnv{vars: map[string]string{"OPENAI_API_KEY": "sk-test"}}
+	texts := map[string]string{}
+	code, stdout, stderr := runChild(t, env, "run", "--config", cfg, "--out", filepath.Join(tmp, "run"))
+	if code != 0 {
+		t.Fatalf("run: exit %d; stderr:\n%s", code, stderr)
+	}
+	texts["run stdout"], texts["run stderr"] = stdout, stderr
+	wikiURL := strings.Replace(wiki.URL, "http://", "http://wiki:"+wikiPass+"@", 1) + "/w/api.php"
+	code, stdout, stderr = runChild(t, env, "run", "--config", cfg, "--out", filepath.Join(tmp, "wikirun"),
+		"--set", "env.backend=mediawiki", "--set", "env.mediawiki_url="+wikiURL, "--set", "corpus.path=")
+	if code != 0 {
+		t.Fatalf("mediawiki run: exit %d; stderr:\n%s", code, stderr)
+	}
+	texts["mediawiki run stdout"], texts["mediawiki run stderr"] = stdout, stderr
+	// Every request fails against a closed port: the errors name the URL.
+	dead := strings.Replace(closedPort(t), "http://", "http://alice:"+urlPass+"@", 1)
+	_, stdout, stderr = runChild(t, env, "run", "--config", cfg, "--out", filepath.Join(tmp, "dead"), "--set", "llm.base_url="+dead)
+	texts["dead run stdout"], texts["dead run stderr"] = stdout, stderr
+	for _, show := range [][]string{{"config", "show", "--config", cfg}, {"config", "show", "--json", "--config", cfg}} {
+		code, stdout, stderr := runChild(t, env, append(show, "--set", "env.mediawiki_url="+wikiURL)...)
+		if code != 0 {
+			t.Errorf("%v: exit %d: %s", show, code, stderr)
+		}
+		texts[strings.Join(show[:3], " ")] = stdout + stderr
+	}
+
+	secrets := []string{urlPass, cookie, team, wikiPass}
+	var problems []string
+	for i, dir := range []string{"run", "wikirun", "dead"} {
+		if i > 0 {
+			texts = nil
+		}
+		problems = append(problems, leaksUnder(t, filepath.Join(tmp, dir), secrets, texts)...)
+	}
+	for _, p := range problems {
+		t.Error(p)
+	}
+	// The test proves something only if the secrets were sent and echoed.
+	sent := 0
+	for _, rec := range srv.Log() {
+		if strings.Contains(rec.Header.Get("Cookie"), cookie) && rec.Header.Get("X-Team") == team {
+			sent++
+		}
+	}
+	if sent == 0 || wikiAuth.Load() == 0 {
+		t.Errorf("the servers never saw the secrets (%d model requests, %d wiki requests with them)", sent, wikiAuth.Load())
+	}
+	if card, err := os.ReadFile(filepath.Join(tmp, "wikirun", "export", "README.md")); err != nil || !strings.Contains(string(card), "wiki:[redacted]@") {
+		t.Errorf("the mediawiki run's card does not name its redacted endpoint (%v)", err)
+	}
+	t.Logf("%d model requests carried the headers; %d wiki requests the URL's credentials", sent, wikiAuth.Load())
 }

@@ -130,7 +130,7 @@ func (a *app) generation(cfg *pipeline.Config, forceNew bool, command string) (p
 			}
 			return pipeline.Spec{}, nil, &pipeline.ConfigError{Key: key, Message: fmt.Sprintf(
 				"the environment variable %s is empty, and %s needs a key (export %s=..., or point llm.base_url / OPENAI_BASE_URL at your own server)",
-				e.APIKeyEnv, e.BaseURL, e.APIKeyEnv)}
+				e.APIKeyEnv, pipeline.RedactURL(e.BaseURL), e.APIKeyEnv)}
 		}
 	}
 	prompts, cotPrompts, promptID, err := prompt.Configured(cfg.Generate, cfg.Task.Name, data.FS)

@@ -21,6 +21,8 @@ import (
 	"time"
 
 	openai "github.com/sashabaranov/go-openai"
+
+	"github.com/reactgen/reactgen/pipeline"
 )
 
 // APIOptions say where the fine-tuning service is. Its String method redacts the key.
@@ -38,7 +40,7 @@ func (o APIOptions) String() string {
 	if o.APIKey != "" {
 		key = "[redacted]"
 	}
-	return fmt.Sprintf("finetune.APIOptions{BaseURL:%s APIKey:%s}", o.BaseURL, key)
+	return fmt.Sprintf("finetune.APIOptions{BaseURL:%s APIKey:%s}", pipeline.RedactURL(o.BaseURL), key)
 }
 
 // GoString is String, so that %#v redacts the key too.

@@ -121,7 +121,7 @@ func (t *trainer) run(ctx context.Context) (pipeline.TrainingJob, error) {
 		hp.Epochs = EpochsForSteps(hp.Steps, max(hp.BatchSize, 1), files[0].Rows)
 		fmt.Fprintf(t.o.Progress, "%d steps at batch size %d over %d training rows: %d epochs\n", hp.Steps, hp.BatchSize, files[0].Rows, hp.Epochs)
 	}
-	want := pipeline.TrainingJob{Provider: "openai", BaseURL: t.api.base, BaseModel: t.o.BaseModel, Format: format,
+	want := pipeline.TrainingJob{Provider: "openai", BaseURL: pipeline.RedactURL(t.api.base), BaseModel: t.o.BaseModel, Format: format,
 		Suffix: t.o.Suffix, Hyperparameters: hp, Files: files}
 
 	var rec pipeline.TrainingJob
@@ -205,7 +205,7 @@ func (t *trainer) upload(ctx context.Context, rec *pipeline.TrainingJob, data []
 func (t *trainer) uploaded(sum string) string {
 	for _, j := range t.m.Training {
 		for _, f := range j.Files {
-			if f.SHA256 == sum && f.FileID != "" && j.BaseURL == t.api.base {
+			if f.SHA256 == sum && f.FileID != "" && j.BaseURL == pipeline.RedactURL(t.api.base) {
 				return f.FileID
 			}
 		}

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/reactgen/reactgen/pipeline"
 )
 
 // ErrBudget is returned by a budgeted client once a limit of its Budget is reached; the
@@ -131,10 +133,15 @@ type redactedError struct {
 func (e *redactedError) Error() string { return e.msg }
 func (e *redactedError) Unwrap() error { return e.err }
 
-// redact removes secret from err's text, keeping the chain.
-func redact(err error, secret string) error {
-	if err == nil || secret == "" || !strings.Contains(err.Error(), secret) {
+// redact removes the secrets (and the user information of any URL) from err's text,
+// keeping the chain.
+func redact(err error, secrets ...string) error {
+	if err == nil {
+		return nil
+	}
+	msg := pipeline.RedactURL(scrubSecrets(err.Error(), secrets))
+	if msg == err.Error() {
 		return err
 	}
-	return &redactedError{msg: strings.ReplaceAll(err.Error(), secret, "[redacted]"), err: err}
+	return &redactedError{msg: msg, err: err}
 }

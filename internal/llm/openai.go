@@ -3,7 +3,6 @@ package llm
 import (
 	"bytes"
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,6 +10,7 @@ import (
 	"mime"
 	"net/http"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -45,7 +45,7 @@ func (o OpenAIOptions) String() string {
 	for k := range o.Headers {
 		names = append(names, k)
 	}
-	return fmt.Sprintf("OpenAIOptions{BaseURL:%s APIKey:%s Headers:%v Timeout:%s}", o.BaseURL, key, names, o.Timeout)
+	return fmt.Sprintf("OpenAIOptions{BaseURL:%s APIKey:%s Headers:%v Timeout:%s}", pipeline.RedactURL(o.BaseURL), key, names, o.Timeout)
 }
 
 // GoString is String, so that %#v redacts the key too.
@@ -60,8 +60,9 @@ func (o OpenAIOptions) GoString() string { return o.String() }
 // request body that lacks it (except for reasoning models, which reject any value but 1).
 type OpenAI struct {
 	client  *openai.Client
-	baseURL string
+	baseURL string // for messages: the user information of the URL redacted
 	key     string
+	secrets []string // the key, the configured header values and the URL's user information
 	timeout time.Duration
 }
 
@@ -74,10 +75,10 @@ func NewOpenAI(opts OpenAIOptions) (*OpenAI, error) {
 		base = BaseURLOpenAI
 	}
 	if !strings.HasPrefix(base, "http://") && !strings.HasPrefix(base, "https://") {
-		return nil, fmt.Errorf("llm base url %q: must start with http:// or https://", base)
+		return nil, fmt.Errorf("llm base url %q: must start with http:// or https://", pipeline.RedactURL(base))
 	}
 	if strings.HasSuffix(base, "/chat/completions") || strings.HasSuffix(base, "/completions") {
-		return nil, fmt.Errorf("llm base url %q: give the API root (ending in /v1), not an endpoint", base)
+		return nil, fmt.Errorf("llm base url %q: give the API root (ending in /v1), not an endpoint", pipeline.RedactURL(base))
 	}
 	if opts.Timeout < 0 {
 		return nil, fmt.Errorf("llm timeout %s: must not be negative", opts.Timeout)
@@ -99,7 +100,36 @@ func NewOpenAI(opts OpenAIOptions) (*OpenAI, error) {
 	cfg := openai.DefaultConfig(opts.APIKey)
 	cfg.BaseURL = base
 	cfg.HTTPClient = hc
-	return &OpenAI{client: openai.NewClientWithConfig(cfg), baseURL: base, key: opts.APIKey, timeout: opts.Timeout}, nil
+	return &OpenAI{client: openai.NewClientWithConfig(cfg), baseURL: pipeline.RedactURL(base), key: opts.APIKey,
+		secrets: secretsOf(opts.APIKey, base, opts.Headers), timeout: opts.Timeout}, nil
+}
+
+// minSecret is the shortest header value treated as a secret in what a server sends
+// back: a shorter one ("1", "json") is no credential, and hiding it would garble text.
+const minSecret = 8
+
+// secretsOf lists what must never be written or printed: the key, every configured
+// header value of minSecret bytes or more, and the user and password of the base URL.
+func secretsOf(key, base string, headers map[string]string) []string {
+	var out []string
+	add := func(s string) {
+		if len(s) >= minSecret && !slices.Contains(out, s) {
+			out = append(out, s)
+		}
+	}
+	if key != "" {
+		out = append(out, key)
+	}
+	for _, v := range headers {
+		add(v)
+		if _, cred, ok := strings.Cut(v, " "); ok { // "Basic dXNlcjpwYXNz", "Bearer ..."
+			add(cred)
+		}
+	}
+	for _, s := range pipeline.URLSecrets(base) {
+		add(s)
+	}
+	return out
 }
 
 // String describes the client without its key.
@@ -167,6 +197,7 @@ func (o *OpenAI) Complete(ctx context.Context, req Request) (Response, error) {
 			}
 		}
 	}
+	o.scrubResponse(&resp)
 	if resp.Model == "" {
 		resp.Model = req.Model
 	}
@@ -271,7 +302,7 @@ func (o *OpenAI) mapError(parent context.Context, seen *capture, err error) erro
 		return fmt.Errorf("llm request to %s: %w", o.baseURL, perr)
 	}
 	if errors.Is(err, ErrResponseTooLarge) {
-		return redact(fmt.Errorf("llm request to %s: %w (the most reactgen reads of a response to this request)", o.baseURL, err), o.key)
+		return redact(fmt.Errorf("llm request to %s: %w (the most reactgen reads of a response to this request)", o.baseURL, err), o.secrets...)
 	}
 	status, header, body, readErr := seen.result()
 	var oe *openai.APIError
@@ -314,12 +345,12 @@ func (o *OpenAI) mapError(parent context.Context, seen *capture, err error) erro
 		return o.unreadable(status, header, body)
 	}
 	if errors.Is(err, context.DeadlineExceeded) && o.timeout > 0 {
-		return redact(fmt.Errorf("llm request to %s: timed out after %s: %w", o.baseURL, o.timeout, err), o.key)
+		return redact(fmt.Errorf("llm request to %s: timed out after %s: %w", o.baseURL, o.timeout, err), o.secrets...)
 	}
 	if status != 0 && readErr != nil {
-		return redact(fmt.Errorf("llm request to %s: connection closed mid-response (status %d): %w", o.baseURL, status, err), o.key)
+		return redact(fmt.Errorf("llm request to %s: connection closed mid-response (status %d): %w", o.baseURL, status, err), o.secrets...)
 	}
-	return redact(fmt.Errorf("llm request to %s: %w", o.baseURL, err), o.key)
+	return redact(fmt.Errorf("llm request to %s: %w", o.baseURL, err), o.secrets...)
 }
 
 // looseError reads the error bodies of servers that do not use OpenAI's nesting: vLLM's
@@ -377,17 +408,25 @@ func (o *OpenAI) unreadable(status int, header http.Header, body []byte) *APIErr
 	return ae
 }
 
-func (o *OpenAI) scrub(s string) string {
-	if o.key == "" {
-		return s
+func (o *OpenAI) scrub(s string) string { return scrubSecrets(s, o.secrets) }
+
+func scrubSecrets(s string, secrets []string) string { return pipeline.Scrub(s, secrets) }
+
+// scrubResponse removes the secrets from what a server answered, before anything (the
+// response cache, the episode log) stores it: a server may echo a header back.
+func (o *OpenAI) scrubResponse(resp *Response) {
+	if len(o.secrets) == 0 {
+		return
 	}
-	// Proxies that echo request headers may quote the key base64-encoded, too.
-	for _, v := range []string{o.key, "Bearer " + o.key} {
-		for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.RawStdEncoding, base64.URLEncoding, base64.RawURLEncoding} {
-			s = strings.ReplaceAll(s, enc.EncodeToString([]byte(v)), "[redacted]")
+	resp.Model = o.scrub(resp.Model)
+	for i := range resp.Choices {
+		c := &resp.Choices[i]
+		c.Text, c.Reasoning = o.scrub(c.Text), o.scrub(c.Reasoning)
+		for j := range c.ToolCalls {
+			f := &c.ToolCalls[j].Function
+			f.Name, f.Arguments = o.scrub(f.Name), o.scrub(f.Arguments)
 		}
 	}
-	return strings.ReplaceAll(s, o.key, "[redacted]")
 }
 
 func snippet(b string, n int) string {

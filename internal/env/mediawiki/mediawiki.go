@@ -241,15 +241,16 @@ func (c *Client) get(ctx context.Context, q url.Values, v *queryResponse) error 
 	if err != nil {
 		return err
 	}
+	shown := pipeline.RedactURL(u)
 	if err := json.Unmarshal(body, v); err != nil {
-		return fmt.Errorf("decode %s: %w", u, err)
+		return fmt.Errorf("decode %s: %w", shown, err)
 	}
 	if v.Error != nil {
-		return &APIError{Status: http.StatusOK, Code: v.Error.Code, Info: v.Error.Info, URL: u}
+		return &APIError{Status: http.StatusOK, Code: v.Error.Code, Info: v.Error.Info, URL: shown}
 	}
 	if path != "" {
 		if err := pipeline.WriteFileAtomic(path, func(w io.Writer) error { _, err := w.Write(body); return err }); err != nil {
-			return fmt.Errorf("cache %s: %w", u, err)
+			return fmt.Errorf("cache %s: %w", shown, err)
 		}
 	}
 	return nil
@@ -261,7 +262,7 @@ func (c *Client) cachePath(u string) string {
 	if c.opts.CacheDir == "" {
 		return ""
 	}
-	sum := sha256.Sum256([]byte(u))
+	sum := sha256.Sum256([]byte(pipeline.RedactURL(u))) // a changed password keeps the cache
 	h := hex.EncodeToString(sum[:])
 	return filepath.Join(c.opts.CacheDir, h[:2], h+".json")
 }
@@ -313,10 +314,14 @@ func (c *Client) once(ctx context.Context, u string) ([]byte, error) {
 	req.Header.Set("Accept", "application/json")
 	resp, err := c.http.Do(req)
 	if err != nil {
-		return nil, &retryable{err: err}
+		return nil, &retryable{err: redacted(err)}
 	}
 	defer resp.Body.Close()
 	body, err := pipeline.ReadBounded(resp.Body, "MediaWiki response from "+pipeline.RedactURL(u), maxBody)
+	// The endpoint's credentials, which a server may echo, never reach the cache.
+	if secrets := pipeline.URLSecrets(c.endpoint); len(secrets) > 0 && err == nil {
+		body = []byte(pipeline.Scrub(string(body), secrets))
+	}
 	if resp.StatusCode == http.StatusOK {
 		var tl *pipeline.TooLargeError
 		if errors.As(err, &tl) {
@@ -327,12 +332,29 @@ func (c *Client) once(ctx context.Context, u string) ([]byte, error) {
 		}
 		return body, nil
 	}
-	apiErr := &APIError{Status: resp.StatusCode, URL: u}
+	apiErr := &APIError{Status: resp.StatusCode, URL: pipeline.RedactURL(u)}
 	if resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode >= 500 {
 		return nil, &retryable{err: apiErr, after: retry.ParseAfter(resp.Header.Get("Retry-After"), time.Now())}
 	}
 	return nil, apiErr
 }
+
+// redacted is err with the user information of the endpoint's URL hidden in its text
+// (net/http hides a password, not a user name that is a token), keeping the chain.
+func redacted(err error) error {
+	if msg := pipeline.RedactURL(err.Error()); msg != err.Error() {
+		return &redactedError{msg: msg, err: err}
+	}
+	return err
+}
+
+type redactedError struct {
+	msg string
+	err error
+}
+
+func (e *redactedError) Error() string { return e.msg }
+func (e *redactedError) Unwrap() error { return e.err }
 
 // cleanTitle turns an entity into the title MediaWiki is asked for: the folding of
 // env.NormalizeTitle without the lower-casing, which is left to the server.
