@@ -231,7 +231,7 @@ func TestURLCredentialsAndHeaderValuesNeverLeak(t *testing.T) {
 	base := strings.Replace(srv.URL, "http://", "http://alice:"+urlPass+"@", 1)
 	cfg := testConfig(t, filepath.Join(tmp, "cfg"), base, map[string]any{
 		"task.limit": 20, "llm.max_retries": 1,
-		"llm.headers": map[string]string{"Cookie": "session=" + cookie, "X-Team": team},
+		"llm.headers":    map[string]string{"Cookie": "session=" + cookie, "X-Team": team},
 		"export.formats": []string{"openai-chat", "parquet"},
 	})
 	env := childEnv{vars: map[string]string{"OPENAI_API_KEY": "sk-test"}}
