@@ -18,24 +18,30 @@ const progressInterval = 5 * time.Second
 
 // progress reports a run on stderr: a one-line bar redrawn with \r on a terminal
 // (generate.progress auto or bar), a line every few seconds otherwise (auto or lines), or
-// nothing (off). It is safe for concurrent use.
+// nothing (off). With generate.target_correct it counts toward the target what the run
+// counts toward it (the episodes the filter will keep, see Tally), and its ETA is the
+// time to reach it; the last line says why the run stopped and has no ETA. It is safe
+// for concurrent use.
 type progress struct {
 	mu       sync.Mutex
 	w        io.Writer
 	bar      bool
 	start    time.Time
 	last     time.Time
-	planned  int
+	planned  int // episodes this run may start, at most (attempts of solved questions are skipped)
+	target   int // generate.target_correct; 0 = none
 	done     int
 	correct  int // this run's correct episodes
-	total    int // correct episodes including earlier runs
+	kept     int // this run's episodes the filter will keep
+	total    int // episodes the filter will keep, including earlier runs'
 	requests int
 	usage    pipeline.Usage
 	width    int
+	stopped  string // why the run stopped, once it has
 }
 
-func newProgress(w io.Writer, mode string, planned int) *progress {
-	p := &progress{planned: planned, start: time.Now()}
+func newProgress(w io.Writer, mode string, planned, target, keptBefore int) *progress {
+	p := &progress{planned: planned, target: target, total: keptBefore, start: time.Now()}
 	p.last = p.start
 	if w == nil || mode == "off" {
 		return p
@@ -59,14 +65,18 @@ func (p *progress) plan(n int) {
 	p.mu.Unlock()
 }
 
-func (p *progress) episode(ep pipeline.Episode, total int) {
+// episode counts a written episode; kept says whether the filter will keep it.
+func (p *progress) episode(ep pipeline.Episode, kept bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.done++
 	if ep.Correct {
 		p.correct++
 	}
-	p.total = total
+	if kept {
+		p.kept++
+		p.total++
+	}
 	p.requests += ep.LLMCalls
 	p.usage = p.usage.Add(ep.Usage)
 	if p.w == nil {
@@ -74,49 +84,70 @@ func (p *progress) episode(ep pipeline.Episode, total int) {
 	}
 	now := time.Now()
 	if p.bar {
-		line := p.line(now)
-		pad := max(p.width-len(line), 0)
-		p.width = len(line)
-		fmt.Fprintf(p.w, "\r%s%s", line, strings.Repeat(" ", pad))
+		p.redraw(now)
 		return
 	}
-	if now.Sub(p.last) >= progressInterval || p.done == p.planned {
+	if now.Sub(p.last) >= progressInterval {
 		p.last = now
 		fmt.Fprintln(p.w, p.line(now))
 	}
 }
 
-// line renders: done/planned, correct, success rate, requests, tokens, cost, cost per
-// correct trajectory, ETA.
+func (p *progress) redraw(now time.Time) {
+	line := p.line(now)
+	pad := max(p.width-len(line), 0)
+	p.width = len(line)
+	fmt.Fprintf(p.w, "\r%s%s", line, strings.Repeat(" ", pad))
+}
+
+// line renders: the count toward the target (or the episodes out of those planned), the
+// episodes and correct ones, requests, tokens, cost, cost per kept trajectory, and the ETA
+// (or, once stopped, why).
 func (p *progress) line(now time.Time) string {
+	var b strings.Builder
+	if p.target > 0 {
+		fmt.Fprintf(&b, "kept %d/%d  episodes %d (at most %d)", p.total, p.target, p.done, p.planned)
+	} else {
+		fmt.Fprintf(&b, "episodes %d/%d  kept %d", p.done, p.planned, p.total)
+	}
 	rate := 0.0
 	if p.done > 0 {
 		rate = 100 * float64(p.correct) / float64(p.done)
 	}
-	perCorrect := "-"
-	if p.correct > 0 {
-		perCorrect = fmt.Sprintf("$%.4f", p.usage.CostUSD/float64(p.correct))
+	perKept := "-"
+	if p.kept > 0 {
+		perKept = fmt.Sprintf("$%.4f", p.usage.CostUSD/float64(p.kept))
+	}
+	fmt.Fprintf(&b, "  correct %d (%.1f%%)  requests %d  tokens %d  cost $%.4f  per kept %s",
+		p.correct, rate, p.requests, p.usage.TotalTokens, p.usage.CostUSD, perKept)
+	if p.stopped != "" {
+		fmt.Fprintf(&b, "  stopped: %s", p.stopped)
+		return b.String()
 	}
 	eta := "-"
-	if p.done > 0 && p.planned > p.done {
-		el := now.Sub(p.start)
-		eta = (time.Duration(float64(el) / float64(p.done) * float64(p.planned-p.done))).Round(time.Second).String()
+	el := now.Sub(p.start)
+	switch {
+	case p.target > 0 && p.kept > 0 && p.total < p.target:
+		eta = time.Duration(float64(el) / float64(p.kept) * float64(p.target-p.total)).Round(time.Second).String()
+	case p.target == 0 && p.done > 0 && p.planned > p.done:
+		eta = time.Duration(float64(el) / float64(p.done) * float64(p.planned-p.done)).Round(time.Second).String()
 	}
-	return fmt.Sprintf("episodes %d/%d  correct %d (total %d, %.1f%%)  requests %d  tokens %d  cost $%.4f  per correct %s  eta %s",
-		p.done, p.planned, p.correct, p.total, rate, p.requests, p.usage.TotalTokens, p.usage.CostUSD, perCorrect, eta)
+	fmt.Fprintf(&b, "  eta %s", eta)
+	return b.String()
 }
 
-func (p *progress) finish() {
+// finish writes the last line, with why the run stopped instead of an ETA.
+func (p *progress) finish(why string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.w == nil {
+	p.stopped = why
+	if p.w == nil || p.done == 0 {
 		return
 	}
 	if p.bar {
+		p.redraw(time.Now())
 		fmt.Fprintln(p.w)
 		return
 	}
-	if p.done > 0 && p.done != p.planned {
-		fmt.Fprintln(p.w, p.line(time.Now()))
-	}
+	fmt.Fprintln(p.w, p.line(time.Now()))
 }

@@ -42,7 +42,7 @@ func TestRunPrefixIsIdentical(t *testing.T) {
 			fm := &fakeModel{noAction: map[string]bool{worldQuestions[1].Question: true}}
 			srv := llmtest.NewServer(t, fm.handle)
 			o, sink := runOpts(t, "react", format, openAI(t, srv, 0, nil), manyQuestions(9))
-			o.Config.Attempts = 2
+			o.Config.Attempts, o.Tally = 2, unsolved{} // every question gets both attempts
 			sum, err := Run(t.Context(), o)
 			if err != nil {
 				t.Fatal(err)
@@ -134,13 +134,15 @@ func TestRunTargetAndResume(t *testing.T) {
 	if sum.Stopped != StoppedTarget || sum.Correct < 5 || sum.Episodes >= 40 {
 		t.Errorf("summary %+v, want a target stop after 5 correct", sum)
 	}
-	// Resume: the written keys are done; three are correct so far of a target of 8.
+	// Resume: the written keys are done and counted; three more of a target of 8.
 	done := map[string]bool{}
+	before := &correctTally{}
 	for _, ep := range sink.eps {
 		done[ep.Key()] = true
+		before.Add(&ep)
 	}
 	o2, sink2 := runOpts(t, "cot", "chat", openAI(t, srv, 0, nil), qs)
-	o2.Done, o2.CorrectSoFar, o2.Config.TargetCorrect, o2.Config.Concurrency = done, sum.Correct, sum.Correct+3, 1
+	o2.Done, o2.Tally, o2.Config.TargetCorrect, o2.Config.Concurrency = done, before, sum.Correct+3, 1
 	sum2, err := Run(t.Context(), o2)
 	if err != nil {
 		t.Fatal(err)
@@ -287,10 +289,21 @@ func TestProgressLines(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := buf.String()
-	for _, want := range []string{"episodes 3/3", "correct 3", "requests 3", "per correct $"} {
+	for _, want := range []string{"episodes 3/3", "kept 3", "correct 3", "requests 3", "per kept $", "stopped: done"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("progress %q lacks %q", got, want)
 		}
+	}
+	// With a target the line counts toward it, and the last one, after the stop, has no ETA.
+	buf.Reset()
+	o.Sink, o.Questions, o.Config.TargetCorrect, o.Config.Concurrency = &memSink{}, manyQuestions(12), 2, 1
+	if _, err := Run(t.Context(), o); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
+	last := lines[len(lines)-1]
+	if !strings.Contains(last, "kept 2/2") || !strings.Contains(last, "stopped: target") || strings.Contains(last, "eta") {
+		t.Errorf("last progress line %q: want kept 2/2, stopped: target and no eta", last)
 	}
 	buf.Reset()
 	o.Config.Progress = "bar"
@@ -407,5 +420,49 @@ func TestPoolLosesNoEpisodeWhenAnEndpointDies(t *testing.T) {
 	}
 	if seen.Load() < 40 {
 		t.Errorf("the first endpoint saw %d requests, so it was never killed", seen.Load())
+	}
+}
+
+// unsolved is a Tally under which no question is ever solved: every attempt runs.
+type unsolved struct{}
+
+func (unsolved) Add(ep *pipeline.Episode) bool { return ep.Correct }
+func (unsolved) Solved(string) bool            { return false }
+func (unsolved) Kept() int                     { return 0 }
+
+// TestAttemptsOnlyOnUnsolved: a question's next attempt runs only while the question is
+// not solved, and after the one before it ended: the questions solved at once get one
+// episode, the one never solved gets every attempt.
+func TestAttemptsOnlyOnUnsolved(t *testing.T) {
+	fm := &fakeModel{}
+	srv := llmtest.NewServer(t, fm.handle)
+	qs := append(manyQuestions(6), worldQuestions[3]) // q-loop: ReAct loops, never correct
+	o, sink := runOpts(t, "react", "chat", openAI(t, srv, 0, nil), qs)
+	o.Config.Attempts, o.Config.Concurrency = 3, 4
+	sum, err := Run(t.Context(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	per := map[string][]pipeline.Episode{}
+	for _, ep := range sink.eps {
+		per[ep.QuestionID] = append(per[ep.QuestionID], ep)
+	}
+	for _, q := range qs {
+		eps := per[q.ID]
+		want := 1
+		if q.ID == "q-loop" {
+			want = 3
+		}
+		if len(eps) != want {
+			t.Errorf("%s: %d episodes, want %d", q.ID, len(eps), want)
+		}
+		for i, ep := range eps {
+			if ep.Attempt != i {
+				t.Errorf("%s: episode %d is attempt %d, want the attempts in order", q.ID, i, ep.Attempt)
+			}
+		}
+	}
+	if sum.Planned != 3*len(qs) || sum.Skipped != 2*(len(qs)-1) || sum.Kept != len(qs)-1 {
+		t.Errorf("summary %+v: want %d planned, %d skipped, %d kept", sum, 3*len(qs), 2*(len(qs)-1), len(qs)-1)
 	}
 }

@@ -47,6 +47,10 @@ type Stage struct {
 	System string
 	// Round is the STaR round this run is (star.previous), stamped on its episodes.
 	Round int
+	// Tally counts the episodes the filter will keep (the run's filter, filter.Chain.Tally),
+	// toward generate.target_correct; nil counts correct episodes. The stage first counts
+	// the episodes the log holds from earlier runs.
+	Tally Tally
 }
 
 var _ pipeline.Stage = (*Stage)(nil)
@@ -79,6 +83,23 @@ func (s *Stage) Run(ctx context.Context, r *pipeline.Run) (pipeline.Counts, erro
 	if len(state.Done) > 0 {
 		log.Info("resuming", "finished", len(state.Done), "correct", state.Correct, "to_retry", state.Retry)
 	}
+
+	tally := s.Tally
+	if tally == nil {
+		tally = &correctTally{}
+	}
+	if episodes.Count() > 0 {
+		// What earlier runs wrote counts toward the target, and solves their questions.
+		for ep, err := range pipeline.ReadEpisodes(r.Dir.File(pipeline.EpisodesFile)) {
+			if err != nil {
+				return nil, err
+			}
+			if !ep.Retryable() {
+				tally.Add(&ep)
+			}
+		}
+	}
+	keptBefore := tally.Kept()
 
 	var clients llm.Clients
 	var actors ActorFactory
@@ -114,7 +135,7 @@ func (s *Stage) Run(ctx context.Context, r *pipeline.Run) (pipeline.Counts, erro
 
 	sum, err := Run(ctx, RunOptions{
 		Config: s.Config, LLM: s.LLM, Task: s.Env.Task, RunID: r.Manifest.RunID,
-		Questions: s.Questions, Done: state.Done, CorrectSoFar: state.Correct, Prompts: s.Prompts, CoTPrompts: s.CoTPrompts,
+		Questions: s.Questions, Done: state.Done, Tally: tally, Prompts: s.Prompts, CoTPrompts: s.CoTPrompts,
 		NewEnv: func(q pipeline.Question) Environment {
 			o := s.Env
 			o.Gold = q.Answer
@@ -125,7 +146,8 @@ func (s *Stage) Run(ctx context.Context, r *pipeline.Run) (pipeline.Counts, erro
 	})
 	counts := pipeline.Counts{"questions": len(s.Questions), "planned": sum.Planned, "episodes": sum.Episodes,
 		"correct": sum.Correct, "requests": sum.Requests, "tokens": sum.Usage.TotalTokens,
-		"resumed_done": len(state.Done), "log_records": episodes.Count()}
+		"resumed_done": len(state.Done), "log_records": episodes.Count(),
+		"will_keep": sum.Kept, "will_keep_total": max(sum.KeptTotal, keptBefore), "skipped_attempts": sum.Skipped}
 	if clients.Pool != nil {
 		var shares []pipeline.EndpointShare
 		for _, st := range clients.Pool.Stats() {

@@ -255,17 +255,18 @@ func TestToolsCacheAndResume(t *testing.T) {
 	if part.Stopped != StoppedInterrupted || part.Episodes >= len(qs) {
 		t.Fatalf("interrupted run: %+v", part)
 	}
-	done, correct := map[string]bool{}, 0
+	done, correct, before := map[string]bool{}, 0, &correctTally{}
 	for _, ep := range sink3.eps {
 		if !ep.Retryable() {
 			done[ep.Key()] = true
+			before.Add(&ep)
 			if ep.Correct {
 				correct++
 			}
 		}
 	}
 	o4, sink4 := runOpts(t, "react", prompt.FormatTools, openAI(t, srv3, 0, nil), qs)
-	o4.Done, o4.CorrectSoFar = done, correct
+	o4.Done, o4.Tally = done, before
 	rest, err := Run(t.Context(), o4)
 	if err != nil {
 		t.Fatal(err)

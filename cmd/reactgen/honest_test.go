@@ -278,3 +278,68 @@ func TestMaskedNearMissEndToEnd(t *testing.T) {
 		t.Errorf("stats does not count the masked steps:\n%s", res.stdout)
 	}
 }
+
+// TestTargetCountsKept: generate.target_correct counts what the filter will keep
+// (correct and distinct per question under dedupe), not correct episodes: with two
+// attempts a question solved at once gets no second one, the run stops with the target
+// in kept.jsonl (give or take the episodes in flight), and a resume with a higher target
+// counts the first run's episodes and goes on from there.
+func TestTargetCountsKept(t *testing.T) {
+	model := newFakeModel(t)
+	srv := llmtest.NewServer(t, model.handle)
+	dir := t.TempDir()
+	const conc = 4
+	cfg := testConfig(t, filepath.Join(dir, "cfg"), srv.URL, map[string]any{
+		"task.limit":              60,
+		"generate.attempts":       2,
+		"generate.concurrency":    conc,
+		"generate.target_correct": 12,
+		"filter.rules":            []string{"finished", "correct", "dedupe"},
+	})
+	out := filepath.Join(dir, "run")
+	env := map[string]string{"OPENAI_API_KEY": "sk-test"}
+	check := func(target int) {
+		t.Helper()
+		eps := logLines(t, filepath.Join(out, pipeline.EpisodesFile))
+		byQ := map[string][]pipeline.Episode{}
+		for _, ep := range eps {
+			byQ[ep.QuestionID] = append(byQ[ep.QuestionID], ep)
+		}
+		seconds := 0
+		for q, list := range byQ {
+			for i, ep := range list {
+				if ep.Attempt == 0 {
+					continue
+				}
+				seconds++
+				for _, prev := range list[:i] {
+					if prev.Correct {
+						t.Errorf("%s: attempt %d ran after attempt %d was correct", q, ep.Attempt, prev.Attempt)
+					}
+				}
+			}
+		}
+		if seconds == 0 {
+			t.Errorf("no second attempt ran: the case has no question that failed its first")
+		}
+		kept := len(logLines(t, filepath.Join(out, pipeline.KeptFile)))
+		if kept < target || kept > target+conc-1 {
+			t.Errorf("target %d: kept.jsonl holds %d (of %d episodes), want the target, past it by at most the %d in flight", target, kept, len(eps), conc-1)
+		}
+		m, err := pipeline.ReadManifest(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c := m.Stages["generate"].Counts; c["will_keep_total"] != kept {
+			t.Errorf("generate counted %d toward the target, the filter kept %d", c["will_keep_total"], kept)
+		}
+	}
+	if res := invoke(t, "", env, "run", "--config", cfg, "--out", out); res.code != 0 {
+		t.Fatalf("run: exit %d: %s", res.code, res.stderr)
+	}
+	check(12)
+	if res := invoke(t, "", env, "run", "--config", cfg, "--out", out, "--set", "generate.target_correct=20"); res.code != 0 {
+		t.Fatalf("resume: exit %d: %s", res.code, res.stderr)
+	}
+	check(20)
+}

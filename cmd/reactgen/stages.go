@@ -218,6 +218,16 @@ func (a *app) generation(cfg *pipeline.Config, forceNew bool, command string) (p
 				BatchDir: filepath.Join(cfg.Run.Out, pipeline.BatchDir), Logger: a.log})
 		}
 	}
+	// The target counts what the filter will keep, and solved questions get no further
+	// attempt: the run's own filter judges each episode as it is written.
+	chain, err := filter.New(filterStage(cfg).Config, cfg.Task.Name, filter.Options{})
+	if err != nil {
+		if !pipeline.IsBadInput(err) {
+			err = &pipeline.InputError{Err: err} // an evaluation file that cannot be read
+		}
+		return pipeline.Spec{}, nil, err
+	}
+	gen.Tally = chain.Tally()
 	stages := []pipeline.Stage{gen}
 	if prev != nil {
 		spec.Inputs = append(spec.Inputs, prev.Input)
