@@ -435,10 +435,24 @@ func TestKillAndResumeMatchesUninterruptedRun(t *testing.T) {
 	// already exited does not count.
 	landed, completed, prev := 0, false, -1
 	for i := 0; landed < kills && !completed && i < 3*kills; i++ {
+		served := srv.Requests()
 		c := startChild(t, env, "generate", "--config", cfg, "--out", killed)
+		// The kill window opens at the run's first request, not at exec: on a loaded
+		// machine start-up alone can outlast a fixed delay, and a kill before the run
+		// has begun tests nothing.
+		started := time.NewTicker(5 * time.Millisecond)
+	waitStart:
+		for srv.Requests() == served {
+			select {
+			case <-c.done:
+				break waitStart
+			case <-started.C:
+			}
+		}
+		started.Stop()
 		select {
 		case <-c.done:
-		case <-time.After(time.Duration(50+rng.IntN(351)) * time.Millisecond):
+		case <-time.After(time.Duration(rng.IntN(351)) * time.Millisecond):
 			c.signal(t, syscall.SIGKILL)
 		}
 		code := c.wait(t)
