@@ -66,9 +66,24 @@ func benchStream(n int) func() iter.Seq2[pipeline.Episode, error] {
 }
 
 // benchConfig is every format at once, react view, no compression, weights on.
+// benchFormats is the formats the export benchmarks write: EXPORT_BENCH_FORMATS, a comma
+// list or "all" (every format export.formats accepts), or the eight of issue 5's target
+// (openai-chat, completion, alpaca, sharegpt, agentgym, arrow, arrow-file, parquet), so
+// that the figure stays comparable with the earlier runs in docs/bench-export.md.
+func benchFormats() []string {
+	switch s := os.Getenv("EXPORT_BENCH_FORMATS"); s {
+	case "":
+		return []string{"openai-chat", "completion", "alpaca", "sharegpt", "agentgym", "arrow", "arrow-file", "parquet"}
+	case "all":
+		return Formats()
+	default:
+		return strings.Split(s, ",")
+	}
+}
+
 func benchConfig() pipeline.ExportConfig {
 	return pipeline.ExportConfig{
-		Formats:     []string{"openai-chat", "completion", "alpaca", "sharegpt", "agentgym", "arrow", "arrow-file", "parquet"},
+		Formats:     benchFormats(),
 		Compression: "none", Weights: true, ValidationFraction: 0.05, SplitSeed: 1,
 		Views: []string{ViewReAct}, CorrectOnly: true,
 	}
