@@ -1,13 +1,17 @@
 package export
 
 import (
+	"bytes"
 	"encoding/xml"
+	"image"
+	imgpng "image/png"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/reactgen/reactgen/internal/chart"
 	"github.com/reactgen/reactgen/internal/episodetest"
 	"github.com/reactgen/reactgen/pipeline"
 )
@@ -123,17 +127,56 @@ func TestCardImported(t *testing.T) {
 	}
 }
 
-func TestHistogram(t *testing.T) {
-	if got := histogram([]int{3, 3, 5}, 10); len(got) != 3 || got[0] != (bar{"3", 2}) || got[2] != (bar{"5", 1}) {
-		t.Errorf("small range: %v", got)
+// TestCardShowsCompareCharts: with export.card_charts naming a compare report, its charts
+// are copied next to the card, each shown as its PNG where compare rendered one, and a
+// directory without charts is refused naming the key.
+func TestCardShowsCompareCharts(t *testing.T) {
+	report := t.TempDir()
+	charts := filepath.Join(report, "charts")
+	if err := os.MkdirAll(charts, 0o755); err != nil {
+		t.Fatal(err)
 	}
-	vals := []int{120, 480, 999, 1500, 2500}
-	bars := histogram(vals, 5)
-	total := 0
-	for _, b := range bars {
-		total += b.value
+	acc := chart.Bars("accuracy-hotpotqa", "HotpotQA EM per method", []chart.Bar{{Label: "react", Value: 0.3}}, 1, func(v float64) string { return "x" })
+	steps := chart.Columns("steps", "Steps", "steps", "episodes", []chart.Bar{{Label: "3", Value: 2}})
+	var png bytes.Buffer
+	if err := imgpng.Encode(&png, image.NewGray(image.Rect(0, 0, 4, 3))); err != nil {
+		t.Fatal(err)
 	}
-	if total != len(vals) || len(bars) > 6 || !strings.Contains(bars[0].label, "–") {
-		t.Errorf("wide range: %v", bars)
+	for name, data := range map[string][]byte{"accuracy-hotpotqa.svg": []byte(acc.SVG), "accuracy-hotpotqa.png": png.Bytes(), "steps.svg": []byte(steps.SVG)} {
+		if err := os.WriteFile(filepath.Join(charts, name), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cfg := pipeline.ExportConfig{Formats: []string{"openai-chat"}, CardCharts: report}
+	dir := filepath.Join(t.TempDir(), "export")
+	res, err := Run(t.Context(), RunOptions{Config: cfg, Dir: dir, Kept: episodetest.Stream(10, nil), Card: CardInfo{Task: "hotpotqa", Method: "react"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	card, err := os.ReadFile(filepath.Join(dir, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"### Compared runs", "![accuracy-hotpotqa](plots/compare/accuracy-hotpotqa.png)", "![steps](plots/compare/steps.svg)", "![steps](plots/steps.svg)"} {
+		if !strings.Contains(string(card), want) {
+			t.Errorf("the card lacks %q", want)
+		}
+	}
+	if got := svgBars(t, filepath.Join(dir, PlotCompareDir, "steps.svg")); got["3"] != 2 {
+		t.Errorf("copied steps chart: %v", got)
+	}
+	listed := 0
+	for _, f := range res.Files {
+		if strings.HasPrefix(f.Path, PlotCompareDir+"/") {
+			listed++
+		}
+	}
+	if listed != 3 {
+		t.Errorf("%d compare charts in the export's files, want 3", listed)
+	}
+	cfg.CardCharts = t.TempDir()
+	_, err = Run(t.Context(), RunOptions{Config: cfg, Dir: filepath.Join(t.TempDir(), "export"), Kept: episodetest.Stream(10, nil)})
+	if err == nil || !strings.Contains(err.Error(), "export.card_charts") {
+		t.Errorf("a report directory without charts: %v", err)
 	}
 }

@@ -3,31 +3,41 @@ package export
 import (
 	"bytes"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 
+	"github.com/reactgen/reactgen/internal/chart"
 	"github.com/reactgen/reactgen/pipeline"
 )
 
-// writePlots writes the card's plots: steps per exported episode, tokens per example
-// (first view) and the filter's reject reasons.
+// Plot files, relative to the export directory.
+const (
+	PlotSteps   = "plots/steps.svg"
+	PlotTokens  = "plots/tokens.svg"
+	PlotRejects = "plots/rejects.svg"
+)
+
+// writePlots writes the card's plots (drawn by internal/chart, as the compare report's
+// are): steps per exported episode, tokens per example (first view) and the filter's
+// reject reasons.
 func writePlots(stage string, t *tally, rejects map[string]int) ([]File, error) {
-	var reasons []bar
+	var reasons []chart.Bar
 	for _, k := range sortedKeys(rejects) {
-		reasons = append(reasons, bar{k, rejects[k]})
+		reasons = append(reasons, chart.Bar{Label: k, Value: float64(rejects[k])})
 	}
 	plots := []struct {
-		path string
-		svg  []byte
+		path  string
+		chart chart.Chart
 	}{
-		{PlotSteps, barChart("Steps per episode", "steps (Thought / Action / Observation triples)", "episodes", histogram(t.steps, 30))},
-		{PlotTokens, barChart("Tokens per example ("+t.counter.Name()+")", "tokens", "examples", histogram(t.tokens, 24))},
-		{PlotRejects, barChart("Reject reasons", "filter rule / reason", "episodes", reasons)},
+		{PlotSteps, chart.Columns("steps", "Steps per episode", "steps (Thought / Action / Observation triples)", "episodes", chart.Buckets(t.steps, 30))},
+		{PlotTokens, chart.Columns("tokens", "Tokens per example ("+t.counter.Name()+")", "tokens", "examples", chart.Buckets(t.tokens, 24))},
+		{PlotRejects, chart.Columns("rejects", "Reject reasons", "filter rule / reason", "episodes", reasons)},
 	}
 	var out []File
 	for _, p := range plots {
-		size, sum, err := writeWhole(filepath.Join(stage, filepath.FromSlash(p.path)), p.svg)
+		size, sum, err := writeWhole(filepath.Join(stage, filepath.FromSlash(p.path)), []byte(p.chart.SVG+"\n"))
 		if err != nil {
 			return nil, err
 		}
@@ -36,14 +46,67 @@ func writePlots(stage string, t *tally, rejects map[string]int) ([]File, error) 
 	return out, nil
 }
 
+// PlotCompareDir holds the compare report's charts (export.card_charts), relative to the
+// export directory.
+const PlotCompareDir = "plots/compare"
+
+// copyCompareCharts copies the charts of a `reactgen compare` report directory (its
+// charts/*.svg, and the *.png compare --png rendered) into the export's plots/compare/.
+func copyCompareCharts(stage, dir string) ([]File, error) {
+	var paths []string
+	for _, pattern := range []string{"*.svg", "*.png"} {
+		m, err := filepath.Glob(filepath.Join(dir, "charts", pattern))
+		if err != nil {
+			return nil, err
+		}
+		paths = append(paths, m...)
+	}
+	if len(paths) == 0 {
+		return nil, &pipeline.ConfigError{Key: "export.card_charts", Message: fmt.Sprintf(
+			"%s holds no charts/*.svg: name the --out directory of reactgen compare", dir)}
+	}
+	slices.Sort(paths)
+	var out []File
+	for _, p := range paths {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return nil, fmt.Errorf("export.card_charts: %w", err)
+		}
+		rel := PlotCompareDir + "/" + filepath.Base(p)
+		size, sum, err := writeWhole(filepath.Join(stage, filepath.FromSlash(rel)), data)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, File{Path: rel, Format: "plot", Bytes: size, SHA256: sum})
+	}
+	return out, nil
+}
+
+// writePlotLinks shows the plots: the card's own, then the compared runs' charts, each
+// as its PNG where there is one (not every card renderer shows SVG), else its SVG.
 func writePlotLinks(b *bytes.Buffer, files []File) {
 	b.WriteString("\n## Plots\n\n")
+	png := map[string]bool{}
 	for _, f := range files {
-		if f.Format != "plot" {
+		if f.Format == "plot" && strings.HasSuffix(f.Path, ".png") {
+			png[strings.TrimSuffix(f.Path, ".png")] = true
+		}
+	}
+	compared := false
+	for _, f := range files {
+		stem, isSVG := strings.CutSuffix(f.Path, ".svg")
+		if f.Format != "plot" || !isSVG {
 			continue
 		}
-		name := strings.TrimSuffix(filepath.Base(f.Path), ".svg")
-		fmt.Fprintf(b, "![%s](%s)\n\n", name, f.Path)
+		if strings.HasPrefix(f.Path, PlotCompareDir+"/") && !compared {
+			compared = true
+			b.WriteString("### Compared runs (reactgen compare)\n\n")
+		}
+		link := f.Path
+		if png[stem] {
+			link = stem + ".png"
+		}
+		fmt.Fprintf(b, "![%s](%s)\n\n", filepath.Base(stem), link)
 	}
 }
 

@@ -204,6 +204,13 @@ func Run(ctx context.Context, opts RunOptions) (Result, error) {
 		return Result{}, err
 	}
 	files = append(files, plots...)
+	if cfg.CardCharts != "" {
+		compared, err := copyCompareCharts(stage, cfg.CardCharts)
+		if err != nil {
+			return Result{}, err
+		}
+		files = append(files, compared...)
+	}
 	card, err := renderCard(opts.Card, cfg, vs, files, &t)
 	if err != nil {
 		return Result{}, err

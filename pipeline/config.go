@@ -247,8 +247,9 @@ type ExportConfig struct {
 	Views              []string `mapstructure:"views"` // react, act, standard
 	Pairs              bool     `mapstructure:"pairs"` // DPO preference pairs
 	CorrectOnly        bool     `mapstructure:"correct_only"`
-	MaxTokens          int      `mapstructure:"max_tokens"` // leave out episodes longer than this (0 = no limit)
-	Tokenizer          string   `mapstructure:"tokenizer"`  // o200k_base, cl100k_base, or a tokenizer.json path
+	MaxTokens          int      `mapstructure:"max_tokens"`  // leave out episodes longer than this (0 = no limit)
+	Tokenizer          string   `mapstructure:"tokenizer"`   // o200k_base, cl100k_base, or a tokenizer.json path
+	CardCharts         string   `mapstructure:"card_charts"` // a compare report directory whose charts the card shows
 }
 
 // Default returns the configuration before any file, environment or flag.

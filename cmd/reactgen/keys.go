@@ -103,6 +103,7 @@ var keyDocs = map[string]string{
 	"export.formats":             "openai-chat, axolotl-chat, completion, alpaca, sharegpt, agentgym; tool calling: openai-tools, hf-tools, sharegpt-tools; arrow (HF save_to_disk), arrow-file, parquet (HF Hub layout); docs/formats.md",
 	"export.compression":         "JSONL compression: none, zstd or gzip",
 	"export.system":              "system message for chat formats (empty = none)",
+	"export.card_charts":         "a `reactgen compare --out` directory: its charts (charts/*.svg, and the PNGs of compare --png) are copied to plots/compare/ and shown in the dataset card; empty = none",
 	"export.weights":             "openai-chat: a weight on every assistant message: 0 on the steps the filter masked (filter.mask_steps), 1 on the others",
 	"export.train_observations":  "train on observation turns too, where the format can say so (axolotl-chat, agentgym, Arrow/Parquet trainable; completion and alpaca then write the whole trajectory as one row); off: no observation is trained on (completion and alpaca write one row per step); docs/formats.md, Which turns carry loss",
 	"export.observation_role":    "sharegpt: give observations LLaMA-Factory's observation role",

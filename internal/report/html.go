@@ -3,6 +3,7 @@ package report
 import (
 	"bytes"
 	"fmt"
+	"html"
 	"io"
 	"os"
 	"path/filepath"
@@ -11,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/reactgen/reactgen/internal/chart"
 	"github.com/reactgen/reactgen/pipeline"
 )
 
@@ -28,13 +30,13 @@ func runName(r *Run) string {
 func pctTick(v float64) string { return fmt.Sprintf("%.0f%%", 100*v) }
 
 // Charts draws every chart the runs have data for.
-func Charts(runs []*Run) []Chart {
-	var charts []Chart
+func Charts(runs []*Run) []chart.Chart {
+	var charts []chart.Chart
 	for _, task := range []string{pipeline.TaskHotpotQA, pipeline.TaskFEVER} {
-		var bars []Bar
+		var bars []chart.Bar
 		for i, r := range runs {
 			if r.Task == task && r.N > 0 {
-				bars = append(bars, Bar{Label: r.Label() + " · " + r.Model, Value: r.Accuracy.Value, Lo: r.Accuracy.Lo, Hi: r.Accuracy.Hi,
+				bars = append(bars, chart.Bar{Label: r.Label() + " · " + r.Model, Value: r.Accuracy.Value, Lo: r.Accuracy.Lo, Hi: r.Accuracy.Hi,
 					HasCI: true, Note: fmt.Sprintf("n %d", r.N), Colour: i})
 			}
 		}
@@ -43,45 +45,45 @@ func Charts(runs []*Run) []Chart {
 			if task == pipeline.TaskFEVER {
 				metric = "accuracy"
 			}
-			charts = append(charts, BarChart("accuracy-"+task, fmt.Sprintf("%s %s per method, with 95%% CI", taskTitle(task), metric), bars, 1, pctTick))
+			charts = append(charts, chart.Bars("accuracy-"+task, fmt.Sprintf("%s %s per method, with 95%% CI", taskTitle(task), metric), bars, 1, pctTick))
 		}
 	}
 	if c, ok := trainingChart(runs); ok {
 		charts = append(charts, c)
 	}
 	charts = append(charts, stepsChart(runs))
-	var typeBars []Bar
+	var typeBars []chart.Bar
 	for i, r := range runs {
 		for _, k := range sortedKeys(r.ByType) {
 			e := r.ByType[k]
-			typeBars = append(typeBars, Bar{Label: r.Label() + " · " + k, Value: e.Value, Lo: e.Lo, Hi: e.Hi, HasCI: true,
+			typeBars = append(typeBars, chart.Bar{Label: r.Label() + " · " + k, Value: e.Value, Lo: e.Lo, Hi: e.Hi, HasCI: true,
 				Note: fmt.Sprintf("n %d", e.N), Colour: i})
 		}
 	}
 	if len(typeBars) > 0 {
-		charts = append(charts, BarChart("by-type", "Success by question type (FEVER: gold label), with 95% CI", typeBars, 1, pctTick))
+		charts = append(charts, chart.Bars("by-type", "Success by question type (FEVER: gold label), with 95% CI", typeBars, 1, pctTick))
 	}
-	var costBars []Bar
+	var costBars []chart.Bar
 	for i, r := range runs {
 		note := fmt.Sprintf("%d correct", r.CorrectAll)
 		if r.Usage.CostUSD == 0 {
 			note += ", no cost recorded"
 		}
-		costBars = append(costBars, Bar{Label: runName(r), Value: r.CostPerCorrect, Note: note, Colour: i})
+		costBars = append(costBars, chart.Bar{Label: runName(r), Value: r.CostPerCorrect, Note: note, Colour: i})
 	}
-	charts = append(charts, BarChart("cost", "Cost per correct episode (USD)", costBars, 0, func(v float64) string { return fmt.Sprintf("$%.4f", v) }))
-	var rejBars []Bar
+	charts = append(charts, chart.Bars("cost", "Cost per correct episode (USD)", costBars, 0, func(v float64) string { return fmt.Sprintf("$%.4f", v) }))
+	var rejBars []chart.Bar
 	most := 4.0 // count axes get at least four whole ticks
 	for i, r := range runs {
 		for _, k := range sortedKeys(r.Rejects) {
-			rejBars = append(rejBars, Bar{Label: r.Label() + " · " + k, Value: float64(r.Rejects[k]), Colour: i})
+			rejBars = append(rejBars, chart.Bar{Label: r.Label() + " · " + k, Value: float64(r.Rejects[k]), Colour: i})
 			most = max(most, float64(r.Rejects[k]))
 		}
 		if len(r.Rejects) == 0 {
-			rejBars = append(rejBars, Bar{Label: r.Label() + " · none", Value: 0, Note: fmt.Sprintf("%d kept", r.Kept), Colour: i})
+			rejBars = append(rejBars, chart.Bar{Label: r.Label() + " · none", Value: 0, Note: fmt.Sprintf("%d kept", r.Kept), Colour: i})
 		}
 	}
-	charts = append(charts, BarChart("rejects", "Filter reject reasons per run (episodes)", rejBars, niceMax(most), func(v float64) string { return fmt.Sprintf("%.0f", v) }))
+	charts = append(charts, chart.Bars("rejects", "Filter reject reasons per run (episodes)", rejBars, chart.NiceMax(most), func(v float64) string { return fmt.Sprintf("%.0f", v) }))
 	return charts
 }
 
@@ -95,8 +97,8 @@ func taskTitle(task string) string {
 // trainingChart is the Figure 3 shape: accuracy against the number of training
 // trajectories, one line per task and method, when runs are linked to the jobs that
 // fine-tuned their models; else accuracy per model when the runs hold several models.
-func trainingChart(runs []*Run) (Chart, bool) {
-	byKey := map[string]*Series{}
+func trainingChart(runs []*Run) (chart.Chart, bool) {
+	byKey := map[string]*chart.Series{}
 	var keys []string
 	for _, r := range runs {
 		if r.TrainExamples == 0 || r.N == 0 {
@@ -104,19 +106,19 @@ func trainingChart(runs []*Run) (Chart, bool) {
 		}
 		k := taskTitle(r.Task) + " " + r.Label()
 		if byKey[k] == nil {
-			byKey[k] = &Series{Name: k}
+			byKey[k] = &chart.Series{Name: k}
 			keys = append(keys, k)
 		}
-		byKey[k].Points = append(byKey[k].Points, Point{X: float64(r.TrainExamples), Y: r.Accuracy.Value, Lo: r.Accuracy.Lo, Hi: r.Accuracy.Hi})
+		byKey[k].Points = append(byKey[k].Points, chart.Point{X: float64(r.TrainExamples), Y: r.Accuracy.Value, Lo: r.Accuracy.Lo, Hi: r.Accuracy.Hi})
 	}
 	if len(keys) > 0 {
-		series := make([]Series, 0, len(keys))
+		series := make([]chart.Series, 0, len(keys))
 		for _, k := range keys {
 			s := byKey[k]
 			sort.Slice(s.Points, func(i, j int) bool { return s.Points[i].X < s.Points[j].X })
 			series = append(series, *s)
 		}
-		return LineChart("training", "Accuracy against training trajectories (fine-tuned models)", "training trajectories", series, true), true
+		return chart.Lines("training", "Accuracy against training trajectories (fine-tuned models)", "training trajectories", series, true), true
 	}
 	var models []string
 	for _, r := range runs {
@@ -125,21 +127,21 @@ func trainingChart(runs []*Run) (Chart, bool) {
 		}
 	}
 	if len(models) < 2 {
-		return Chart{}, false
+		return chart.Chart{}, false
 	}
-	var bars []Bar
+	var bars []chart.Bar
 	for _, m := range models {
 		for _, r := range runs {
 			if r.Model == m && r.N > 0 {
-				bars = append(bars, Bar{Label: m + " · " + r.Label() + " · " + taskTitle(r.Task), Value: r.Accuracy.Value, Lo: r.Accuracy.Lo,
+				bars = append(bars, chart.Bar{Label: m + " · " + r.Label() + " · " + taskTitle(r.Task), Value: r.Accuracy.Value, Lo: r.Accuracy.Lo,
 					Hi: r.Accuracy.Hi, HasCI: true, Note: fmt.Sprintf("n %d", r.N), Colour: slices.Index(models, m)})
 			}
 		}
 	}
-	return BarChart("by-model", "Accuracy per model, with 95% CI", bars, 1, pctTick), true
+	return chart.Bars("by-model", "Accuracy per model, with 95% CI", bars, 1, pctTick), true
 }
 
-func stepsChart(runs []*Run) Chart {
+func stepsChart(runs []*Run) chart.Chart {
 	maxStep := 1
 	for _, r := range runs {
 		for s := range r.Steps {
@@ -161,12 +163,12 @@ func stepsChart(runs []*Run) Chart {
 			}
 		}
 	}
-	return Histogram("steps", "Steps to the answer (answered episodes, share per run)", groups, bins, counts)
+	return chart.Histogram("steps", "Steps to the answer (answered episodes, share per run)", groups, bins, counts)
 }
 
 // WriteHTML writes the self-contained report: Table 1, each run's details and every chart
 // inline. It loads nothing from elsewhere.
-func WriteHTML(w io.Writer, runs []*Run, charts []Chart, generated time.Time) error {
+func WriteHTML(w io.Writer, runs []*Run, charts []chart.Chart, generated time.Time) error {
 	var b bytes.Buffer
 	b.WriteString(`<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>reactgen report</title>
@@ -181,10 +183,10 @@ h2{margin-top:32px}figure{margin:16px 0}pre{background:#f6f6f6;padding:8px;overf
 <h1>reactgen: runs compared</h1>
 `)
 	fmt.Fprintf(&b, "<p>%d runs, generated %s. Accuracy is HotpotQA exact match (official normalisation) or FEVER label accuracy over each question's first attempt; intervals are 95%% Wilson intervals (F1: normal approximation).</p>\n",
-		len(runs), esc(generated.UTC().Format(time.RFC3339)))
+		len(runs), html.EscapeString(generated.UTC().Format(time.RFC3339)))
 	b.WriteString(`<h2>Table 1</h2><table id="table1"><tr><th>method</th><th>model</th><th>HotpotQA EM</th><th>F1</th><th>n</th><th>95% CI</th><th>FEVER acc</th><th>n</th><th>95% CI</th></tr>` + "\n")
 	for _, row := range Rows(runs) {
-		fmt.Fprintf(&b, "<tr><td>%s</td><td>%s</td>", esc(row.Label), esc(row.Model))
+		fmt.Fprintf(&b, "<tr><td>%s</td><td>%s</td>", html.EscapeString(row.Label), html.EscapeString(row.Model))
 		if r := row.HotpotQA; r != nil && r.N > 0 {
 			fmt.Fprintf(&b, "<td>%s</td><td>%s</td><td>%d</td><td>%s</td>", pct(r.EM.Value), pct(r.F1.Value), r.N, ci(r.EM))
 		} else {
@@ -199,13 +201,13 @@ h2{margin-top:32px}figure{margin:16px 0}pre{background:#f6f6f6;padding:8px;overf
 	}
 	b.WriteString("</table>\n<h2>Charts</h2>\n")
 	for _, c := range charts {
-		fmt.Fprintf(&b, "<figure id=\"chart-%s\">%s</figure>\n", esc(c.Name), c.SVG)
+		fmt.Fprintf(&b, "<figure id=\"chart-%s\">%s</figure>\n", html.EscapeString(c.Name), c.SVG)
 	}
 	b.WriteString("<h2>Runs</h2>\n")
 	for _, r := range runs {
 		var d strings.Builder
 		WriteDetails(&d, r)
-		fmt.Fprintf(&b, "<h3>%s</h3><pre>%s</pre>\n", esc(runName(r)), esc(d.String()))
+		fmt.Fprintf(&b, "<h3>%s</h3><pre>%s</pre>\n", html.EscapeString(runName(r)), html.EscapeString(d.String()))
 	}
 	// Counts the charts the browser laid out with marks in them, for the browser test and
 	// for a person who wonders whether every chart drew.

@@ -8,6 +8,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+
+	"github.com/reactgen/reactgen/internal/chart"
 )
 
 // Chromium is where Debian's chromium package installs the browser (`make chromium`).
@@ -30,7 +32,7 @@ const minWindow = 600
 // WritePNGs renders each chart's SVG file (charts/<name>.svg under dir, as Write wrote
 // it) to charts/<name>.png at the chart's size with headless Chromium at browser, and
 // returns the paths written.
-func WritePNGs(ctx context.Context, browser, dir string, charts []Chart) ([]string, error) {
+func WritePNGs(ctx context.Context, browser, dir string, charts []chart.Chart) ([]string, error) {
 	if _, err := os.Stat(browser); err != nil {
 		return nil, fmt.Errorf("rendering PNGs needs Chromium at %s (make chromium installs Debian's): %w", browser, err)
 	}

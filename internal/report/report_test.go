@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/reactgen/reactgen/internal/chart"
 	"github.com/reactgen/reactgen/internal/score"
 	"github.com/reactgen/reactgen/pipeline"
 )
@@ -294,7 +295,7 @@ const titleBand = 28
 // chart itself: pixels of the palette's mark colours (bars, points, lines, legend keys)
 // below the title band. A screenshot that clips the chart to its title, or comes out
 // blank, has none.
-func checkChartPNG(t *testing.T, path string, c Chart) {
+func checkChartPNG(t *testing.T, path string, c chart.Chart) {
 	t.Helper()
 	f, err := os.Open(path)
 	if err != nil {
@@ -381,7 +382,7 @@ func colourDistance(a, b [3]int) int {
 // isMarkColour says whether px is (within anti-aliasing) one of the palette's colours
 // other than black, which text and axes share.
 func isMarkColour(px [3]int) bool {
-	for _, hex := range palette {
+	for _, hex := range chart.Palette {
 		var c [3]int
 		if _, err := fmt.Sscanf(hex, "#%02x%02x%02x", &c[0], &c[1], &c[2]); err != nil || c == [3]int{} {
 			continue
@@ -427,7 +428,7 @@ func TestTrainingChart(t *testing.T) {
 	if runs[1].TrainExamples != 500 || runs[2].TrainExamples != 3000 || runs[0].TrainExamples != 0 {
 		t.Fatalf("training examples = %d, %d, %d", runs[0].TrainExamples, runs[1].TrainExamples, runs[2].TrainExamples)
 	}
-	var chart *Chart
+	var chart *chart.Chart
 	for _, c := range Charts(runs) {
 		if c.Name == "training" {
 			chart = &c

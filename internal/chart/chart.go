@@ -1,17 +1,22 @@
-package report
+// Package chart draws reactgen's charts as SVG text: horizontal bars with intervals,
+// vertical bars of counts, lines over a numeric axis, and grouped histograms. It consumes
+// plain numbers and labels and produces standalone <svg class="chart" data-chart="NAME">
+// documents that need no script, font or file from elsewhere, so the compare report
+// (internal/report) inlines them and the dataset card (export) links them as files.
+package chart
 
 import (
 	"fmt"
 	"html"
 	"math"
+	"slices"
+	"strconv"
 	"strings"
 )
 
-// The charts are drawn as SVG text here, so a report needs no script, font or file
-// from elsewhere. Every chart is an <svg class="chart" data-chart="NAME"> element.
-
-// palette is a colour-blind-safe set (Okabe and Ito).
-var palette = []string{"#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#000000"}
+// Palette is the marks' colours, a colour-blind-safe set (Okabe and Ito); a Bar's Colour
+// and a series' position index it.
+var Palette = []string{"#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#000000"}
 
 // Bar is one bar of a horizontal bar chart, with an optional interval.
 type Bar struct {
@@ -20,7 +25,7 @@ type Bar struct {
 	Lo, Hi float64 // the interval; ignored unless HasCI
 	HasCI  bool
 	Note   string // printed after the bar (e.g. "n 500")
-	Colour int    // palette index
+	Colour int    // Palette index
 }
 
 // Chart is one chart's SVG with the name it is referred to by and its size in pixels.
@@ -31,7 +36,9 @@ type Chart struct {
 }
 
 const (
-	chartWidth = 720
+	// Width is every chart's width in pixels.
+	Width      = 720
+	chartWidth = Width
 	labelWidth = 230
 	rowHeight  = 26
 	margin     = 36
@@ -58,8 +65,8 @@ func svgOpen(b *strings.Builder, name, title string, h int) {
 	fmt.Fprintf(b, `<text x="%d" y="20" font-size="14" font-weight="bold">%s</text>`, 8, esc(title))
 }
 
-// niceMax rounds a maximum up to 1, 2 or 5 times a power of ten.
-func niceMax(v float64) float64 {
+// NiceMax rounds a maximum up to 1, 2 or 5 times a power of ten.
+func NiceMax(v float64) float64 {
 	if v <= 0 {
 		return 1
 	}
@@ -72,14 +79,14 @@ func niceMax(v float64) float64 {
 	return 10 * p
 }
 
-// BarChart draws horizontal bars scaled to max (0 = the largest value, rounded up),
-// with ticks formatted by tick.
-func BarChart(name, title string, bars []Bar, max float64, tick func(float64) string) Chart {
+// Bars draws horizontal bars scaled to max (0 = the largest value, rounded up), with
+// ticks formatted by tick. Each bar's <title> is "label: tick(value)".
+func Bars(name, title string, bars []Bar, max float64, tick func(float64) string) Chart {
 	if max <= 0 {
 		for _, b := range bars {
 			max = math.Max(max, math.Max(b.Value, b.Hi))
 		}
-		max = niceMax(max)
+		max = NiceMax(max)
 	}
 	h := margin + len(bars)*rowHeight + 30
 	var b strings.Builder
@@ -96,7 +103,7 @@ func BarChart(name, title string, bars []Bar, max float64, tick func(float64) st
 		y := margin + i*rowHeight
 		fmt.Fprintf(&b, `<text x="%d" y="%d" text-anchor="end">%s</text>`, labelWidth-8, y+16, esc(bar.Label))
 		fmt.Fprintf(&b, `<rect class="bar" x="%d" y="%d" width="%.1f" height="%d" fill="%s"><title>%s: %s</title></rect>`,
-			labelWidth, y+4, x(bar.Value)-float64(labelWidth), rowHeight-8, palette[bar.Colour%len(palette)], esc(bar.Label), esc(tick(bar.Value)))
+			labelWidth, y+4, x(bar.Value)-float64(labelWidth), rowHeight-8, Palette[bar.Colour%len(Palette)], esc(bar.Label), esc(tick(bar.Value)))
 		end := x(bar.Value)
 		if bar.HasCI {
 			cy := float64(y) + float64(rowHeight)/2
@@ -128,9 +135,9 @@ type Point struct {
 	Label        string
 }
 
-// LineChart draws series over a numeric x axis (log-scaled when logX), y in [0, 1] as
+// Lines draws series over a numeric x axis (log-scaled when logX), y in [0, 1] as
 // percent, with intervals as whiskers.
-func LineChart(name, title, xLabel string, series []Series, logX bool) Chart {
+func Lines(name, title, xLabel string, series []Series, logX bool) Chart {
 	const h = 340
 	left, right, top, bottom := 60.0, float64(chartWidth-legendWidth), 40.0, float64(h-50)
 	minX, maxX := math.Inf(1), math.Inf(-1)
@@ -167,7 +174,7 @@ func LineChart(name, title, xLabel string, series []Series, logX bool) Chart {
 		}
 	}
 	for si, s := range series {
-		c := palette[si%len(palette)]
+		c := Palette[si%len(Palette)]
 		var path strings.Builder
 		for i, p := range s.Points {
 			cmd := "L"
@@ -208,7 +215,7 @@ func Histogram(name, title string, groups []string, bins []int, counts [][]int) 
 			max = math.Max(max, fracs[g][i])
 		}
 	}
-	max = niceMax(max)
+	max = NiceMax(max)
 	var b strings.Builder
 	svgOpen(&b, name, title, h)
 	binW := (right - left) / float64(max1(len(bins)))
@@ -225,13 +232,13 @@ func Histogram(name, title string, groups []string, bins []int, counts [][]int) 
 		for g := range groups {
 			v := fracs[g][i]
 			fmt.Fprintf(&b, `<rect class="bar" x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="%s"><title>%s, %d steps: %.1f%%</title></rect>`,
-				bx+3+float64(g)*barW, y(v), math.Max(barW-1, 1), bottom-y(v), palette[g%len(palette)], esc(groups[g]), bin, 100*v)
+				bx+3+float64(g)*barW, y(v), math.Max(barW-1, 1), bottom-y(v), Palette[g%len(Palette)], esc(groups[g]), bin, 100*v)
 		}
 	}
 	fmt.Fprintf(&b, `<text x="%.1f" y="%d" text-anchor="middle" fill="#333333">steps to the answer</text>`, (left+right)/2, h-6)
 	for g, name := range groups {
 		ly := top + float64(g)*18
-		fmt.Fprintf(&b, `<rect x="%.1f" y="%.1f" width="12" height="12" fill="%s"/><text x="%.1f" y="%.1f">%s</text>`, right+16, ly, palette[g%len(palette)], right+32, ly+10, esc(legend(name)))
+		fmt.Fprintf(&b, `<rect x="%.1f" y="%.1f" width="12" height="12" fill="%s"/><text x="%.1f" y="%.1f">%s</text>`, right+16, ly, Palette[g%len(Palette)], right+32, ly+10, esc(legend(name)))
 	}
 	b.WriteString(`</svg>`)
 	return Chart{Name: name, Title: title, SVG: b.String(), Width: chartWidth, Height: h}
@@ -242,4 +249,87 @@ func max1(n int) int {
 		return 1
 	}
 	return n
+}
+
+// Columns draws vertical bars of counts: a y axis of counts with gridlines, one labelled
+// bar per entry (labels turned when there are many), "none" when there are no bars. Each
+// bar's <title> is "label: count".
+func Columns(name, title, xLabel, yLabel string, bars []Bar) Chart {
+	const (
+		h                    = 360
+		left, right, top, bt = 64, 16, 40, 96
+	)
+	pw, ph := float64(chartWidth-left-right), float64(h-top-bt)
+	maxV := 1
+	for _, b := range bars {
+		maxV = max(maxV, int(math.Ceil(b.Value)))
+	}
+	step := niceStep(maxV)
+	ceil := ((maxV + step - 1) / step) * step
+	var b strings.Builder
+	svgOpen(&b, name, title, h)
+	for v := 0; v <= ceil; v += step {
+		y := float64(top) + ph - ph*float64(v)/float64(ceil)
+		fmt.Fprintf(&b, `<line x1="%d" y1="%.1f" x2="%d" y2="%.1f" stroke="#dddddd"/>`, left, y, chartWidth-right, y)
+		fmt.Fprintf(&b, `<text x="%d" y="%.1f" text-anchor="end" fill="#555555">%d</text>`, left-6, y+4, v)
+	}
+	if len(bars) == 0 {
+		fmt.Fprintf(&b, `<text x="%d" y="%d" text-anchor="middle">none</text>`, left+int(pw)/2, top+int(ph)/2)
+	}
+	slot := pw / float64(max1(len(bars)))
+	turn := len(bars) > 12
+	for i, br := range bars {
+		bh := ph * br.Value / float64(ceil)
+		x := float64(left) + float64(i)*slot
+		fmt.Fprintf(&b, `<rect class="bar" x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="%s"><title>%s: %s</title></rect>`,
+			x+slot*0.1, float64(top)+ph-bh, slot*0.8, bh, Palette[br.Colour%len(Palette)], esc(br.Label), strconv.FormatFloat(br.Value, 'f', -1, 64))
+		lx, ly := x+slot/2, float64(top)+ph+16
+		if turn {
+			fmt.Fprintf(&b, `<text x="%.1f" y="%.1f" text-anchor="end" transform="rotate(-45 %.1f %.1f)">%s</text>`, lx, ly, lx, ly, esc(br.Label))
+		} else {
+			fmt.Fprintf(&b, `<text x="%.1f" y="%.1f" text-anchor="middle">%s</text>`, lx, ly, esc(br.Label))
+		}
+	}
+	fmt.Fprintf(&b, `<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="#000000"/>`, left, top+int(ph), chartWidth-right, top+int(ph))
+	fmt.Fprintf(&b, `<text x="%d" y="%d" text-anchor="middle" fill="#333333">%s</text>`, left+int(pw)/2, h-8, esc(xLabel))
+	fmt.Fprintf(&b, `<text x="14" y="%d" text-anchor="middle" transform="rotate(-90 14 %d)">%s</text>`, top+int(ph)/2, top+int(ph)/2, esc(yLabel))
+	b.WriteString(`</svg>`)
+	return Chart{Name: name, Title: title, SVG: b.String(), Width: chartWidth, Height: h}
+}
+
+// niceStep is a gridline step of 1, 2 or 5 times a power of ten giving at most 6 lines.
+func niceStep(maxV int) int {
+	for p := 1; ; p *= 10 {
+		for _, m := range []int{1, 2, 5} {
+			if maxV/(m*p) <= 5 {
+				return m * p
+			}
+		}
+	}
+}
+
+// Buckets counts values into bars for Columns: one bar per value when they span at most
+// maxBuckets, else at most maxBuckets equal ranges labelled "lo–hi", their width rounded
+// up to 1, 2 or 5 times a power of ten. No values give no bars.
+func Buckets(values []int, maxBuckets int) []Bar {
+	if len(values) == 0 {
+		return nil
+	}
+	lo, hi := slices.Min(values), slices.Max(values)
+	width := 1
+	if hi-lo+1 > maxBuckets {
+		width = int(NiceMax(float64((hi - lo + maxBuckets) / maxBuckets)))
+		lo -= lo % width
+	}
+	bars := make([]Bar, (hi-lo)/width+1)
+	for i := range bars {
+		bars[i].Label = strconv.Itoa(lo + i*width)
+		if width > 1 {
+			bars[i].Label += "–" + strconv.Itoa(lo+(i+1)*width-1)
+		}
+	}
+	for _, v := range values {
+		bars[(v-lo)/width].Value++
+	}
+	return bars
 }
