@@ -99,6 +99,9 @@ func views(cfg pipeline.ExportConfig) ([]string, error) {
 	return cfg.Views, nil
 }
 
+// stagePrefix names the staging folders of Run inside the export directory.
+const stagePrefix = ".export-tmp-"
+
 // Run is the export stage. It reads the kept episodes once, renders and validates every
 // example of every view and streams it into every format at once, one goroutine per
 // output, then re-reads what it wrote to check the loss masks. Everything is written
@@ -157,7 +160,10 @@ func Run(ctx context.Context, opts RunOptions) (Result, error) {
 	if err := os.MkdirAll(opts.Dir, 0o755); err != nil {
 		return Result{}, fmt.Errorf("export dir %s: %w", opts.Dir, err)
 	}
-	stage, err := os.MkdirTemp(opts.Dir, ".export-tmp-")
+	// What a killed export left: its staging folders (the run's lock keeps a live one
+	// out of this directory).
+	pipeline.RemoveStale(opts.Dir, nil, []string{stagePrefix})
+	stage, err := os.MkdirTemp(opts.Dir, stagePrefix)
 	if err != nil {
 		return Result{}, fmt.Errorf("export dir %s: %w", opts.Dir, err)
 	}

@@ -30,6 +30,8 @@ func (s Stage) Run(ctx context.Context, r *pipeline.Run) (pipeline.Counts, error
 		}
 		return nil, err
 	}
+	// What a killed filter left: its temporary kept and rejected files.
+	pipeline.RemoveStale(r.Dir.Path, []string{pipeline.KeptFile, pipeline.RejectedFile}, nil)
 	kept, err := pipeline.CreateJSONL(r.Dir.File(pipeline.KeptFile))
 	if err != nil {
 		return nil, err

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 )
 
 // AtomicFile is a file being written under a temporary name beside its final path:
@@ -133,4 +134,31 @@ func FileDigest(path string) (int64, string, error) {
 		return 0, "", fmt.Errorf("read %s: %w", path, err)
 	}
 	return n, hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// RemoveStale removes what killed writers left in dir: the temporary files of
+// AtomicFiles for each of names (".<name>.tmp-*"), and every entry whose name starts with
+// one of prefixes (a stage's staging folders). A kill leaves them, and no later commit
+// would; the caller holds the run directory's lock, so no live writer owns them. It
+// returns the paths removed.
+func RemoveStale(dir string, names, prefixes []string) []string {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil
+	}
+	var removed []string
+	for _, e := range entries {
+		n := e.Name()
+		stale := false
+		for _, name := range names {
+			stale = stale || strings.HasPrefix(n, "."+name+".tmp-")
+		}
+		for _, p := range prefixes {
+			stale = stale || strings.HasPrefix(n, p)
+		}
+		if stale && os.RemoveAll(filepath.Join(dir, n)) == nil {
+			removed = append(removed, filepath.Join(dir, n))
+		}
+	}
+	return removed
 }

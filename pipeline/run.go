@@ -175,6 +175,10 @@ func open(spec Spec, stages []Stage) (*Run, error) {
 	// Again under the lock, which a link planted since the first look got past.
 	err = r.Dir.CheckLinks()
 	if err == nil {
+		// What a process killed while it wrote the manifest left.
+		RemoveStale(spec.Dir, []string{ManifestFile}, nil)
+	}
+	if err == nil {
 		err = r.start(spec, stages)
 	}
 	if err != nil {

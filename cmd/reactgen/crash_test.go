@@ -9,6 +9,8 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -30,6 +32,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/reactgen/reactgen/internal/dataset"
+	"github.com/reactgen/reactgen/internal/index"
 	"github.com/reactgen/reactgen/internal/llm/llmtest"
 	"github.com/reactgen/reactgen/pipeline"
 )
@@ -718,4 +721,221 @@ func TestLockStopsASecondRunAndIsTakenOverAfterAKill(t *testing.T) {
 	if st := readManifest(t, out).Stages["export"]; st == nil || st.Status != "done" {
 		t.Errorf("export stage after takeover: %+v", st)
 	}
+}
+
+// killAtRandom starts the binary with args again and again, killing it (SIGKILL) at a
+// random moment within span, until kills have landed on a running process; check runs
+// after each kill. It returns how many kills landed.
+func killAtRandom(t *testing.T, rng *rand.Rand, kills int, span time.Duration, check func(i int), args ...string) int {
+	t.Helper()
+	landed := 0
+	for i := 0; landed < kills && i < 4*kills; i++ {
+		c := startChild(t, childEnv{}, args...)
+		select {
+		case <-c.done:
+		case <-time.After(time.Duration(rng.Int64N(int64(span)) + 1)):
+			c.signal(t, syscall.SIGKILL)
+		}
+		switch code := c.wait(t); code {
+		case -1:
+			landed++
+		case 0:
+		default:
+			t.Fatalf("%s %d: exit %d; stderr:\n%s", args[0], i, code, c.stderr.String())
+		}
+		if check != nil {
+			check(i)
+		}
+	}
+	return landed
+}
+
+// timed runs the binary to its end and returns how long it took.
+func timed(t *testing.T, args ...string) time.Duration {
+	t.Helper()
+	start := time.Now()
+	if code, _, stderr := runChild(t, childEnv{}, args...); code != 0 {
+		t.Fatalf("%v: exit %d; stderr:\n%s", args, code, stderr)
+	}
+	return time.Since(start)
+}
+
+// copyDir copies the files under src into dst.
+func copyDir(t *testing.T, src, dst string) {
+	t.Helper()
+	err := filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		to := filepath.Join(dst, rel)
+		if d.IsDir() {
+			return os.MkdirAll(to, 0o755)
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(to, b, 0o644)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// outputsOf is what a stage wrote, as the manifest records it: path -> sha256.
+func outputsOf(t *testing.T, dir, stage string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	for _, o := range readManifest(t, dir).Outputs {
+		if o.Stage == stage {
+			out[o.Path] = o.SHA256
+		}
+	}
+	return out
+}
+
+// sameFiles reports every file that differs between two run directories.
+func sameFiles(t *testing.T, what, a, b string, names ...string) {
+	t.Helper()
+	for _, n := range names {
+		x, errA := os.ReadFile(filepath.Join(a, n))
+		y, errB := os.ReadFile(filepath.Join(b, n))
+		if errA != nil || errB != nil || !bytes.Equal(x, y) {
+			t.Errorf("%s: %s differs from the uninterrupted run's (%v, %v; %d and %d bytes)", what, n, errA, errB, len(x), len(y))
+		}
+	}
+}
+
+func TestKillFilterExportAndIndexMatchUninterrupted(t *testing.T) {
+	kills := 8
+	if testing.Short() {
+		kills = 3
+	}
+	seed := uint64(time.Now().UnixNano())
+	if s := os.Getenv("REACTGEN_KILL_SEED"); s != "" {
+		seed, _ = strconv.ParseUint(s, 10, 64)
+	}
+	t.Logf("kill seed %d (rerun with REACTGEN_KILL_SEED=%d)", seed, seed)
+	rng := rand.New(rand.NewPCG(seed, 0x66696c74))
+	tmp := t.TempDir()
+	cfg, err := filepath.Abs("../../configs/demo.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	whole, killed := filepath.Join(tmp, "whole"), filepath.Join(tmp, "killed")
+	sets := []string{"--set", "export.formats=[openai-chat,sharegpt,arrow-file,arrow,parquet]", "--set", "generate.progress=off"}
+	if code, _, stderr := runChild(t, childEnv{}, append([]string{"generate", "--config", cfg, "--out", whole}, sets...)...); code != 0 {
+		t.Fatalf("generate: exit %d; stderr:\n%s", code, stderr)
+	}
+	copyDir(t, whole, killed)
+
+	t.Run("filter", func(t *testing.T) {
+		args := func(dir string) []string { return append([]string{"filter", "--config", cfg, "--out", dir}, sets...) }
+		span := timed(t, args(whole)...)
+		landed := killAtRandom(t, rng, kills, span, nil, args(killed)...)
+		timed(t, args(killed)...)
+		t.Logf("%d kills landed within %s", landed, span)
+		sameFiles(t, "filter", whole, killed, pipeline.KeptFile, pipeline.RejectedFile)
+		if lo := leftovers(t, killed); len(lo) > 0 {
+			t.Errorf("temporary files left after the last filter: %v", lo)
+		}
+	})
+	t.Run("export", func(t *testing.T) {
+		args := func(dir string) []string { return append([]string{"export", "--config", cfg, "--out", dir}, sets...) }
+		span := timed(t, args(whole)...)
+		landed := killAtRandom(t, rng, kills, span, nil, args(killed)...)
+		timed(t, args(killed)...)
+		t.Logf("%d kills landed within %s", landed, span)
+		want, got := outputsOf(t, whole, pipeline.StageExport), outputsOf(t, killed, pipeline.StageExport)
+		if len(want) == 0 {
+			t.Fatal("the uninterrupted export wrote nothing")
+		}
+		for p, sum := range want {
+			if p == "export/README.md" {
+				continue // the card dates the export
+			}
+			if got[p] != sum {
+				t.Errorf("export: %s differs from the uninterrupted run's", p)
+			}
+			b, err := os.ReadFile(filepath.Join(killed, p))
+			if s := sha256.Sum256(b); err != nil || hex.EncodeToString(s[:]) != sum {
+				t.Errorf("export: %s on disk is not what the manifest records (%v)", p, err)
+			}
+		}
+		for p := range got {
+			if _, ok := want[p]; !ok {
+				t.Errorf("export: %s only in the killed run", p)
+			}
+		}
+		if lo := leftovers(t, killed); len(lo) > 0 {
+			t.Errorf("temporary files left after the last export: %v", lo)
+		}
+		entries, _ := os.ReadDir(filepath.Join(killed, pipeline.ExportDir))
+		for _, e := range entries {
+			if strings.HasPrefix(e.Name(), ".export-tmp-") {
+				t.Errorf("export staging folder left after the last export: %s", e.Name())
+			}
+		}
+	})
+	t.Run("index", func(t *testing.T) {
+		// A corpus large enough that a build spans many kill windows.
+		corpus := filepath.Join(tmp, "corpus.jsonl")
+		var b strings.Builder
+		for i := range 30000 {
+			fmt.Fprintf(&b, `{"title": "Vell %d", "text": "Vell %d is a hamlet on the river Oskel. It has %d houses and a mill."}`+"\n", i, i, i%97)
+		}
+		if err := os.WriteFile(corpus, []byte(b.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		demo, _ := filepath.Abs(demoCorpus)
+		wholeIx, killedIx := filepath.Join(tmp, "ix-whole", "index"), filepath.Join(tmp, "ix-killed", "index")
+		span := timed(t, "index", "--corpus", corpus, "--out", wholeIx)
+		// The killed one starts from an index of another corpus, which a forced rebuild
+		// replaces: after every kill one of the two stands there, whole.
+		timed(t, "index", "--corpus", demo, "--out", killedIx)
+		old, err := index.ReadInfo(killedIx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := index.ReadInfo(wholeIx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		check := func(i int) {
+			info, err := index.ReadInfo(killedIx)
+			if err != nil {
+				// Only the two-rename fallback can leave no index, and a reader puts it back.
+				if rerr := index.Recover(killedIx, nil); rerr != nil {
+					t.Fatalf("kill %d: no index and no recovery: %v, %v", i, err, rerr)
+				}
+				if info, err = index.ReadInfo(killedIx); err != nil {
+					t.Fatalf("kill %d: the index is lost: %v", i, err)
+				}
+			}
+			if info.Identity != old.Identity && info.Identity != want.Identity {
+				t.Fatalf("kill %d: the index is %s, neither the old %s nor the new %s", i, info.Identity, old.Identity, want.Identity)
+			}
+			ix, err := index.Open(killedIx)
+			if err != nil {
+				t.Fatalf("kill %d: the index does not open: %v", i, err)
+			}
+			ix.Close()
+		}
+		landed := killAtRandom(t, rng, kills, span, check, "index", "--force", "--corpus", corpus, "--out", killedIx)
+		timed(t, "index", "--force", "--corpus", corpus, "--out", killedIx)
+		t.Logf("%d kills landed within %s", landed, span)
+		got, err := index.ReadInfo(killedIx)
+		if err != nil || got.Identity != want.Identity || got.Pages != want.Pages || got.Sentences != want.Sentences || got.IndexBytes != want.IndexBytes {
+			t.Errorf("index after the kills: %+v %v; uninterrupted: %+v", got, err, want)
+		}
+		entries, _ := os.ReadDir(filepath.Dir(killedIx))
+		if len(entries) != 1 {
+			var names []string
+			for _, e := range entries {
+				names = append(names, e.Name())
+			}
+			t.Errorf("beside the index after the last build: %q, want the index alone", names)
+		}
+	})
 }
