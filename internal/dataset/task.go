@@ -546,7 +546,8 @@ func decodeRecord(raw []byte, v any) error {
 	if err := json.Unmarshal(raw, v); err != nil {
 		var te *json.UnmarshalTypeError
 		if errors.As(err, &te) {
-			return fmt.Errorf("%q: want %s, found JSON %s", te.Field, te.Type, te.Value)
+			// A field of the embedded qaFields is named by its JSON key alone, as in the file.
+			return fmt.Errorf("%q: want %s, found JSON %s", strings.TrimPrefix(te.Field, "qaFields."), te.Type, te.Value)
 		}
 		return fmt.Errorf("want a JSON object: %w", err)
 	}
@@ -573,13 +574,51 @@ func required(name string, v *string) (string, error) {
 }
 
 type hotpotRecord struct {
-	ID              json.RawMessage   `json:"_id"`
-	Question        *string           `json:"question"`
-	Answer          *string           `json:"answer"`
-	Type            string            `json:"type"`
-	Level           string            `json:"level"`
+	ID json.RawMessage `json:"_id"`
+	qaFields
 	SupportingFacts []json.RawMessage `json:"supporting_facts"`
 	Context         []json.RawMessage `json:"context"`
+}
+
+// qaFields are the fields every HotpotQA-shaped record has.
+type qaFields struct {
+	Question *string `json:"question"`
+	Answer   *string `json:"answer"`
+	Type     string  `json:"type"`
+	Level    string  `json:"level"`
+}
+
+// question is the record's question under id: the question required, the answer too
+// unless answers are optional.
+func (f *qaFields) question(id string, o parseOpts) (pipeline.Question, error) {
+	q := pipeline.Question{ID: id, Task: o.task, Type: f.Type, Level: f.Level}
+	var err error
+	if q.Question, err = required("question", f.Question); err != nil {
+		return q, err
+	}
+	q.Answer, err = answer("answer", f.Answer, o.answersOptional)
+	return q, err
+}
+
+// recordID is a record's id under key; a record without one gets fallback or, when
+// fallback is empty, an error.
+func recordID(raw json.RawMessage, key, fallback string) (string, error) {
+	id, ok, err := idString(raw)
+	switch {
+	case err != nil:
+		return "", err
+	case ok:
+		return id, nil
+	case fallback == "":
+		return "", fmt.Errorf("missing %q", key)
+	}
+	return fallback, nil
+}
+
+// pair decodes a two-element JSON array into a and b.
+func pair(raw json.RawMessage, a, b any) bool {
+	var p []json.RawMessage
+	return json.Unmarshal(raw, &p) == nil && len(p) == 2 && json.Unmarshal(p[0], a) == nil && json.Unmarshal(p[1], b) == nil
 }
 
 func parseHotpot(raw []byte, _ int, o parseOpts) (pipeline.Question, error) {
@@ -587,32 +626,24 @@ func parseHotpot(raw []byte, _ int, o parseOpts) (pipeline.Question, error) {
 	if err := decodeRecord(raw, &r); err != nil {
 		return pipeline.Question{}, err
 	}
-	id, ok, err := idString(r.ID)
+	id, err := recordID(r.ID, "_id", "")
 	if err != nil {
 		return pipeline.Question{}, err
 	}
-	if !ok {
-		return pipeline.Question{}, errors.New(`missing "_id"`)
-	}
-	q := pipeline.Question{ID: id, Task: o.task, Type: r.Type, Level: r.Level}
-	if q.Question, err = required("question", r.Question); err != nil {
-		return q, err
-	}
-	if q.Answer, err = answer("answer", r.Answer, o.answersOptional); err != nil {
+	q, err := r.question(id, o)
+	if err != nil {
 		return q, err
 	}
 	for i, sf := range r.SupportingFacts {
-		var pair []json.RawMessage
 		var f pipeline.Fact
-		if json.Unmarshal(sf, &pair) != nil || len(pair) != 2 || json.Unmarshal(pair[0], &f.Title) != nil || json.Unmarshal(pair[1], &f.Sentence) != nil {
+		if !pair(sf, &f.Title, &f.Sentence) {
 			return q, fmt.Errorf(`"supporting_facts" %d: want [title, sentence index], found %s`, i, sf)
 		}
 		q.SupportingFacts = append(q.SupportingFacts, f)
 	}
 	for i, c := range r.Context {
-		var pair []json.RawMessage
 		var p pipeline.Paragraph
-		if json.Unmarshal(c, &pair) != nil || len(pair) != 2 || json.Unmarshal(pair[0], &p.Title) != nil || json.Unmarshal(pair[1], &p.Sentences) != nil {
+		if !pair(c, &p.Title, &p.Sentences) {
 			return q, fmt.Errorf(`"context" %d: want [title, [sentences]], found %.80s`, i, c)
 		}
 		q.Context = append(q.Context, p)
@@ -621,24 +652,11 @@ func parseHotpot(raw []byte, _ int, o parseOpts) (pipeline.Question, error) {
 }
 
 func parseHotpotSimple(raw []byte, index int, o parseOpts) (pipeline.Question, error) {
-	var r struct {
-		Question *string `json:"question"`
-		Answer   *string `json:"answer"`
-		Type     string  `json:"type"`
-		Level    string  `json:"level"`
-	}
+	var r qaFields
 	if err := decodeRecord(raw, &r); err != nil {
 		return pipeline.Question{}, err
 	}
-	q := pipeline.Question{ID: "hotpot-" + strconv.Itoa(index), Task: o.task, Type: r.Type, Level: r.Level}
-	var err error
-	if q.Question, err = required("question", r.Question); err != nil {
-		return q, err
-	}
-	if q.Answer, err = answer("answer", r.Answer, o.answersOptional); err != nil {
-		return q, err
-	}
-	return q, nil
+	return r.question("hotpot-"+strconv.Itoa(index), o)
 }
 
 func parseFEVER(raw []byte, _ int, o parseOpts) (pipeline.Question, error) {
@@ -651,12 +669,9 @@ func parseFEVER(raw []byte, _ int, o parseOpts) (pipeline.Question, error) {
 	if err := decodeRecord(raw, &r); err != nil {
 		return pipeline.Question{}, err
 	}
-	id, ok, err := idString(r.ID)
+	id, err := recordID(r.ID, "id", "")
 	if err != nil {
 		return pipeline.Question{}, err
-	}
-	if !ok {
-		return pipeline.Question{}, errors.New(`missing "id"`)
 	}
 	q := pipeline.Question{ID: id, Task: o.task}
 	if q.Question, err = required("claim", r.Claim); err != nil {
@@ -698,27 +713,18 @@ func parseFEVER(raw []byte, _ int, o parseOpts) (pipeline.Question, error) {
 
 func parseGeneric(raw []byte, index int, o parseOpts) (pipeline.Question, error) {
 	var r struct {
-		ID       json.RawMessage `json:"id"`
-		Question *string         `json:"question"`
-		Answer   *string         `json:"answer"`
-		Type     string          `json:"type"`
-		Level    string          `json:"level"`
+		ID json.RawMessage `json:"id"`
+		qaFields
 	}
 	if err := decodeRecord(raw, &r); err != nil {
 		return pipeline.Question{}, err
 	}
-	id, ok, err := idString(r.ID)
+	id, err := recordID(r.ID, "id", o.task+"-"+strconv.Itoa(index))
 	if err != nil {
 		return pipeline.Question{}, err
 	}
-	if !ok {
-		id = o.task + "-" + strconv.Itoa(index)
-	}
-	q := pipeline.Question{ID: id, Task: o.task, Type: r.Type, Level: r.Level}
-	if q.Question, err = required("question", r.Question); err != nil {
-		return q, err
-	}
-	if q.Answer, err = answer("answer", r.Answer, o.answersOptional); err != nil {
+	q, err := r.question(id, o)
+	if err != nil {
 		return q, err
 	}
 	if o.task == pipeline.TaskFEVER && q.Answer != "" {

@@ -132,6 +132,7 @@ func TestLoadBadInput(t *testing.T) {
 		{"missing answer", "hotpot.json", `[{"question": "Q0?", "answer": "A"}, {"question": "Q1?"}]`, Options{}, `hotpot.json record 1: missing "answer"`},
 		{"empty question", "hotpot.json", `[{"question": "  ", "answer": "A"}]`, Options{}, `record 0: empty "question"`},
 		{"wrong type", "hotpot.json", `[{"question": "Q?", "answer": 42}]`, Options{}, `record 0: "answer": want string, found JSON number`},
+		{"wrong type, full record", "h.json", `[{"_id": "a", "question": 7, "answer": "A"}]`, Options{}, `record 0: "question": want string, found JSON number`},
 		{"missing _id", "h.json", `[{"_id": "a", "question": "Q?", "answer": "A"}, {"question": "Q?", "answer": "A", "context": []}]`, Options{}, `record 1: missing "_id"`},
 		{"bad supporting fact", "h.json", `[{"_id": "a", "question": "Q?", "answer": "A", "supporting_facts": [["T"]]}]`, Options{}, `"supporting_facts" 0: want [title, sentence index]`},
 		{"bad context", "h.json", `[{"_id": "a", "question": "Q?", "answer": "A", "context": [["T", "not a list"]]}]`, Options{}, `"context" 0: want [title, [sentences]]`},

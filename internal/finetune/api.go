@@ -10,7 +10,6 @@ package finetune
 import (
 	"bytes"
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -22,6 +21,7 @@ import (
 
 	openai "github.com/sashabaranov/go-openai"
 
+	"github.com/reactgen/reactgen/internal/retry"
 	"github.com/reactgen/reactgen/pipeline"
 )
 
@@ -132,7 +132,7 @@ func (a *API) Upload(ctx context.Context, name string, data []byte, interval tim
 		if f.Status == "error" || f.Status == "deleted" {
 			return "", fmt.Errorf("upload %s: the service rejected file %s: %s %s", name, f.ID, f.Status, a.scrub(f.StatusDetails))
 		}
-		if err := sleep(ctx, interval); err != nil {
+		if err := retry.Sleep(ctx, interval); err != nil {
 			return "", err
 		}
 		rctx, cancel := a.ctx(ctx)
@@ -234,17 +234,7 @@ func (a *API) wrap(op string, err error) error {
 }
 
 // scrub removes the key, plain or base64-encoded, from text the service sent back.
-func (a *API) scrub(s string) string {
-	if a.key == "" || s == "" {
-		return s
-	}
-	for _, v := range []string{a.key, "Bearer " + a.key} {
-		for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.RawStdEncoding, base64.URLEncoding, base64.RawURLEncoding} {
-			s = strings.ReplaceAll(s, enc.EncodeToString([]byte(v)), "[redacted]")
-		}
-	}
-	return strings.ReplaceAll(s, a.key, "[redacted]")
-}
+func (a *API) scrub(s string) string { return pipeline.Scrub(s, []string{a.key}) }
 
 func snippet(b []byte) string {
 	if len(b) > 300 {
@@ -269,7 +259,7 @@ func (e *APIError) Error() string {
 
 // Transient reports whether asking again later may succeed: no answer, 408, 409, 429 or 5xx.
 func (e *APIError) Transient() bool {
-	return e.Status == 0 || e.Status == 408 || e.Status == 409 || e.Status == 429 || e.Status >= 500
+	return e.Status == 0 || retry.TransientStatus(e.Status)
 }
 
 // transport adds the configured headers and keeps the "error" object of job answers,
@@ -333,16 +323,4 @@ func (c *jobErrors) take(id string) string {
 	m := c.msgs[id]
 	delete(c.msgs, id)
 	return m
-}
-
-// sleep waits d or until ctx ends.
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
 }

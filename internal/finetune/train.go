@@ -16,6 +16,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/reactgen/reactgen/internal/retry"
 	"github.com/reactgen/reactgen/pipeline"
 )
 
@@ -263,7 +264,7 @@ func (t *trainer) follow(ctx context.Context, rec *pipeline.TrainingJob) (pipeli
 				break
 			}
 		}
-		if err := sleep(ctx, t.o.PollInterval); err != nil {
+		if err := retry.Sleep(ctx, t.o.PollInterval); err != nil {
 			return t.interrupted(rec, err)
 		}
 	}

@@ -487,7 +487,7 @@ func (bt *Batcher) await(ctx context.Context, w *batchWave) {
 				break
 			}
 		}
-		if pollWait(ctx, bt.o.Poll) != nil {
+		if retry.Sleep(ctx, bt.o.Poll) != nil {
 			return
 		}
 	}

@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"time"
 
 	openai "github.com/sashabaranov/go-openai"
 
@@ -251,16 +250,4 @@ func lineIDs(path string) (map[string]bool, error) {
 		}
 	}
 	return ids, sc.Err()
-}
-
-// pollWait waits d or until ctx ends.
-func pollWait(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
 }

@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/reactgen/reactgen/internal/retry"
 	"github.com/reactgen/reactgen/pipeline"
 )
 
@@ -95,8 +96,7 @@ func IsRetryable(err error) bool {
 	var ae *APIError
 	if errors.As(err, &ae) {
 		switch {
-		case ae.Status == http.StatusTooManyRequests, ae.Status == http.StatusRequestTimeout,
-			ae.Status == http.StatusConflict, ae.Status >= 500:
+		case retry.TransientStatus(ae.Status):
 			return true
 		case ae.Status >= 400:
 			return false

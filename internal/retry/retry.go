@@ -141,6 +141,13 @@ func Do(ctx context.Context, p Policy, try func(ctx context.Context) error, clas
 	}
 }
 
+// TransientStatus reports whether an HTTP status says that the same request may succeed
+// later: 408 (timeout), 409 (conflict), 429 (rate limit) and every 5xx.
+func TransientStatus(status int) bool {
+	return status == http.StatusRequestTimeout || status == http.StatusConflict ||
+		status == http.StatusTooManyRequests || status >= 500
+}
+
 // Sleep waits d, or until ctx ends and then returns its error.
 func Sleep(ctx context.Context, d time.Duration) error {
 	if d <= 0 {

@@ -53,6 +53,43 @@ func (h *hashedFile) finish() (File, error) {
 
 func (h *hashedFile) Close() error { return h.f.Close() }
 
+// oneFile is what a reader of a single corpus file keeps of it: the file, hashed as it
+// is read, and its record once it is read to the end. Readers embed it for their end,
+// Files and Close.
+type oneFile struct {
+	path  string
+	hf    *hashedFile
+	files []File
+	done  bool
+}
+
+// end is the reader's io.EOF: the file is hashed to its end and closed, its record kept.
+func (o *oneFile) end() (Doc, error) {
+	o.done = true
+	f, err := o.hf.finish()
+	if err != nil {
+		return Doc{}, err
+	}
+	o.files = append(o.files, f)
+	return Doc{}, io.EOF
+}
+
+// abort stops the reader after an error: the file is closed and nothing more is read.
+func (o *oneFile) abort() {
+	o.done = true
+	o.hf.Close()
+}
+
+func (o *oneFile) Files() []File { return o.files }
+
+func (o *oneFile) Close() error {
+	if o.done {
+		return nil
+	}
+	o.done = true
+	return o.hf.Close()
+}
+
 // HashFile returns the File record (size and SHA-256) of a file on disk.
 func HashFile(path, format string) (File, error) {
 	h, err := openHashed(path, format)

@@ -18,13 +18,10 @@ import (
 // jsonlReader reads {"title": ..., "text": ...} lines where text is a string, a list of
 // paragraph strings, or a list of lists of sentences.
 type jsonlReader struct {
-	path  string
+	oneFile
 	opts  Options
-	hf    *hashedFile
 	lines *lineReader
-	files []File
 	stats Stats
-	done  bool
 }
 
 func openJSONL(path string, opts Options) (*jsonlReader, error) {
@@ -32,7 +29,7 @@ func openJSONL(path string, opts Options) (*jsonlReader, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &jsonlReader{path: path, opts: opts, hf: hf, lines: newLineReader(hf)}, nil
+	return &jsonlReader{oneFile: oneFile{path: path, hf: hf}, opts: opts, lines: newLineReader(hf)}, nil
 }
 
 type jsonlRecord struct {
@@ -54,13 +51,7 @@ func (r *jsonlReader) Next(ctx context.Context) (Doc, error) {
 		}
 		line, err := r.lines.next()
 		if errors.Is(err, io.EOF) {
-			r.done = true
-			f, err := r.hf.finish()
-			if err != nil {
-				return Doc{}, err
-			}
-			r.files = append(r.files, f)
-			return Doc{}, io.EOF
+			return r.end()
 		}
 		if errors.Is(err, errLineTooLong) && r.opts.SkipBad {
 			r.stats.Skipped++
@@ -72,8 +63,7 @@ func (r *jsonlReader) Next(ctx context.Context) (Doc, error) {
 			err = fmt.Errorf("read %s line %d: %w", r.path, r.lines.line+1, err)
 		}
 		if err != nil {
-			r.done = true
-			r.hf.Close()
+			r.abort()
 			return Doc{}, err
 		}
 		if len(bytes.TrimSpace(line)) == 0 {
@@ -88,8 +78,7 @@ func (r *jsonlReader) Next(ctx context.Context) (Doc, error) {
 				r.stats.Skipped++
 				continue
 			}
-			r.done = true
-			r.hf.Close()
+			r.abort()
 			return Doc{}, fmt.Errorf("%s line %d: %w", r.path, r.lines.line, err)
 		}
 		doc.File, doc.Line = r.path, r.lines.line
@@ -194,16 +183,7 @@ func jsonString(raw []byte) (string, error) {
 	return s, err
 }
 
-func (r *jsonlReader) Files() []File { return r.files }
-func (r *jsonlReader) Stats() Stats  { return r.stats }
-
-func (r *jsonlReader) Close() error {
-	if r.done {
-		return nil
-	}
-	r.done = true
-	return r.hf.Close()
-}
+func (r *jsonlReader) Stats() Stats { return r.stats }
 
 // errEmptyPage marks the empty records FEVER's dump holds (id ""); they are skipped.
 var errEmptyPage = errors.New("empty page")

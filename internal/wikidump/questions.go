@@ -17,15 +17,12 @@ import (
 // test split). A title seen before is skipped: the same page is the context of many
 // questions.
 type questionsReader struct {
-	path    string
-	hf      *hashedFile
+	oneFile
 	qs      *dataset.Reader
 	pending []Doc
 	seen    map[string]struct{}
-	files   []File
 	skipBad bool
 	skipped int // records skipped here; the question reader counts its own
-	done    bool
 }
 
 func openQuestions(path string, opts Options) (*questionsReader, error) {
@@ -38,7 +35,7 @@ func openQuestions(path string, opts Options) (*questionsReader, error) {
 		hf.Close()
 		return nil, err
 	}
-	return &questionsReader{path: path, hf: hf, qs: qs, seen: map[string]struct{}{}, skipBad: opts.SkipBad}, nil
+	return &questionsReader{oneFile: oneFile{path: path, hf: hf}, qs: qs, seen: map[string]struct{}{}, skipBad: opts.SkipBad}, nil
 }
 
 func (r *questionsReader) Next(ctx context.Context) (Doc, error) {
@@ -56,13 +53,7 @@ func (r *questionsReader) Next(ctx context.Context) (Doc, error) {
 		}
 		rec, err := r.qs.Next()
 		if errors.Is(err, io.EOF) {
-			r.done = true
-			f, err := r.hf.finish()
-			if err != nil {
-				return Doc{}, err
-			}
-			r.files = append(r.files, f)
-			return Doc{}, io.EOF
+			return r.end()
 		}
 		if err != nil {
 			r.fail()
@@ -105,21 +96,10 @@ func (r *questionsReader) docs(rec dataset.Record) ([]Doc, error) {
 }
 
 func (r *questionsReader) fail() {
-	r.done = true
 	r.pending = nil
-	r.hf.Close()
+	r.abort()
 }
-
-func (r *questionsReader) Files() []File { return r.files }
 
 func (r *questionsReader) Stats() Stats {
 	return Stats{Skipped: r.skipped + r.qs.Report().Skipped}
-}
-
-func (r *questionsReader) Close() error {
-	if r.done {
-		return nil
-	}
-	r.done = true
-	return r.hf.Close()
 }
