@@ -415,16 +415,23 @@ func scrubSecrets(s string, secrets []string) string { return pipeline.Scrub(s, 
 // scrubResponse removes the secrets from what a server answered, before anything (the
 // response cache, the episode log) stores it: a server may echo a header back.
 func (o *OpenAI) scrubResponse(resp *Response) {
-	if len(o.secrets) == 0 {
+	var long []string // a short key ("EMPTY", "k") would garble the text it is cut from
+	for _, s := range o.secrets {
+		if len(s) >= minSecret {
+			long = append(long, s)
+		}
+	}
+	if len(long) == 0 {
 		return
 	}
-	resp.Model = o.scrub(resp.Model)
+	scrub := func(s string) string { return scrubSecrets(s, long) }
+	resp.Model = scrub(resp.Model)
 	for i := range resp.Choices {
 		c := &resp.Choices[i]
-		c.Text, c.Reasoning = o.scrub(c.Text), o.scrub(c.Reasoning)
+		c.Text, c.Reasoning = scrub(c.Text), scrub(c.Reasoning)
 		for j := range c.ToolCalls {
 			f := &c.ToolCalls[j].Function
-			f.Name, f.Arguments = o.scrub(f.Name), o.scrub(f.Arguments)
+			f.Name, f.Arguments = scrub(f.Name), scrub(f.Arguments)
 		}
 	}
 }
