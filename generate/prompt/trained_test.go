@@ -129,6 +129,22 @@ func TestTrainedPromptIsTheExportPrefix(t *testing.T) {
 	}
 }
 
+// beforeAssistant is the turns before the (k+1)-th assistant turn.
+func beforeAssistant(all []llm.Message, k int) []llm.Message {
+	var out []llm.Message
+	seen := 0
+	for _, m := range all {
+		if m.Role == "assistant" {
+			if seen == k {
+				break
+			}
+			seen++
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
 func checkTrained(t *testing.T, task, view, format, exportFormat, system string) {
 	ep := trainedEpisode(task)
 	l, err := prompt.NewTrained(task, view, format, exportFormat, system)
@@ -178,18 +194,7 @@ func checkTrained(t *testing.T, task, view, format, exportFormat, system string)
 			continue
 		}
 		all := turns(t, exportFormat, row)
-		// The turns before the (k+1)-th assistant turn.
-		var want []llm.Message
-		seen := 0
-		for _, m := range all {
-			if m.Role == "assistant" {
-				if seen == k {
-					break
-				}
-				seen++
-			}
-			want = append(want, m)
-		}
+		want := beforeAssistant(all, k)
 		if len(req.Messages) != len(want) {
 			t.Fatalf("step %d: %d messages, want %d:\n%q\n%q", k+1, len(req.Messages), len(want), req.Messages, want)
 		}
@@ -377,17 +382,7 @@ func checkTrainedTools(t *testing.T, task, view, exportFormat, system string) {
 		if string(got) != tools {
 			t.Fatalf("step %d tools\n%s\nwant the export's\n%s", k+1, got, tools)
 		}
-		var want []llm.Message
-		seen := 0
-		for _, m := range all {
-			if m.Role == "assistant" {
-				if seen == k {
-					break
-				}
-				seen++
-			}
-			want = append(want, m)
-		}
+		want := beforeAssistant(all, k)
 		msgs := req.Messages
 		if exportFormat == "sharegpt-tools" {
 			msgs = withoutIDs(msgs)
