@@ -21,6 +21,14 @@ type Stage struct {
 
 var _ pipeline.Stage = Stage{}
 
+// StageFor is the export stage of a run's config, with what the card says of the run;
+// model is the policy the card names (llm.model, or a policy that sends no request).
+func StageFor(cfg *pipeline.Config, model string, log *slog.Logger) Stage {
+	fc := cfg.FilterConfig()
+	return Stage{Config: cfg.Export, Card: CardInfo{Model: model, Task: cfg.Task.Name, Method: cfg.Generate.Method,
+		Generate: &cfg.Generate, LLM: &cfg.LLM, Filter: &fc}, Logger: log}
+}
+
 // Name implements pipeline.Stage.
 func (Stage) Name() string { return pipeline.StageExport }
 

@@ -17,6 +17,11 @@ type Stage struct {
 
 var _ pipeline.Stage = Stage{}
 
+// StageFor is the filter stage of a run's config.
+func StageFor(cfg *pipeline.Config) Stage {
+	return Stage{Config: cfg.FilterConfig(), Task: cfg.Task.Name}
+}
+
 // Name implements pipeline.Stage.
 func (Stage) Name() string { return pipeline.StageFilter }
 

@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 )
@@ -52,4 +53,38 @@ func (c *Config) IndexDir() string {
 		return c.Corpus.Index
 	}
 	return filepath.Join(c.Run.Out, IndexDir)
+}
+
+// CheckEvalFiles fails on an evaluation file (filter.eval_files) that cannot be read,
+// before a stage starts.
+func (c *Config) CheckEvalFiles() error {
+	for _, f := range c.Filter.EvalFiles {
+		if _, err := os.Stat(f); err != nil {
+			return &ConfigError{Key: "filter.eval_files", Message: fmt.Sprintf("cannot read evaluation file: %v", err)}
+		}
+	}
+	return nil
+}
+
+// EvalInputs pins the evaluation files (filter.eval_files) as inputs of the run.
+func (c *Config) EvalInputs() ([]Input, error) {
+	var ins []Input
+	for _, f := range c.Filter.EvalFiles {
+		in, err := DescribeInput("eval", f)
+		if err != nil {
+			return nil, &ConfigError{Key: "filter.eval_files", Message: err.Error()}
+		}
+		ins = append(ins, in)
+	}
+	return ins, nil
+}
+
+// FilterConfig is the filter section as the stages read it: its token counter defaults
+// to the export's tokenizer, so that a run counts tokens one way.
+func (c *Config) FilterConfig() FilterConfig {
+	fc := c.Filter
+	if fc.TokenCounter == "" {
+		fc.TokenCounter = c.Export.Tokenizer
+	}
+	return fc
 }

@@ -72,6 +72,31 @@ func ReadPrevious(dir string) (*Previous, error) {
 	return p, nil
 }
 
+// Unsolved are the questions of qs that no earlier round solved, in order: the ones a
+// STaR round asks.
+func (p *Previous) Unsolved(qs []Question) []Question {
+	open := qs[:0:0]
+	for _, q := range qs {
+		if !p.Solved[q.ID] {
+			open = append(open, q)
+		}
+	}
+	return open
+}
+
+// PreviousKey is the result key that pins the previous round's kept episodes.
+const PreviousKey = "star.previous"
+
+// Pin records the previous round in a STaR round's spec: its kept.jsonl is an input, and
+// its hash a result key, so that a resume against a changed earlier round is refused.
+func (p *Previous) Pin(spec *Spec) {
+	spec.Inputs = append(spec.Inputs, p.Input)
+	if spec.Results == nil {
+		spec.Results = map[string]string{}
+	}
+	spec.Results[PreviousKey] = p.Input.SHA256
+}
+
 // RoundID is the id of an episode of STaR round round (2 and on): the episode's id with
 // the round hashed in, so that rounds that ask the same question never share an id.
 func RoundID(id string, round int) string {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/reactgen/reactgen/filter"
 	"github.com/reactgen/reactgen/internal/ingest"
 	"github.com/reactgen/reactgen/pipeline"
 )
@@ -74,7 +75,7 @@ func (a *app) runImport(ctx context.Context, o importOptions, files []string) er
 	}
 	spec := pipeline.Spec{Dir: o.out, Command: "import", Mode: pipeline.New, Version: version, Config: cfg.Redacted(),
 		Results: results, Inputs: inputs, Logger: a.log}
-	r, err := pipeline.Execute(ctx, spec, src, filterStage(&cfg), a.exportStage(&cfg))
+	r, err := pipeline.Execute(ctx, spec, src, filter.StageFor(&cfg), a.exportStage(&cfg))
 	if err != nil {
 		return err
 	}

@@ -2,11 +2,8 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"os"
 
 	"github.com/spf13/cobra"
 
@@ -83,22 +80,13 @@ func (a *app) runPlay(ctx context.Context, o playOptions) error {
 	if err != nil {
 		return err
 	}
-	set := prompt.Set{Task: o.task, Instruction: prompt.DefaultInstruction(o.task)}
-	if b, err := os.ReadFile(o.save); err == nil {
-		if err := json.Unmarshal(b, &set); err != nil {
-			return usagef("--save %s exists but is not an exemplar file: %w", o.save, err)
-		}
-	} else if !errors.Is(err, os.ErrNotExist) {
+	n, err := prompt.AppendExemplar(o.save, o.task, ex)
+	if errors.Is(err, prompt.ErrNotExemplarFile) {
+		return usagef("--save %w", err)
+	}
+	if err != nil {
 		return err
 	}
-	set.Exemplars = append(set.Exemplars, ex)
-	if err := pipeline.WriteFileAtomic(o.save, func(wr io.Writer) error {
-		enc := json.NewEncoder(wr)
-		enc.SetIndent("", "  ")
-		return enc.Encode(set)
-	}); err != nil {
-		return err
-	}
-	fmt.Fprintf(a.stdout, "saved exemplar %d to %s\n", len(set.Exemplars), o.save)
+	fmt.Fprintf(a.stdout, "saved exemplar %d to %s\n", n, o.save)
 	return nil
 }

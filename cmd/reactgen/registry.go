@@ -2,8 +2,8 @@ package main
 
 import (
 	"fmt"
+	"log/slog"
 	"maps"
-	"os"
 	"slices"
 	"strings"
 
@@ -25,45 +25,26 @@ import (
 // that an unknown name exits 2 before any input is read, any index is built or any
 // request is sent.
 type registry struct {
-	policies map[string]policy
-	backends map[string]backend
+	policies map[string]generate.Policy
+	backends map[string]generate.Backend
 	methods  []string
 	rules    []string
 	formats  []string
 	views    []string
 }
 
-// policy is what plays the episodes.
-type policy struct {
-	model  bool                                   // prompts the model through an LLM client
-	actors func(env.Corpus) generate.ActorFactory // nil: the model acts
-}
-
-// backend is an environment backend: the corpus the agent's Search and Lookup read.
-type backend struct {
-	// check fails on a corpus that cannot be read, before the run directory is touched.
-	check func(cfg *pipeline.Config) error
-	// identity pins the corpus for resume: its result key and the inputs it adds.
-	identity func(cfg *pipeline.Config) (string, []pipeline.Input, error)
-	// stage is the stage that makes the corpus ready before generate (the local
-	// index); nil for none.
-	stage func(a *app, cfg *pipeline.Config) pipeline.Stage
-	// open opens the corpus when the generate stage starts; id is what identity pinned.
-	open func(cfg *pipeline.Config, id string) (env.Corpus, func(), error)
-}
-
 func newRegistry() *registry {
 	return &registry{
-		policies: map[string]policy{
-			"llm": {model: true},
-			"expert": {actors: func(c env.Corpus) generate.ActorFactory {
+		policies: map[string]generate.Policy{
+			"llm": {Model: true},
+			"expert": {Actors: func(c env.Corpus) generate.ActorFactory {
 				ex := expert.New(c)
 				return func(pipeline.Question, int, int64) generate.Actor { return ex }
 			}},
 		},
-		backends: map[string]backend{
+		backends: map[string]generate.Backend{
 			"local": {
-				check: func(cfg *pipeline.Config) error {
+				Check: func(cfg *pipeline.Config) error {
 					if err := index.Recover(cfg.IndexDir(), nil); err != nil {
 						return &pipeline.ConfigError{Key: "corpus.index", Message: err.Error()}
 					}
@@ -78,13 +59,13 @@ func newRegistry() *registry {
 					}
 					return nil
 				},
-				identity: func(cfg *pipeline.Config) (string, []pipeline.Input, error) {
+				Identity: func(cfg *pipeline.Config) (string, []pipeline.Input, error) {
 					return index.Identity(cfg.IndexDir(), cfg.Corpus.Path)
 				},
-				stage: func(a *app, cfg *pipeline.Config) pipeline.Stage {
-					return index.Stage{Corpus: cfg.Corpus.Path, Dir: cfg.IndexDir(), SkipBad: cfg.Task.SkipBad, Logger: a.log}
+				Stage: func(cfg *pipeline.Config, log *slog.Logger) pipeline.Stage {
+					return index.Stage{Corpus: cfg.Corpus.Path, Dir: cfg.IndexDir(), SkipBad: cfg.Task.SkipBad, Logger: log}
 				},
-				open: func(cfg *pipeline.Config, id string) (env.Corpus, func(), error) {
+				Open: func(cfg *pipeline.Config, id string) (env.Corpus, func(), error) {
 					ix, err := index.OpenPinned(cfg.IndexDir(), id)
 					if err != nil {
 						return nil, nil, &pipeline.ConfigError{Key: "corpus.index", Message: err.Error()}
@@ -93,11 +74,11 @@ func newRegistry() *registry {
 				},
 			},
 			"mediawiki": {
-				check: func(*pipeline.Config) error { return nil },
-				identity: func(cfg *pipeline.Config) (string, []pipeline.Input, error) {
+				Check: func(*pipeline.Config) error { return nil },
+				Identity: func(cfg *pipeline.Config) (string, []pipeline.Input, error) {
 					return "mediawiki:" + pipeline.RedactURL(cfg.Env.MediaWikiURL), nil, nil
 				},
-				open: func(cfg *pipeline.Config, _ string) (env.Corpus, func(), error) {
+				Open: func(cfg *pipeline.Config, _ string) (env.Corpus, func(), error) {
 					e := cfg.Env
 					cache := e.CacheDir
 					if cache == "" {
@@ -157,16 +138,6 @@ func (r *registry) check(cfg *pipeline.Config) error {
 	}
 	if slices.Contains(cfg.Filter.Rules, "decontaminate") && len(cfg.Filter.EvalFiles) == 0 {
 		return &pipeline.ConfigError{Key: "filter.eval_files", Message: filter.ErrNoEvalFiles.Error()}
-	}
-	return nil
-}
-
-// checkEvalFiles fails on an evaluation file that cannot be read.
-func checkEvalFiles(cfg *pipeline.Config) error {
-	for _, f := range cfg.Filter.EvalFiles {
-		if _, err := os.Stat(f); err != nil {
-			return &pipeline.ConfigError{Key: "filter.eval_files", Message: fmt.Sprintf("cannot read evaluation file: %v", err)}
-		}
 	}
 	return nil
 }

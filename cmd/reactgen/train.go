@@ -4,9 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -97,24 +94,6 @@ func (a *app) runTrain(ctx context.Context, o trainOptions) error {
 		return nil
 	}
 	fmt.Fprintf(a.stdout, "fine-tuning job %s succeeded: %s\n", rec.JobID, rec.FineTunedModel)
-	fmt.Fprintf(a.stdout, "evaluate it:\n  %s\n", evalCommand(o.run, rec))
+	fmt.Fprintf(a.stdout, "evaluate it:\n  %s\n", finetune.EvalCommand(o.run, rec))
 	return nil
-}
-
-// evalCommand is the `reactgen eval` command that scores a fine-tuned model zero-shot in
-// the layout it was trained on.
-func evalCommand(run string, rec pipeline.TrainingJob) string {
-	config := "CONFIG.yaml"
-	if m, err := pipeline.ReadManifest(run); err == nil && m.ConfigFile != "" {
-		if _, err := os.Stat(m.ConfigFile); err == nil {
-			config = m.ConfigFile
-		}
-	}
-	out := filepath.Join(filepath.Dir(filepath.Clean(run)), filepath.Base(run)+"-eval")
-	format := "chat"
-	if strings.HasSuffix(rec.Format, "-tools") {
-		format = "tools" // a model trained on tool calls is asked with them
-	}
-	return fmt.Sprintf("reactgen eval --config %s --out %s --set llm.base_url=%s --set llm.model=%s --set generate.format=%s --set generate.prompting=trained --set generate.trained_format=%s --set task.path=EVAL_SPLIT",
-		config, out, rec.BaseURL, rec.FineTunedModel, format, rec.Format)
 }

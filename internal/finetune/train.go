@@ -440,3 +440,21 @@ func orNone(s string) string {
 	}
 	return s
 }
+
+// EvalCommand is the `reactgen eval` command that scores a fine-tuned model zero-shot in
+// the layout it was trained on.
+func EvalCommand(run string, rec pipeline.TrainingJob) string {
+	config := "CONFIG.yaml"
+	if m, err := pipeline.ReadManifest(run); err == nil && m.ConfigFile != "" {
+		if _, err := os.Stat(m.ConfigFile); err == nil {
+			config = m.ConfigFile
+		}
+	}
+	out := filepath.Join(filepath.Dir(filepath.Clean(run)), filepath.Base(run)+"-eval")
+	format := "chat"
+	if strings.HasSuffix(rec.Format, "-tools") {
+		format = "tools" // a model trained on tool calls is asked with them
+	}
+	return fmt.Sprintf("reactgen eval --config %s --out %s --set llm.base_url=%s --set llm.model=%s --set generate.format=%s --set generate.prompting=trained --set generate.trained_format=%s --set task.path=EVAL_SPLIT",
+		config, out, rec.BaseURL, rec.FineTunedModel, format, rec.Format)
+}

@@ -1,0 +1,219 @@
+package generate
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/reactgen/reactgen/generate/prompt"
+	"github.com/reactgen/reactgen/internal/dataset"
+	"github.com/reactgen/reactgen/internal/env"
+	"github.com/reactgen/reactgen/internal/llm"
+	"github.com/reactgen/reactgen/pipeline"
+)
+
+// Policy is what plays a run's episodes: the model, through an LLM client, or actors
+// made over the corpus (the expert).
+type Policy struct {
+	Model  bool                          // prompts the model through an LLM client
+	Actors func(env.Corpus) ActorFactory // nil: the model acts
+}
+
+// Backend is an environment backend: the corpus the agent's Search and Lookup read.
+type Backend struct {
+	// Check fails on a corpus that cannot be read, before the run directory is touched.
+	Check func(cfg *pipeline.Config) error
+	// Identity pins the corpus for resume: its result key and the inputs it adds.
+	Identity func(cfg *pipeline.Config) (string, []pipeline.Input, error)
+	// Stage is the stage that makes the corpus ready before generate (the local index);
+	// nil for none.
+	Stage func(cfg *pipeline.Config, log *slog.Logger) pipeline.Stage
+	// Open opens the corpus when the generate stage starts; id is what Identity pinned.
+	Open func(cfg *pipeline.Config, id string) (env.Corpus, func(), error)
+}
+
+// PlanOptions are what Plan builds a generating run from: the config with every name in
+// it resolved (its policy and backend), and the command's surroundings.
+type PlanOptions struct {
+	Config   *pipeline.Config // Task.Shard already resolved from flags and environment
+	Policy   Policy
+	Backend  Backend
+	Command  string // run, generate or eval, as the manifest records it
+	Version  string
+	ForceNew bool
+	// Exemplars holds the bundled exemplar files a config may name (data.FS).
+	Exemplars fs.FS
+	Getenv    func(string) string
+	Progress  io.Writer // nil: none
+	Logger    *slog.Logger
+	// Tally makes what counts toward generate.target_correct: the run's own filter
+	// (filter.Chain.Tally), so that the target counts what the filter will keep and a
+	// solved question gets no further attempt. It is called once every input has been
+	// checked; nil counts correct episodes.
+	Tally func() (Tally, error)
+}
+
+// Plan reads and checks everything a generating run reads (task file, corpus, exemplars,
+// evaluation files, the previous STaR round) before the run directory is touched, and
+// builds the run's spec (result keys and inputs, for resume) and its source stages: the
+// backend's (the local index), the STaR round's, and generate. The questions are the
+// task file's, cut to the run's shard and, in a STaR round, to those the earlier rounds
+// did not solve.
+func Plan(o PlanOptions) (pipeline.Spec, []pipeline.Stage, error) {
+	cfg, pol, be := o.Config, o.Policy, o.Backend
+	log := o.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	if _, err := os.Stat(cfg.Task.Path); err != nil {
+		return pipeline.Spec{}, nil, &pipeline.ConfigError{Key: "task.path", Message: fmt.Sprintf("cannot read task file: %v", err)}
+	}
+	if err := be.Check(cfg); err != nil {
+		return pipeline.Spec{}, nil, err
+	}
+	if pol.Model {
+		if err := checkKeys(cfg, o.Getenv); err != nil {
+			return pipeline.Spec{}, nil, err
+		}
+	}
+	prompts, cotPrompts, promptID, err := prompt.Configured(cfg.Generate, cfg.Task.Name, o.Exemplars)
+	if err != nil {
+		return pipeline.Spec{}, nil, err
+	}
+	if !pol.Model {
+		promptID = cfg.Generate.Policy // the expert reads no prompt; the set only shapes layouts it never sends
+	} else if cfg.Generate.Prompting == prompt.PromptingTrained {
+		promptID = prompt.PromptingTrained // no exemplars are sent; the layout's keys pin what is
+	}
+	taskIn, err := pipeline.DescribeInput("task", cfg.Task.Path)
+	if err != nil {
+		return pipeline.Spec{}, nil, &pipeline.ConfigError{Key: "task.path", Message: err.Error()}
+	}
+	questions, prev, err := Questions(cfg, log)
+	if err != nil {
+		return pipeline.Spec{}, nil, err
+	}
+	if cfg.LLM.Mode == "batch" && pol.Model && cfg.Generate.Concurrency < min(len(questions), cfg.LLM.Batch.MaxLines) {
+		log.Warn("batch mode with fewer episodes in flight than questions: the episodes that start later join later waves; set generate.concurrency to the number of questions (up to llm.batch.max_lines) for one wave per step",
+			"generate.concurrency", cfg.Generate.Concurrency, "questions", len(questions))
+	}
+	corpusID, corpusIns, err := be.Identity(cfg)
+	if err != nil {
+		return pipeline.Spec{}, nil, err
+	}
+	inputs := append([]pipeline.Input{taskIn}, corpusIns...)
+	if pol.Model && cfg.Generate.Prompting != prompt.PromptingTrained {
+		ins, err := exemplarInputs(cfg, o.Exemplars)
+		if err != nil {
+			return pipeline.Spec{}, nil, err
+		}
+		inputs = append(inputs, ins...)
+	}
+	evalIns, err := cfg.EvalInputs()
+	if err != nil {
+		return pipeline.Spec{}, nil, err
+	}
+	inputs = append(inputs, evalIns...)
+	spec := pipeline.Spec{Dir: cfg.Run.Out, Command: o.Command, Mode: pipeline.Resume, Version: o.Version, Config: cfg.Redacted(),
+		Results: cfg.ResultKeys(taskIn.SHA256, corpusID, promptID), Inputs: inputs, RunID: cfg.Run.ID, ForceNew: o.ForceNew, Logger: log}
+
+	gen := &Stage{Config: cfg.Generate, LLM: cfg.LLM, RunConfig: cfg.Run, Questions: questions, Prompts: prompts, CoTPrompts: cotPrompts,
+		Env:    env.OptionsFor(cfg.Task.Name, cfg.Env),
+		Corpus: func() (env.Corpus, func(), error) { return be.Open(cfg, corpusID) }, Actors: pol.Actors, Progress: o.Progress, Logger: log,
+		System: cfg.Export.System}
+	if pol.Model {
+		gen.Client = func(ctx context.Context, cacheDir string) (llm.Clients, error) {
+			return llm.NewClient(ctx, llm.Options{Config: cfg.LLM, Getenv: o.Getenv, CacheDir: cacheDir,
+				BatchDir: filepath.Join(cfg.Run.Out, pipeline.BatchDir), Logger: log})
+		}
+	}
+	if o.Tally != nil {
+		if gen.Tally, err = o.Tally(); err != nil {
+			return pipeline.Spec{}, nil, err
+		}
+	}
+	stages := []pipeline.Stage{gen}
+	if prev != nil {
+		prev.Pin(&spec)
+		gen.Round = prev.Round + 1
+		stages = append(stages, pipeline.RoundStage{Previous: prev, RunConfig: cfg.Run})
+	}
+	if be.Stage != nil {
+		stages = append(stages, be.Stage(cfg, log))
+	}
+	return spec, stages, nil
+}
+
+// Questions are the questions a generating run asks: the task file's (task.limit and
+// task.offset applied), those of the run's shard (task.shard), and in a STaR round
+// (star.previous) those the earlier rounds did not solve, with that round; prev is nil
+// outside a STaR round.
+func Questions(cfg *pipeline.Config, log *slog.Logger) (qs []pipeline.Question, prev *pipeline.Previous, err error) {
+	qs, report, err := dataset.Load(cfg.Task.Path, dataset.Options{Task: cfg.Task.Name, Format: cfg.Task.Format,
+		SkipBad: cfg.Task.SkipBad, Limit: cfg.Task.Limit, Offset: cfg.Task.Offset})
+	if err != nil {
+		return nil, nil, &pipeline.InputError{Err: err}
+	}
+	if report.Skipped > 0 {
+		log.Warn("skipped malformed task records", "file", cfg.Task.Path, "skipped", report.Skipped)
+	}
+	if shard, _ := pipeline.ParseShard(cfg.Task.Shard); shard.Count > 0 {
+		all := len(qs)
+		qs = shard.Select(qs, cfg.Generate.Seed)
+		log.Info("shard", "shard", shard.String(), "questions", len(qs), "of", all)
+	}
+	if cfg.Star.Previous == "" {
+		return qs, nil, nil
+	}
+	if prev, err = pipeline.ReadPrevious(cfg.Star.Previous); err != nil {
+		return nil, nil, err
+	}
+	open := prev.Unsolved(qs)
+	log.Info("STaR round", "round", prev.Round+1, "previous", cfg.Star.Previous, "solved_before", len(prev.Solved), "to_ask", len(open))
+	return open, prev, nil
+}
+
+// checkKeys fails when an endpoint on api.openai.com has no API key in the environment,
+// before any request is sent.
+func checkKeys(cfg *pipeline.Config, getenv func(string) string) error {
+	servers := []pipeline.EndpointConfig{{BaseURL: cfg.LLM.BaseURL, APIKeyEnv: cfg.LLM.APIKeyEnv}}
+	if eps := cfg.LLM.ResolvedEndpoints(); eps != nil {
+		servers = eps
+	}
+	for i, e := range servers {
+		if getenv(e.APIKeyEnv) == "" && strings.Contains(e.BaseURL, "api.openai.com") {
+			key := "llm.api_key_env"
+			if len(cfg.LLM.Endpoints) > 0 {
+				key = fmt.Sprintf("llm.endpoints[%d].api_key_env", i)
+			}
+			return &pipeline.ConfigError{Key: key, Message: fmt.Sprintf(
+				"the environment variable %s is empty, and %s needs a key (export %s=..., or point llm.base_url / OPENAI_BASE_URL at your own server)",
+				e.APIKeyEnv, pipeline.RedactURL(e.BaseURL), e.APIKeyEnv)}
+		}
+	}
+	return nil
+}
+
+// exemplarInputs pins the exemplar files a few-shot run sends (generate.exemplars and
+// generate.cot_exemplars).
+func exemplarInputs(cfg *pipeline.Config, fsys fs.FS) ([]pipeline.Input, error) {
+	in, err := prompt.Input(cfg.Generate.Exemplars, cfg.Task.Name, fsys)
+	if err != nil {
+		return nil, &pipeline.ConfigError{Key: "generate.exemplars", Message: err.Error()}
+	}
+	ins := []pipeline.Input{in}
+	if ref := cfg.Generate.CoTExemplars; ref != "" {
+		in, err := prompt.Input(ref, cfg.Task.Name, fsys)
+		if err != nil {
+			return nil, &pipeline.ConfigError{Key: "generate.cot_exemplars", Message: err.Error()}
+		}
+		in.Role = "cot-exemplars"
+		ins = append(ins, in)
+	}
+	return ins, nil
+}
