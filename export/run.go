@@ -58,6 +58,42 @@ type RunOptions struct {
 	Rejected func() iter.Seq2[pipeline.Rejected, error]
 	Card     CardInfo
 	Logger   *slog.Logger // nil: discard
+	// Commit puts the finished generation, the folder staged (beside Dir, holding exactly
+	// res.Files), in Dir's place, so that Dir holds one export whole and nothing of an
+	// earlier one. nil: swapDir. The export stage commits through the run's journal
+	// (pipeline.Run.Commit), which a kill cannot leave half done.
+	Commit func(staged string, res Result) error
+}
+
+// asideOf is where the export at dir goes while the one staged in staged takes its place:
+// ".<dir>.old-<the staging folder's suffix>", a name no other commit uses.
+func asideOf(dir, staged string) string {
+	suffix := strings.TrimPrefix(filepath.Base(staged), "."+filepath.Base(dir)+".tmp-")
+	return filepath.Join(filepath.Dir(dir), "."+filepath.Base(dir)+".old-"+suffix)
+}
+
+// swapDir is the Commit without a run: Dir, when it exists, is renamed aside, the staged
+// folder takes its name, and the old one is removed.
+func swapDir(dir string) func(staged string, res Result) error {
+	return func(staged string, _ Result) error {
+		aside := ""
+		if _, err := os.Lstat(dir); err == nil {
+			aside = asideOf(dir, staged)
+			if err := os.Rename(dir, aside); err != nil {
+				return fmt.Errorf("put the previous export aside: %w", err)
+			}
+		}
+		if err := os.Rename(staged, dir); err != nil {
+			if aside != "" {
+				os.Rename(aside, dir)
+			}
+			return fmt.Errorf("move the export into place: %w", err)
+		}
+		if aside != "" {
+			return os.RemoveAll(aside)
+		}
+		return nil
+	}
 }
 
 // Result is what the export wrote, for the manifest.
@@ -98,9 +134,6 @@ func views(cfg pipeline.ExportConfig) ([]string, error) {
 	}
 	return cfg.Views, nil
 }
-
-// stagePrefix names the staging folders of Run inside the export directory.
-const stagePrefix = ".export-tmp-"
 
 // Run is the export stage. It reads the kept episodes once, renders and validates every
 // example of every view and streams it into every format at once, one goroutine per
@@ -156,28 +189,21 @@ func Run(ctx context.Context, opts RunOptions) (Result, error) {
 		}
 	}
 
-	_, statErr := os.Stat(opts.Dir)
-	if err := os.MkdirAll(opts.Dir, 0o755); err != nil {
+	// The new generation is written whole into a staging folder beside Dir, which then
+	// takes Dir's place (opts.Commit): a failed export leaves the previous one as it was.
+	parent := filepath.Dir(opts.Dir)
+	if err := os.MkdirAll(parent, 0o755); err != nil {
 		return Result{}, fmt.Errorf("export dir %s: %w", opts.Dir, err)
 	}
-	// What a killed export left: its staging folders (the run's lock keeps a live one
-	// out of this directory).
-	pipeline.RemoveStale(opts.Dir, nil, []string{stagePrefix})
-	stage, err := os.MkdirTemp(opts.Dir, stagePrefix)
+	// What a killed export left beside Dir: its staging folders and a generation put
+	// aside (the run's lock keeps a live export out of this directory).
+	base := filepath.Base(opts.Dir)
+	pipeline.RemoveStale(parent, nil, []string{"." + base + ".tmp-", "." + base + ".old-"})
+	stage, err := os.MkdirTemp(parent, "."+base+".tmp-")
 	if err != nil {
 		return Result{}, fmt.Errorf("export dir %s: %w", opts.Dir, err)
 	}
-	defer os.RemoveAll(stage)
-	ok := false
-	if errors.Is(statErr, os.ErrNotExist) {
-		// A failed export leaves no trace, not even the directory it made.
-		defer func() {
-			if !ok {
-				os.RemoveAll(stage)
-				os.Remove(opts.Dir)
-			}
-		}()
-	}
+	defer os.RemoveAll(stage) // nothing left to remove once the commit moved it
 
 	t := tally{splits: map[string]int{}, wrong: wrong, chosen: map[string]string{}, dropped: map[string]int{},
 		byView: map[string]int{}, outside: map[string]int{}, trained: map[string]int{}, masked: map[string]int{}, counter: counter}
@@ -227,19 +253,15 @@ func Run(ctx context.Context, opts RunOptions) (Result, error) {
 	}
 	files = append(files, File{Path: "README.md", Format: "card", Bytes: size, SHA256: sum})
 
-	// Everything is written and checked: move it into place.
-	for _, f := range files {
-		from := filepath.Join(stage, filepath.FromSlash(f.Path))
-		to := filepath.Join(opts.Dir, filepath.FromSlash(f.Path))
-		if err := os.MkdirAll(filepath.Dir(to), 0o755); err != nil {
-			return Result{}, fmt.Errorf("move %s into place: %w", f.Path, err)
-		}
-		if err := os.Rename(from, to); err != nil {
-			return Result{}, fmt.Errorf("move %s into place: %w", f.Path, err)
-		}
-	}
+	// Everything is written and checked: the new generation replaces the old as a whole.
 	res.Files = files
-	ok = true
+	commit := opts.Commit
+	if commit == nil {
+		commit = swapDir(opts.Dir)
+	}
+	if err := commit(stage, res); err != nil {
+		return Result{}, err
+	}
 	if n := res.Dropped["max_tokens"]; n > 0 {
 		log.Warn("episodes over export.max_tokens were left out", "dropped", n, "max_tokens", cfg.MaxTokens, "tokenizer", res.Tokenizer)
 	}

@@ -2,8 +2,10 @@ package export
 
 import (
 	"context"
+	"fmt"
 	"iter"
 	"log/slog"
+	"os"
 	"path/filepath"
 
 	"github.com/reactgen/reactgen/pipeline"
@@ -34,6 +36,10 @@ func (Stage) Name() string { return pipeline.StageExport }
 
 // Run implements pipeline.Stage.
 func (s Stage) Run(ctx context.Context, r *pipeline.Run) (pipeline.Counts, error) {
+	keptSHA, err := wholeFilterResult(r)
+	if err != nil {
+		return nil, err
+	}
 	sum, err := pipeline.Summarize(r.Dir.Path, r.Manifest)
 	if err != nil {
 		return nil, err
@@ -55,23 +61,37 @@ func (s Stage) Run(ctx context.Context, r *pipeline.Run) (pipeline.Counts, error
 		}
 		card.Generate, card.LLM = nil, nil
 	}
+	dir := r.Dir.File(pipeline.ExportDir)
 	res, err := Run(ctx, RunOptions{
-		Config: s.Config, Dir: r.Dir.File(pipeline.ExportDir),
+		Config: s.Config, Dir: dir,
 		Kept: func() iter.Seq2[pipeline.Episode, error] { return pipeline.ReadKept(r.Dir.File(pipeline.KeptFile)) },
 		Rejected: func() iter.Seq2[pipeline.Rejected, error] {
 			return pipeline.ReadRejected(r.Dir.File(pipeline.RejectedFile))
 		},
 		Card: card, Logger: s.Logger,
+		// One generation at a time: export/ is put aside, the staged folder takes its
+		// place and the old one is removed, as one journaled commit that also records the
+		// files (and the kept.jsonl they came from) in the manifest.
+		Commit: func(staged string, res Result) error {
+			outs := make([]pipeline.Output, 0, len(res.Files))
+			for _, f := range res.Files {
+				outs = append(outs, pipeline.Output{Path: filepath.ToSlash(filepath.Join(pipeline.ExportDir, f.Path)), Stage: pipeline.StageExport,
+					Format: f.Format, Split: f.Split, Rows: f.Rows, Bytes: f.Bytes, SHA256: f.SHA256})
+			}
+			var moves []pipeline.Move
+			var remove []string
+			if _, err := os.Lstat(dir); err == nil {
+				aside := filepath.Base(asideOf(dir, staged))
+				moves = append(moves, pipeline.Move{From: pipeline.ExportDir, To: aside, Aside: true})
+				remove = append(remove, aside)
+			}
+			moves = append(moves, pipeline.Move{From: filepath.Base(staged), To: pipeline.ExportDir})
+			return r.Commit(pipeline.StageExport, moves, remove, outs, keptSHA)
+		},
 	})
 	if err != nil {
 		return nil, err
 	}
-	outs := make([]pipeline.Output, 0, len(res.Files))
-	for _, f := range res.Files {
-		outs = append(outs, pipeline.Output{Path: filepath.ToSlash(filepath.Join(pipeline.ExportDir, f.Path)), Stage: pipeline.StageExport,
-			Format: f.Format, Split: f.Split, Rows: f.Rows, Bytes: f.Bytes, SHA256: f.SHA256})
-	}
-	r.Manifest.SetOutputs(pipeline.StageExport, outs)
 	counts := pipeline.Counts{"examples": res.Examples, "files": len(res.Files), "pairs": res.Pairs}
 	for split, n := range res.Splits {
 		counts["split:"+split] = n
@@ -89,4 +109,35 @@ func (s Stage) Run(ctx context.Context, r *pipeline.Run) (pipeline.Counts, error
 		counts["masked_turns:"+view] = n
 	}
 	return counts, nil
+}
+
+// wholeFilterResult checks that kept.jsonl and rejected.jsonl are the one filter result
+// the manifest records (a commit a kill interrupted was completed when the run opened;
+// this catches what is left: files of another run, of an older reactgen, or edited by
+// hand) and returns kept.jsonl's sha256. The export refuses anything else.
+func wholeFilterResult(r *pipeline.Run) (string, error) {
+	keptSHA := ""
+	for _, name := range []string{pipeline.KeptFile, pipeline.RejectedFile} {
+		var rec *pipeline.Output
+		for i, o := range r.Manifest.Outputs {
+			if o.Stage == pipeline.StageFilter && o.Path == name {
+				rec = &r.Manifest.Outputs[i]
+			}
+		}
+		if rec == nil {
+			return "", &pipeline.InputError{Err: fmt.Errorf("%s: the manifest records no filter result %s; run `reactgen filter` first", r.Dir.Path, name)}
+		}
+		fi, err := os.Stat(r.Dir.File(name))
+		if err != nil {
+			return "", &pipeline.InputError{Err: fmt.Errorf("the filter result is not whole: %w; run `reactgen filter` again", err)}
+		}
+		if fi.Size() != rec.Bytes {
+			return "", &pipeline.InputError{Err: fmt.Errorf("the filter result is not whole: %s has %d bytes, the filter that wrote the manifest's result wrote %d; run `reactgen filter` again",
+				r.Dir.File(name), fi.Size(), rec.Bytes)}
+		}
+		if name == pipeline.KeptFile {
+			keptSHA = rec.SHA256
+		}
+	}
+	return keptSHA, nil
 }

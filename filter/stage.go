@@ -3,6 +3,7 @@ package filter
 import (
 	"context"
 	"iter"
+	"path/filepath"
 
 	"github.com/reactgen/reactgen/pipeline"
 )
@@ -53,24 +54,30 @@ func (s Stage) Run(ctx context.Context, r *pipeline.Run) (pipeline.Counts, error
 	if err != nil {
 		return nil, err
 	}
-	if err := kept.Commit(); err != nil {
-		return nil, err
-	}
-	if err := rejected.Commit(); err != nil {
-		return nil, err
-	}
+	// kept.jsonl and rejected.jsonl are one result: both are finished under their
+	// temporary names, then moved into place as one commit (a kill between the moves is
+	// completed by the next command), with their hashes in the manifest.
+	var moves []pipeline.Move
 	var outs []pipeline.Output
 	for _, f := range []struct {
 		name string
-		rows int
-	}{{pipeline.KeptFile, kept.Rows}, {pipeline.RejectedFile, rejected.Rows}} {
-		o, err := pipeline.DescribeOutput(r.Dir.Path, r.Dir.File(f.name), pipeline.StageFilter, "jsonl", "", f.rows)
+		w    *pipeline.JSONLWriter
+	}{{pipeline.KeptFile, kept}, {pipeline.RejectedFile, rejected}} {
+		tmp, err := f.w.Ready()
 		if err != nil {
 			return nil, err
 		}
+		o, err := pipeline.DescribeOutput(r.Dir.Path, tmp, pipeline.StageFilter, "jsonl", "", f.w.Rows)
+		if err != nil {
+			return nil, err
+		}
+		o.Path = f.name
 		outs = append(outs, o)
+		moves = append(moves, pipeline.Move{From: filepath.Base(tmp), To: f.name})
 	}
-	r.Manifest.SetOutputs(pipeline.StageFilter, outs)
+	if err := r.Commit(pipeline.StageFilter, moves, nil, outs, ""); err != nil {
+		return nil, err
+	}
 	counts := pipeline.Counts{"in": stats.In, "kept": stats.Kept, "rejected": stats.Rejected}
 	for rule, codes := range stats.ByRule {
 		for code, n := range codes {

@@ -87,6 +87,38 @@ func (a *AtomicFile) Commit() error {
 	return nil
 }
 
+// Ready flushes, syncs and closes the file and makes it readable by all, like Commit,
+// but leaves it under its temporary name, which it returns, for Run.Commit to move with
+// others as one unit. After Ready, Abort does nothing: the temporary file is the
+// commit's (a journal names it), and a later stage's CleanTemps removes it if no commit
+// took it.
+func (a *AtomicFile) Ready() (string, error) {
+	if a.f == nil {
+		return "", fmt.Errorf("finish %s: already committed or aborted", a.path)
+	}
+	tmp := a.f.Name()
+	err := a.w.Flush()
+	if err != nil {
+		err = fmt.Errorf("write %s: %w", a.path, err)
+	} else if err = a.f.Sync(); err != nil {
+		err = fmt.Errorf("sync %s: %w", a.path, err)
+	}
+	if cerr := a.f.Close(); err == nil && cerr != nil {
+		err = fmt.Errorf("close %s: %w", a.path, cerr)
+	}
+	a.f = nil
+	if err == nil {
+		if cerr := os.Chmod(tmp, 0o644); cerr != nil {
+			err = fmt.Errorf("chmod %s: %w", a.path, cerr)
+		}
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return "", err
+	}
+	return tmp, nil
+}
+
 // Abort removes the temporary file; the final path is untouched. It is a no-op after
 // Commit or a previous Abort.
 func (a *AtomicFile) Abort() {

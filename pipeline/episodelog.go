@@ -614,5 +614,9 @@ func (j *JSONLWriter) WriteRejected(line []byte, rejects []Reject) error {
 // Commit syncs the file and renames it into place.
 func (j *JSONLWriter) Commit() error { return j.a.Commit() }
 
+// Ready syncs the file and leaves it under its temporary name, which it returns, for
+// Run.Commit (AtomicFile.Ready).
+func (j *JSONLWriter) Ready() (string, error) { return j.a.Ready() }
+
 // Abort removes the temporary file; the final name is untouched.
 func (j *JSONLWriter) Abort() { j.a.Abort() }

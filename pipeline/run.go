@@ -220,6 +220,19 @@ func (r *Run) start(spec Spec, stages []Stage) error {
 	case err != nil:
 		return err
 	}
+	if m != nil {
+		// A commit a kill interrupted is finished first, so that no stage reads half of it.
+		r.Manifest = m
+		msg, err := r.recoverCommit()
+		if err != nil {
+			return err
+		}
+		if msg != "" {
+			r.log.Warn(msg)
+			m.Recovered = append(m.Recovered, msg)
+		}
+		RemoveStale(r.Dir.Path, []string{CommitFile}, nil) // a journal a kill cut short while it was written
+	}
 	if spec.Mode == Existing {
 		if m == nil {
 			return noRun(r.Dir.Path)

@@ -43,7 +43,7 @@ func (d RunDir) File(name string) string { return filepath.Join(d.Path, name) }
 // ownedNames are the entries of a run directory that reactgen writes (eval.json is the
 // score stage's); everything else in one is the user's, and is never moved or written.
 var ownedNames = []string{LockFile, ManifestFile, EpisodesFile, KeptFile, RejectedFile, ExportDir, IndexDir,
-	LLMCacheDir, WikiCacheDir, "eval.json"}
+	LLMCacheDir, WikiCacheDir, "eval.json", CommitFile}
 
 // Owned reports whether name, an entry of a run directory, is one reactgen writes: a
 // file or folder of ownedNames, a "previous-*" folder of --force-new, or the hidden
@@ -181,6 +181,9 @@ type Manifest struct {
 	Endpoints []EndpointShare `json:"endpoints,omitempty"`
 	// Shards are the shard runs a merged run was made of (reactgen merge).
 	Shards []ShardInput `json:"shards,omitempty"`
+	// ExportedFrom is the sha256 of the kept.jsonl the export was made from: when it is
+	// not the filter's current kept.jsonl, the export is older than the filter result.
+	ExportedFrom string `json:"exported_from,omitempty"`
 }
 
 // EndpointShare is one pool endpoint's part in a run.

@@ -35,6 +35,40 @@ type Summary struct {
 	// earlier rounds); empty outside rounds.
 	Rounds  map[int]RoundCount `json:"by_round,omitempty"`
 	Outputs []Output           `json:"outputs"`
+	// ExportStale says why the export is older than kept.jsonl (it was made from an
+	// earlier filter result); empty when it is not, or when there is no export.
+	ExportStale string `json:"export_stale,omitempty"`
+	// PendingCommit names the stage whose commit a kill interrupted: the next command on
+	// the run completes it, and until then the stage's files may be half of it.
+	PendingCommit string `json:"pending_commit,omitempty"`
+}
+
+// exportStale says why the export a manifest records is older than its kept.jsonl, or "".
+func exportStale(m *Manifest) string {
+	exported, keptSHA := false, ""
+	for _, o := range m.Outputs {
+		switch {
+		case o.Stage == StageExport:
+			exported = true
+		case o.Stage == StageFilter && o.Path == KeptFile:
+			keptSHA = o.SHA256
+		}
+	}
+	if !exported || keptSHA == "" {
+		return ""
+	}
+	if m.ExportedFrom != "" {
+		if m.ExportedFrom != keptSHA {
+			return fmt.Sprintf("the export was made from an earlier kept.jsonl (sha256 %.12s…, now %.12s…): run `reactgen export` again", m.ExportedFrom, keptSHA)
+		}
+		return ""
+	}
+	// An export that records no kept.jsonl (an older reactgen): by the stages' times.
+	ex, fi := m.Stages[StageExport], m.Stages[StageFilter]
+	if ex != nil && fi != nil && !ex.Ended.IsZero() && fi.Ended.After(ex.Ended) {
+		return "the filter ran after the export: run `reactgen export` again"
+	}
+	return ""
 }
 
 // ClassCount counts the episodes of one question type or label, generated and kept.
@@ -86,6 +120,10 @@ func Summarize(dir string, m *Manifest) (*Summary, error) {
 		RejectReasons: map[string]int{}, Classes: map[string]ClassCount{}}
 	if m != nil {
 		s.RunID, s.Stages, s.Outputs = m.RunID, m.Stages, m.Outputs
+		s.ExportStale = exportStale(m)
+	}
+	if stage, ok := PendingCommit(dir); ok {
+		s.PendingCommit = stage
 	}
 	steps := 0
 	for ep, err := range ReadEpisodes(filepath.Join(dir, EpisodesFile)) {
@@ -147,6 +185,12 @@ func Summarize(dir string, m *Manifest) (*Summary, error) {
 func (s *Summary) Print(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintf(tw, "run\t%s\n", s.RunID)
+	if s.PendingCommit != "" {
+		fmt.Fprintf(tw, "interrupted commit\tstage %s: a kill cut its commit short; the next reactgen command on this run completes it\n", s.PendingCommit)
+	}
+	if s.ExportStale != "" {
+		fmt.Fprintf(tw, "export\tolder than kept.jsonl: %s\n", s.ExportStale)
+	}
 	for _, name := range StageOrder {
 		if st, ok := s.Stages[name]; ok {
 			fmt.Fprintf(tw, "stage %s\t%s\t%s\n", name, st.Status, formatCounts(st.Counts))

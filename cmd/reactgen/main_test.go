@@ -58,6 +58,9 @@ func demoRun(t *testing.T) (string, result) {
 }
 
 func TestMain(m *testing.M) {
+	if at := os.Getenv("REACTGEN_TEST_KILL_AT"); at != "" {
+		os.Exit(killedAt(at)) // the test binary as a reactgen process that kills itself mid-commit
+	}
 	code := m.Run()
 	removeTestBinary()
 	if demoDir != "" {
