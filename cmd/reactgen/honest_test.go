@@ -121,6 +121,15 @@ func TestBackOffNeverExportedAsReAct(t *testing.T) {
 	if walked == 0 || backOff == 0 {
 		t.Fatalf("kept %d walked and %d back-off episodes, want some of each", walked, backOff)
 	}
+	for _, ep := range kept {
+		if ep.Branch == "cot-sc" {
+			res := invoke(t, "", nil, "inspect", "--run", out, "--id", ep.ID)
+			if !strings.Contains(res.stdout, "Answered by cot-sc, not by the steps above") {
+				t.Errorf("inspect of a back-off episode does not say CoT-SC answered it:\n%s", res.stdout)
+			}
+			break
+		}
+	}
 
 	react := readChatRows(t, out, "")
 	if len(react) != walked {

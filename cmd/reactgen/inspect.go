@@ -107,6 +107,12 @@ func printEpisode(w io.Writer, ep *pipeline.Episode, rejects []pipeline.Reject) 
 	if len(ep.Samples) > 0 {
 		fmt.Fprintf(w, "(%d samples; branch %s)\n", len(ep.Samples), ep.Branch)
 	}
+	if chain, ok := ep.Chain(); ok && ep.Branch != "" {
+		fmt.Fprintf(w, "Answered by %s, not by the steps above: Thought: %s\nAnswer: %s\n", ep.AnsweredBy(), chain, ep.Prediction)
+	}
+	for _, m := range ep.MaskedSteps {
+		fmt.Fprintf(w, "(step %d masked: %s)\n", m.Step, m.Code)
+	}
 	fmt.Fprintf(w, "--- gold %q, predicted %q: %s; stop %s; %d steps, %d calls (%d bad), %d tokens",
 		ep.Answer, ep.Prediction, verdict, ep.StopReason, len(ep.Steps), ep.LLMCalls, ep.BadCalls, ep.Usage.TotalTokens)
 	if ep.Rationalized {
