@@ -2,7 +2,9 @@ package pipeline
 
 import (
 	"fmt"
+	"math"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"time"
@@ -69,6 +71,10 @@ type EnvConfig struct {
 	Actions             string        `mapstructure:"actions"`               // paper (the official action test) or lenient
 	Sentences           int           `mapstructure:"sentences"`             // sentences a Search returns (the paper: 5)
 	MaxObservationChars int           `mapstructure:"max_observation_chars"` // rules observations are cut to this size
+	// MaxConsecutiveFailures stops a run once this many environment steps in a row
+	// failed (a MediaWiki that cannot be reached), before more model requests are paid
+	// for; 0 never stops.
+	MaxConsecutiveFailures int `mapstructure:"max_consecutive_failures"`
 }
 
 // Price is the cost of one million tokens.
@@ -260,7 +266,7 @@ func Default() Config {
 		Env: EnvConfig{
 			Backend: "local", UserAgent: "reactgen/0 (https://github.com/reactgen/reactgen)",
 			RequestsPerSecond: 5, Timeout: 20 * time.Second, Observations: "paper", Actions: "paper",
-			Sentences: 5, MaxObservationChars: 2000,
+			Sentences: 5, MaxObservationChars: 2000, MaxConsecutiveFailures: 5,
 		},
 		LLM: LLMConfig{
 			BaseURL: "", Model: "gpt-4o-mini", APIKeyEnv: "OPENAI_API_KEY",
@@ -318,6 +324,9 @@ func oneOf(key, val string, allowed ...string) error {
 // of implementations (policies, methods, environment backends, filter rules, export
 // formats and views) are checked against the registry cmd/reactgen builds.
 func (c *Config) Validate() error {
+	if err := numbersAndDurations(reflect.ValueOf(*c), ""); err != nil {
+		return err
+	}
 	checks := []error{
 		oneOf("task.name", c.Task.Name, TaskHotpotQA, TaskFEVER),
 		oneOf("task.format", c.Task.Format, "auto", "hotpotqa", "hotpotqa-simple", "fever", "jsonl"),
@@ -351,6 +360,7 @@ func (c *Config) Validate() error {
 		{"filter.balance_tolerance", c.Filter.BalanceTolerance},
 		{"export.shard_rows", float64(c.Export.ShardRows)}, {"export.max_tokens", float64(c.Export.MaxTokens)}, {"export.shard_bytes", float64(c.Export.ShardBytes)},
 		{"env.max_observation_chars", float64(c.Env.MaxObservationChars)},
+		{"env.max_consecutive_failures", float64(c.Env.MaxConsecutiveFailures)},
 		{"run.fsync_every", float64(c.Run.FsyncEvery)},
 	}
 	for _, n := range nonNeg {
@@ -457,6 +467,107 @@ func (c *Config) ValidateSources() error {
 	}
 	if c.Generate.Policy == "llm" && c.LLM.Model == "" {
 		return &ConfigError{Key: "llm.model", Message: "is required with generate.policy llm"}
+	}
+	if c.Generate.Policy == "llm" {
+		return c.LLM.pricedForBudget()
+	}
+	return nil
+}
+
+// pricedForBudget refuses llm.max_cost_usd when a model it would have to price has no
+// price: the budget would count every response as free and never stop the run.
+func (l LLMConfig) pricedForBudget() error {
+	if l.MaxCostUSD <= 0 {
+		return nil
+	}
+	unpriced := func(key string, prices map[string]Price, models ...string) error {
+		for _, m := range models {
+			if _, ok := LookupPrice(prices, m); ok {
+				return nil
+			}
+		}
+		return &ConfigError{Key: key, Message: fmt.Sprintf(
+			"has no price for model %q, so llm.max_cost_usd %v could not count what the run spends; add %s.%s: {prompt: ..., completion: ...} (USD per 1M tokens; a key that is a prefix of the model name also prices it) or set llm.max_cost_usd to 0",
+			models[0], l.MaxCostUSD, key, models[0])}
+	}
+	eps := l.ResolvedEndpoints()
+	if eps == nil {
+		return unpriced("llm.prices", l.Prices, l.Model)
+	}
+	for i, e := range eps {
+		key := "llm.prices"
+		if l.Endpoints[i].Prices != nil {
+			key = fmt.Sprintf("llm.endpoints[%d].prices", i)
+		}
+		if err := unpriced(key, e.Prices, e.Model, l.Model); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// LookupPrice is the price of model in prices: its own entry, else the longest key that
+// is a prefix of its name (so "gpt-4o-mini" prices "gpt-4o-mini-2024-07-18").
+func LookupPrice(prices map[string]Price, model string) (Price, bool) {
+	if p, ok := prices[model]; ok {
+		return p, true
+	}
+	best, found := "", false
+	for k := range prices {
+		if strings.HasPrefix(model, k) && len(k) > len(best) {
+			best, found = k, true
+		}
+	}
+	return prices[best], found
+}
+
+// numbersAndDurations walks a config section by its mapstructure tags and refuses a
+// number that is not finite (NaN and infinities cannot be sent as JSON, and every
+// comparison with them is false, so no range check catches them) and a negative
+// duration (a grace period, timeout or interval below zero).
+func numbersAndDurations(v reflect.Value, prefix string) error {
+	join := func(k string) string {
+		if prefix == "" {
+			return k
+		}
+		return prefix + "." + k
+	}
+	switch v.Kind() {
+	case reflect.Struct:
+		t := v.Type()
+		for i := range t.NumField() {
+			tag := t.Field(i).Tag.Get("mapstructure")
+			if tag == "" {
+				continue
+			}
+			if err := numbersAndDurations(v.Field(i), join(tag)); err != nil {
+				return err
+			}
+		}
+	case reflect.Pointer:
+		if !v.IsNil() {
+			return numbersAndDurations(v.Elem(), prefix)
+		}
+	case reflect.Slice:
+		for i := range v.Len() {
+			if err := numbersAndDurations(v.Index(i), fmt.Sprintf("%s[%d]", prefix, i)); err != nil {
+				return err
+			}
+		}
+	case reflect.Map:
+		for _, k := range v.MapKeys() {
+			if err := numbersAndDurations(v.MapIndex(k), join(fmt.Sprint(k.Interface()))); err != nil {
+				return err
+			}
+		}
+	case reflect.Float64, reflect.Float32:
+		if f := v.Float(); math.IsNaN(f) || math.IsInf(f, 0) {
+			return &ConfigError{Key: prefix, Message: fmt.Sprintf("must be a finite number, got %v", f)}
+		}
+	case reflect.Int64:
+		if d, ok := v.Interface().(time.Duration); ok && d < 0 {
+			return &ConfigError{Key: prefix, Message: fmt.Sprintf("must not be negative, got %s", d)}
+		}
 	}
 	return nil
 }

@@ -95,6 +95,9 @@ type loaded struct {
 	File   string
 	Source map[string]string // key -> default, file, env or flag
 	Line   map[string]int    // key -> line in File
+	// Warnings are what the user should see but that does not stop the command: a
+	// REACTGEN_* variable that sets no key.
+	Warnings []string
 }
 
 // usagef is a problem with the command line or the config: exit code 2.
@@ -115,6 +118,9 @@ type configSource struct {
 	// sources generation reads (task file, corpus, model) need not be named.
 	existing bool
 	out      string // --out, which replaces run.out before the config is checked
+	// environ is the process environment (os.Environ), searched for misspelt REACTGEN_*
+	// variables; getenv reads the values.
+	environ []string
 }
 
 // loadConfig merges defaults, the recorded config or YAML file, REACTGEN_* environment
@@ -153,7 +159,7 @@ func loadConfig(reg *registry, src configSource, getenv func(string) string) (*l
 		}
 		var doc yaml.Node
 		if err := yaml.Unmarshal(b, &doc); err != nil {
-			return nil, usagef("config %s is not valid YAML: %w", file, err)
+			return nil, usagef("config %s is not valid YAML: %w%s", file, err, yamlHint(err))
 		}
 		values := map[string]any{}
 		if err := flattenYAML(&doc, "", known, values, ld.Line); err != nil {
@@ -162,6 +168,9 @@ func loadConfig(reg *registry, src configSource, getenv func(string) string) (*l
 		for key, val := range values {
 			if _, ok := known[key]; !ok {
 				return nil, usagef("config %s line %d: unknown key %q%s", file, ld.Line[key], key, suggest(key, keys))
+			}
+			if err := checkValue(known[key], val, ""); err != nil {
+				return nil, usagef("config %s line %d: key %s: %w", file, ld.Line[key], key, err)
 			}
 			if s, ok := val.(string); pathKeys[key] || tokenizerKeys[key] && ok && bpe.LooksLikePath(s) {
 				val = resolvePaths(val, filepath.Dir(file))
@@ -186,8 +195,11 @@ func loadConfig(reg *registry, src configSource, getenv func(string) string) (*l
 	for _, k := range keys {
 		if val := getenv(envName(k.Key)); val != "" && !k.Open {
 			parsed, err := parseScalar(val)
+			if err == nil {
+				err = checkValue(k, parsed, fmt.Sprintf("%s='\"%s\"'", envName(k.Key), val))
+			}
 			if err != nil {
-				return nil, usagef("environment variable %s: %w", envName(k.Key), err)
+				return nil, usagef("environment variable %s (%s): %w", envName(k.Key), k.Key, err)
 			}
 			v.Set(k.Key, parsed)
 			ld.Source[k.Key] = "env"
@@ -207,8 +219,10 @@ func loadConfig(reg *registry, src configSource, getenv func(string) string) (*l
 				return nil, usagef("--set %s: unknown key%s", key, suggest(key, keys))
 			}
 		}
-		_ = info
 		parsed, err := parseScalar(val)
+		if err == nil && info.Type != "" {
+			err = checkValue(info, parsed, fmt.Sprintf("--set '%s=\"%s\"'", key, val))
+		}
 		if err != nil {
 			return nil, usagef("--set %s: %w", key, err)
 		}
@@ -252,6 +266,7 @@ func loadConfig(reg *registry, src configSource, getenv func(string) string) (*l
 		}
 	}
 	ld.Config = cfg
+	ld.Warnings = unknownEnv(src.environ, keys)
 	return ld, nil
 }
 
@@ -275,12 +290,23 @@ func flattenYAML(n *yaml.Node, prefix string, known map[string]keyInfo, out map[
 		}
 		return nil
 	}
+	first := map[string]int{} // key -> the line it was first set on, in this mapping
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k, val := n.Content[i], n.Content[i+1]
 		key := strings.ToLower(k.Value)
 		if prefix != "" {
 			key = prefix + "." + key
 		}
+		// YAML keeps the last of two equal keys; a config that names a section or key
+		// twice would lose the first silently.
+		if line, dup := first[key]; dup {
+			what := "key " + key
+			if val.Kind == yaml.MappingNode {
+				what = "section " + key + ":"
+			}
+			return fmt.Errorf("line %d: %s is given twice (first on line %d); merge them into one", k.Line, what, line)
+		}
+		first[key] = k.Line
 		info, isKnown := known[key]
 		if val.Kind == yaml.MappingNode && !(isKnown && info.Open) {
 			if isKnown {
@@ -397,26 +423,116 @@ func decodeMessage(err error, where func(string) string, known map[string]keyInf
 	return strings.Join(lines, "\n")
 }
 
-// suggest names the nearest valid key, if one is near enough.
+// suggest names the nearest valid key, if one is near enough. A key is compared with
+// the keys of its own section by the whole name, and with every key by its last part
+// alone, so that a key put in the wrong section (generate.temprature, llm.temperature)
+// finds its home; on a tie, its own section wins (export.format, export.formats).
 func suggest(key string, keys []keyInfo) string {
+	section, leaf, _ := strings.Cut(key, ".")
 	best, bestD := "", 1<<30
 	for _, k := range keys {
-		if d := levenshtein.Distance(key, k.Key); d < bestD {
-			best, bestD = k.Key, d
+		ksec, kleaf, _ := strings.Cut(k.Key, ".")
+		d := levenshtein.Distance(key, k.Key)
+		if ksec != section {
+			// Another section: the leaf alone, one edit more than the same section.
+			d = min(d, levenshtein.Distance(leaf, kleaf)+2)
 		}
-		// A key put in the wrong section: compare the last part only.
-		if i := strings.LastIndex(k.Key, "."); i >= 0 {
-			tail := key
-			if j := strings.LastIndex(key, "."); j >= 0 {
-				tail = key[j+1:]
-			}
-			if tail == k.Key[i+1:] && bestD > 1 {
-				best, bestD = k.Key, 1
-			}
+		if d < bestD {
+			best, bestD = k.Key, d
 		}
 	}
 	if best != "" && bestD <= max(3, len(key)/3) {
 		return fmt.Sprintf("; did you mean %s?", best)
 	}
 	return "; run `reactgen config keys` for the list"
+}
+
+// checkValue checks a value read from a file, an environment variable or --set against
+// the type of its key, for what the decoder would get wrong: an integer too large for
+// one (it would wrap to a negative number), a fraction given to an integer key (it
+// would be cut), a number that is not finite, and a mapping given to a string because
+// an unquoted value held ": ". quoted, when set, is the value written with quotes, for
+// the hint.
+func checkValue(info keyInfo, val any, quoted string) error {
+	switch info.Type {
+	case "integer":
+		switch x := val.(type) {
+		case uint64:
+			if x > math.MaxInt64 {
+				return fmt.Errorf("%d is too large for an integer (at most %d)", x, int64(math.MaxInt64))
+			}
+		case float64:
+			switch {
+			case math.IsNaN(x) || math.IsInf(x, 0):
+				return fmt.Errorf("%v is not an integer", x)
+			case x >= math.MaxInt64 || x < math.MinInt64:
+				return fmt.Errorf("%v is too large for an integer (at most %d)", x, int64(math.MaxInt64))
+			case x != math.Trunc(x):
+				return fmt.Errorf("%v is not an integer", x)
+			}
+		}
+	case "number":
+		if x, ok := val.(float64); ok && (math.IsNaN(x) || math.IsInf(x, 0)) {
+			return fmt.Errorf("%v is not a finite number", x)
+		}
+		if x, ok := val.(uint64); ok && x > math.MaxInt64 {
+			return fmt.Errorf("%d is too large", x)
+		}
+	}
+	isMap := func(v any) bool { _, ok := v.(map[string]any); return ok }
+	mapped := isMap(val)
+	if l, ok := val.([]any); ok && !info.Open {
+		for _, e := range l {
+			mapped = mapped || isMap(e)
+		}
+	}
+	if mapped && !info.Open && !strings.HasPrefix(info.Type, "list of struct") {
+		msg := fmt.Sprintf("want a %s, but the value reads as a YAML mapping: a \": \" in an unquoted value starts one", info.Type)
+		if quoted != "" {
+			msg += "; quote the value: " + quoted
+		}
+		return errors.New(msg)
+	}
+	return nil
+}
+
+// yamlHint explains the YAML error a person most often meets: a value holding ": ".
+func yamlHint(err error) string {
+	if strings.Contains(err.Error(), "mapping values are not allowed") {
+		return ` (a value that holds ": " must be quoted, e.g. instruction: "Answer: briefly")`
+	}
+	return ""
+}
+
+// testKnob reports the REACTGEN_* variables that reactgen's tests and benchmarks read
+// (docs/bench-*.md), which set no config key.
+func testKnob(name string) bool {
+	return strings.HasPrefix(name, "REACTGEN_BENCH_") || name == "REACTGEN_KILL_SEED"
+}
+
+// unknownEnv names the REACTGEN_* variables of environ that set no config key, each with
+// the nearest key, so that a misspelt one does not go unnoticed.
+func unknownEnv(environ []string, keys []keyInfo) []string {
+	valid := map[string]bool{}
+	for _, k := range keys {
+		valid[envName(k.Key)] = true
+	}
+	var out []string
+	for _, kv := range environ {
+		name, _, _ := strings.Cut(kv, "=")
+		if !strings.HasPrefix(name, "REACTGEN_") || valid[name] || testKnob(name) {
+			continue
+		}
+		// REACTGEN_LLM_MODLE is llm.modle: the section is the first word.
+		guess := strings.ToLower(strings.TrimPrefix(name, "REACTGEN_"))
+		guess = strings.Replace(guess, "_", ".", 1)
+		hint := suggest(guess, keys)
+		if k, ok := strings.CutPrefix(hint, "; did you mean "); ok {
+			k = strings.TrimSuffix(k, "?")
+			hint = fmt.Sprintf("; did you mean %s (%s)?", envName(k), k)
+		}
+		out = append(out, fmt.Sprintf("environment variable %s sets no config key and is ignored%s", name, hint))
+	}
+	sort.Strings(out)
+	return out
 }

@@ -48,6 +48,7 @@ func main() {
 	}()
 
 	a := newApp(os.Stdin, os.Stdout, os.Stderr, os.Getenv)
+	a.environ = os.Environ
 	err := a.execute(ctx, os.Args[1:])
 	code := exitCode(err)
 	if s, ok := got.Load().(os.Signal); ok && code != exitUsage {
@@ -91,8 +92,11 @@ type app struct {
 	stdout io.Writer
 	stderr io.Writer
 	getenv func(string) string
-	log    *slog.Logger
-	reg    *registry
+	// environ lists the environment's variables (os.Environ), for the warning on a
+	// misspelt REACTGEN_* one; nil lists none.
+	environ func() []string
+	log     *slog.Logger
+	reg     *registry
 }
 
 func newApp(stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) *app {

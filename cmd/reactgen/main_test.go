@@ -27,6 +27,13 @@ func invoke(t *testing.T, stdin string, env map[string]string, args ...string) r
 	var out, errb bytes.Buffer
 	getenv := func(k string) string { return env[k] }
 	a := newApp(strings.NewReader(stdin), &out, &errb, getenv)
+	a.environ = func() []string {
+		var kv []string
+		for k, v := range env {
+			kv = append(kv, k+"="+v)
+		}
+		return kv
+	}
 	err := a.execute(t.Context(), args)
 	if err != nil {
 		errb.WriteString("reactgen: " + err.Error() + "\n")
@@ -254,11 +261,11 @@ func TestStatsAndInspect(t *testing.T) {
 
 func TestConfigShowAndKeys(t *testing.T) {
 	env := map[string]string{"OPENAI_API_KEY": "sk-canary-config-show"}
-	res := invoke(t, "", env, "config", "show", "--config", "../../configs/hotpotqa-react.yaml", "--set", "llm.model=m1")
+	res := invoke(t, "", env, "config", "show", "--config", "../../configs/hotpotqa-react.yaml", "--set", "llm.model=gpt-4o-2024-08-06")
 	if res.code != 0 {
 		t.Fatalf("config show: %s", res.stderr)
 	}
-	if !strings.Contains(res.stdout, "model: m1") || strings.Contains(res.stdout, "sk-canary") {
+	if !strings.Contains(res.stdout, "model: gpt-4o-2024-08-06") || strings.Contains(res.stdout, "sk-canary") {
 		t.Errorf("config show:\n%s", res.stdout)
 	}
 	res = invoke(t, "", nil, "config", "keys")

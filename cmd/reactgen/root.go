@@ -34,6 +34,9 @@ func (f *configFlags) register(cmd *cobra.Command, needOut bool) {
 // REACTGEN_* applied on top.
 func (a *app) load(f *configFlags, existing bool) (*loaded, error) {
 	src := configSource{file: f.file, sets: f.sets, existing: existing, out: f.out}
+	if a.environ != nil {
+		src.environ = a.environ()
+	}
 	if f.file == "" {
 		if !existing {
 			return nil, usagef("--config is required (try configs/demo.yaml)")
@@ -50,6 +53,9 @@ func (a *app) load(f *configFlags, existing bool) (*loaded, error) {
 	ld, err := loadConfig(a.reg, src, a.getenv)
 	if err != nil {
 		return nil, err
+	}
+	for _, w := range ld.Warnings {
+		a.log.Warn(w)
 	}
 	if f.out != "" {
 		ld.Config.Run.Out = f.out

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"sync"
 
 	"github.com/reactgen/reactgen/pipeline"
@@ -162,14 +161,5 @@ func CostWithoutCache(model string, u Usage, prices map[string]pipeline.Price) f
 }
 
 func lookupPrice(model string, prices map[string]pipeline.Price) (pipeline.Price, bool) {
-	if p, ok := prices[model]; ok {
-		return p, true
-	}
-	best, found := "", false
-	for k := range prices {
-		if strings.HasPrefix(model, k) && len(k) > len(best) {
-			best, found = k, true
-		}
-	}
-	return prices[best], found
+	return pipeline.LookupPrice(prices, model)
 }

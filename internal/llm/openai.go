@@ -27,7 +27,10 @@ type OpenAIOptions struct {
 	// BaseURL includes the /v1 suffix, e.g. https://api.openai.com/v1 or
 	// http://localhost:8000/v1 (vLLM); see docs/servers.md. Empty means OpenAI's.
 	BaseURL string
-	APIKey  string            // sent as "Authorization: Bearer ..."; may be empty for local servers
+	APIKey  string // sent as "Authorization: Bearer ..."; may be empty for local servers
+	// KeyEnv names the environment variable APIKey was read from, so that a 401 can say
+	// which variable to fix; empty names none.
+	KeyEnv  string
 	Headers map[string]string // extra headers sent with every request
 	Timeout time.Duration     // per request (one attempt); 0 means none beyond ctx
 	// HTTPClient is used for the requests (its Transport is wrapped, the value is not
@@ -63,6 +66,7 @@ type OpenAI struct {
 	baseURL string // for messages: the user information of the URL redacted
 	key     string
 	secrets []string // the key, the configured header values and the URL's user information
+	keyEnv  string
 	timeout time.Duration
 }
 
@@ -100,7 +104,7 @@ func NewOpenAI(opts OpenAIOptions) (*OpenAI, error) {
 	cfg := openai.DefaultConfig(opts.APIKey)
 	cfg.BaseURL = base
 	cfg.HTTPClient = hc
-	return &OpenAI{client: openai.NewClientWithConfig(cfg), baseURL: pipeline.RedactURL(base), key: opts.APIKey,
+	return &OpenAI{client: openai.NewClientWithConfig(cfg), baseURL: pipeline.RedactURL(base), key: opts.APIKey, keyEnv: opts.KeyEnv,
 		secrets: secretsOf(opts.APIKey, base, opts.Headers), timeout: opts.Timeout}, nil
 }
 
@@ -173,14 +177,14 @@ func (o *OpenAI) Complete(ctx context.Context, req Request) (Response, error) {
 		resp, err = o.completion(actx, req)
 	}
 	if err != nil {
-		err = o.mapError(ctx, seen, err)
+		err = o.hint(o.mapError(ctx, seen, err), req)
 		if len(req.Tools) > 0 && refusesTools(err) {
 			err = &toolsError{err: err}
 		}
 		return Response{}, err
 	}
-	if len(resp.Choices) == 0 {
-		resp.Choices = []Choice{{}}
+	if ae := o.malformed(seen, resp, len(req.Messages) > 0); ae != nil {
+		return Response{}, ae
 	}
 	// A server that ignores max_tokens must not fill the run with megabytes: cut the text
 	// at a generous bound for the requested tokens and report it as cut.
@@ -290,8 +294,88 @@ func usage(u openai.Usage) Usage {
 	return out
 }
 
-// notFoundHint follows a 404 that is not about the model: the path was wrong.
+// notFoundHint follows a 404 from the chat endpoint that is not about the model: the
+// path was wrong.
 const notFoundHint = " (no such endpoint: check llm.base_url, which usually ends in /v1)"
+
+// hint adds to an *APIError what the user can do about it, which depends on the request:
+// a 404 from the completions endpoint most often means a server that serves only chat,
+// an unknown model is named with the key that sets it, and a refused key with the
+// variable it was read from.
+func (o *OpenAI) hint(err error, req Request) error {
+	var ae *APIError
+	if !errors.As(err, &ae) {
+		return err
+	}
+	switch {
+	case ae.Status == http.StatusNotFound && unknownModel(ae):
+		ae.Message += fmt.Sprintf(" (the server does not serve model %q: check llm.model; GET %s/models lists the models it serves)", req.Model, o.baseURL)
+	case ae.Status == http.StatusNotFound && req.Prompt != "":
+		ae.Message += fmt.Sprintf(" (the server has no legacy completions endpoint %s/completions: if it serves chat, set generate.format: chat; otherwise check llm.base_url, which usually ends in /v1)", o.baseURL)
+	case ae.Status == http.StatusNotFound:
+		ae.Message += notFoundHint
+	case ae.Status == http.StatusUnauthorized && o.keyEnv != "" && o.key == "":
+		ae.Message += fmt.Sprintf(" (the API key is read from the environment variable %s, which is empty: export %s=...)", o.keyEnv, o.keyEnv)
+	case ae.Status == http.StatusUnauthorized && o.keyEnv != "":
+		ae.Message += fmt.Sprintf(" (the server refused the API key in the environment variable %s)", o.keyEnv)
+	}
+	return err
+}
+
+// unknownModel recognises a 404 about the model: OpenAI's model_not_found, vLLM's "The
+// model `x` does not exist." (code 404), Ollama's "model \"x\" not found".
+func unknownModel(ae *APIError) bool {
+	if ae.Code == "model_not_found" {
+		return true
+	}
+	m := strings.ToLower(ae.Message)
+	return strings.Contains(m, "model") && (strings.Contains(m, "does not exist") || strings.Contains(m, "not found"))
+}
+
+// malformed checks a reply that decoded without error for what go-openai lets through
+// as an empty completion: a body of null or {}, no choices, a null choice, and a choice
+// without its text (completions) or message content (chat), or with it null. Such a reply is an *APIError of type
+// invalid_response, which the retry decorator retries and the meter counts as failed,
+// never a completion that is cached and acted on. The body is read as the transport
+// captured it; a body longer than the capture is checked for choices only.
+func (o *OpenAI) malformed(seen *capture, resp Response, chat bool) *APIError {
+	status, _, body, readErr := seen.result()
+	bad := func(what string) *APIError {
+		return &APIError{Status: status, Type: typeInvalidResponse, Body: snippet(o.scrub(string(body)), 2048),
+			Message: fmt.Sprintf("server returned a reply with %s (status %d): %s", what, status, snippet(o.scrub(string(body)), 120))}
+	}
+	if len(resp.Choices) == 0 {
+		return bad("no choices")
+	}
+	if readErr != nil || len(body) >= captureMax {
+		return nil
+	}
+	var shape struct {
+		Choices []*struct {
+			Text    *string `json:"text"`
+			Message *struct {
+				Content   *string         `json:"content"`
+				ToolCalls json.RawMessage `json:"tool_calls"`
+			} `json:"message"`
+		} `json:"choices"`
+	}
+	if json.Unmarshal(body, &shape) != nil {
+		return nil // go-openai read it; a shape this check does not know is not refused
+	}
+	for i, c := range shape.Choices {
+		switch {
+		case c == nil:
+			return bad(fmt.Sprintf("choice %d null", i))
+		case chat && c.Message == nil:
+			return bad(fmt.Sprintf("choice %d holding no message", i))
+		case chat && c.Message.Content == nil && (len(c.Message.ToolCalls) == 0 || string(c.Message.ToolCalls) == "null"):
+			return bad(fmt.Sprintf("choice %d's message content null", i))
+		case !chat && c.Text == nil:
+			return bad(fmt.Sprintf("choice %d holding no text", i))
+		}
+	}
+	return nil
+}
 
 var titleRE = regexp.MustCompile(`(?is)<title[^>]*>(.*?)</title>`)
 
@@ -319,9 +403,6 @@ func (o *OpenAI) mapError(parent context.Context, seen *capture, err error) erro
 			ae = o.unreadable(re.HTTPStatusCode, header, body)
 		}
 		ae.RetryAfter = retry.ParseAfter(header.Get("Retry-After"), time.Now())
-		if ae.Status == http.StatusNotFound && !strings.Contains(strings.ToLower(ae.Message), "model") {
-			ae.Message += notFoundHint
-		}
 		return ae
 	case errors.As(err, &oe):
 		ae := &APIError{
@@ -335,9 +416,6 @@ func (o *OpenAI) mapError(parent context.Context, seen *capture, err error) erro
 			if code != 0 {
 				ae.Code = fmt.Sprint(code)
 			}
-		}
-		if ae.Status == http.StatusNotFound && ae.Code != "model_not_found" {
-			ae.Message += notFoundHint
 		}
 		return ae
 	case status != 0 && readErr == nil && isDecodeError(err):

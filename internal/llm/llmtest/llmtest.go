@@ -40,12 +40,16 @@ const (
 	FaultEmpty               // a normal completion whose text is empty
 	FaultModelNotFound       // 404 model_not_found in OpenAI's error JSON
 	FaultUnauthorized        // 401 invalid_api_key
+	// FaultVLLMModelNotFound is vLLM's answer for a model it does not serve: 404 with
+	// {"error": {"message": "The model `x` does not exist.", "type": "NotFoundError",
+	// "param": "model", "code": 404}}, the code a number.
+	FaultVLLMModelNotFound
 )
 
 var faultNames = map[Fault]string{
 	FaultNone: "none", Fault429: "429", Fault500: "500", Fault503: "503", FaultTimeout: "timeout",
 	FaultReset: "reset", FaultHTML: "html", FaultInvalidJSON: "invalid-json", FaultEmpty: "empty",
-	FaultModelNotFound: "model-not-found", FaultUnauthorized: "unauthorized",
+	FaultModelNotFound: "model-not-found", FaultUnauthorized: "unauthorized", FaultVLLMModelNotFound: "vllm-model-not-found",
 }
 
 // String names the fault for test names.
@@ -59,7 +63,7 @@ func (f Fault) String() string {
 // Faults lists every fault except FaultNone, for table tests.
 var Faults = []Fault{
 	Fault429, Fault500, Fault503, FaultTimeout, FaultReset, FaultHTML, FaultInvalidJSON,
-	FaultEmpty, FaultModelNotFound, FaultUnauthorized,
+	FaultEmpty, FaultModelNotFound, FaultUnauthorized, FaultVLLMModelNotFound,
 }
 
 // Req is one decoded request.
@@ -128,7 +132,14 @@ type Server struct {
 	batch batches // the Files and Batches API (batch.go)
 	// rejectTools, set by RejectTools, refuses every request with tools.
 	rejectTools atomic.Bool
+	// chatOnly, set by ChatOnly, makes /v1/completions an unknown path.
+	chatOnly atomic.Bool
 }
+
+// ChatOnly makes the server one without the legacy completions endpoint, as many
+// OpenAI-compatible servers and proxies are: /v1/completions answers 404 with OpenAI's
+// "Invalid URL" error, as an unknown path does.
+func (s *Server) ChatOnly() { s.chatOnly.Store(true) }
 
 // RejectTools makes the server refuse every request with tools with the 400 that vLLM
 // sends when it was started without tool calling.
@@ -266,6 +277,10 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		endpoint = "chat"
 	case "/v1/completions":
 		endpoint = "completions"
+		if s.chatOnly.Load() {
+			writeError(w, http.StatusNotFound, "Invalid URL ("+r.Method+" "+r.URL.Path+")", "invalid_request_error", "")
+			return
+		}
 	default:
 		writeError(w, http.StatusNotFound, "Invalid URL ("+r.Method+" "+r.URL.Path+")", "invalid_request_error", "")
 		return
@@ -405,6 +420,10 @@ func (s *Server) reply(ctx context.Context, w http.ResponseWriter, req Req, rep 
 		return
 	case FaultModelNotFound:
 		writeError(w, http.StatusNotFound, fmt.Sprintf("The model `%s` does not exist", req.Model), "invalid_request_error", "model_not_found")
+		return
+	case FaultVLLMModelNotFound:
+		writeJSON(w, http.StatusNotFound, map[string]any{"error": map[string]any{
+			"message": fmt.Sprintf("The model `%s` does not exist.", req.Model), "type": "NotFoundError", "param": "model", "code": 404}})
 		return
 	case FaultUnauthorized:
 		writeError(w, http.StatusUnauthorized, "Incorrect API key provided. You can find your API key in your account settings.", "invalid_request_error", "invalid_api_key")
