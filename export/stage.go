@@ -44,6 +44,9 @@ func (s Stage) Run(ctx context.Context, r *pipeline.Run) (pipeline.Counts, error
 	if err != nil {
 		return nil, err
 	}
+	if err := nothingKept(sum); err != nil {
+		return nil, err
+	}
 	card := s.Card
 	card.RunID = r.Manifest.RunID
 	card.PromptHash = r.Manifest.Results["generate.exemplars"]
@@ -108,7 +111,7 @@ func (s Stage) Run(ctx context.Context, r *pipeline.Run) (pipeline.Counts, error
 	for view, n := range res.Masked {
 		counts["masked_turns:"+view] = n
 	}
-	return counts, nil
+	return counts, noExamples(sum.Kept, res)
 }
 
 // wholeFilterResult checks that kept.jsonl and rejected.jsonl are the one filter result

@@ -123,7 +123,7 @@ func Plan(o PlanOptions) (pipeline.Spec, []pipeline.Stage, error) {
 		Results: cfg.ResultKeys(taskIn.SHA256, corpusID, promptID), Inputs: inputs, RunID: cfg.Run.ID, ForceNew: o.ForceNew, Logger: log}
 
 	gen := &Stage{Config: cfg.Generate, LLM: cfg.LLM, RunConfig: cfg.Run, Questions: questions, Prompts: prompts, CoTPrompts: cotPrompts,
-		Env:    env.OptionsFor(cfg.Task.Name, cfg.Env),
+		Env: env.OptionsFor(cfg.Task.Name, cfg.Env), MaxEnvFailures: cfg.Env.MaxConsecutiveFailures,
 		Corpus: func() (env.Corpus, func(), error) { return be.Open(cfg, corpusID) }, Actors: pol.Actors, Progress: o.Progress, Logger: log,
 		System: cfg.Export.System}
 	if pol.Model {

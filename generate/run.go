@@ -23,6 +23,7 @@ const (
 	StoppedBudget      = "budget"      // the LLM budget ran out (resumable)
 	StoppedInterrupted = "interrupted" // ctx was cancelled (resumable)
 	StoppedUnusable    = "unusable"    // every request failed: llm.ErrUnusable
+	StoppedEnvironment = "environment" // the environment stopped answering: ErrEnvironmentDown
 )
 
 // Tally counts the episodes the filter will keep, as generate writes them, so that
@@ -102,7 +103,7 @@ type Summary struct {
 	Rationalized int // rationalized episodes written
 	Requests     int
 	Usage        pipeline.Usage
-	Stopped      string // StoppedDone, StoppedTarget, StoppedBudget, StoppedInterrupted or StoppedUnusable
+	Stopped      string // StoppedDone, StoppedTarget, StoppedBudget, StoppedInterrupted, StoppedUnusable or StoppedEnvironment
 	Elapsed      time.Duration
 }
 
@@ -124,8 +125,8 @@ type job struct {
 // when the budget runs out; the episodes in flight then finish (or are cut short by
 // Hard). With generate.rationalize, questions whose attempts all failed get one more
 // attempt, index generate.attempts, with the answer as a hint. Every episode is written
-// to Sink and dropped. The error is non-nil only for llm.ErrUnusable, ErrToolsRefused or a
-// Sink failure.
+// to Sink and dropped. The error is non-nil only for llm.ErrUnusable, ErrToolsRefused,
+// ErrEnvironmentDown (from an environment NewEnv guarded) or a Sink failure.
 func Run(ctx context.Context, o RunOptions) (Summary, error) {
 	start := time.Now()
 	runner, err := NewRunner(RunnerOptions{
@@ -190,8 +191,11 @@ func Run(ctx context.Context, o RunOptions) (Summary, error) {
 		mu.Unlock()
 		switch {
 		case f != nil:
-			if errors.Is(f, llm.ErrUnusable) {
+			switch {
+			case errors.Is(f, llm.ErrUnusable):
 				return StoppedUnusable
+			case errors.Is(f, ErrEnvironmentDown):
+				return StoppedEnvironment
 			}
 			return StoppedInterrupted
 		case stopBudget.Load():
@@ -214,7 +218,7 @@ func Run(ctx context.Context, o RunOptions) (Summary, error) {
 		werr := o.Sink.Write(context.WithoutCancel(hard), ep)
 		mu.Lock()
 		defer mu.Unlock()
-		if (errors.Is(err, llm.ErrUnusable) || errors.Is(err, ErrToolsRefused)) && fatal == nil {
+		if (stopsRun(err) || errors.Is(err, ErrToolsRefused)) && fatal == nil {
 			fatal = err
 		}
 		if werr != nil && fatal == nil {
@@ -372,7 +376,7 @@ func Run(ctx context.Context, o RunOptions) (Summary, error) {
 	log.Info("generation stopped", "why", why, "episodes", sum.Episodes, "correct", sum.Correct, "kept", sum.Kept,
 		"kept_total", sum.KeptTotal, "skipped_attempts", sum.Skipped, "requests", sum.Requests)
 	if fatal != nil {
-		if !errors.Is(fatal, llm.ErrUnusable) {
+		if !stopsRun(fatal) {
 			sum.Stopped = StoppedInterrupted
 		}
 		return sum, fatal

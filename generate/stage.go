@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/reactgen/reactgen/generate/prompt"
@@ -25,13 +26,16 @@ var Methods = []string{prompt.MethodStandard, prompt.MethodCoT, prompt.MethodCoT
 // before the run directory is opened; the corpus and the model client are opened when
 // the stage starts, after the index stage built what they need.
 type Stage struct {
-	Config     pipeline.GenerateConfig
-	LLM        pipeline.LLMConfig
-	RunConfig  pipeline.RunConfig // fsync policy and grace period
-	Env        env.Options        // Gold is set per episode
-	Questions  []pipeline.Question
-	Prompts    prompt.Set
-	CoTPrompts *prompt.Set // generate.cot_exemplars; nil = derived from Prompts
+	Config    pipeline.GenerateConfig
+	LLM       pipeline.LLMConfig
+	RunConfig pipeline.RunConfig // fsync policy and grace period
+	Env       env.Options        // Gold is set per episode
+	// MaxEnvFailures is env.max_consecutive_failures: the run stops with
+	// ErrEnvironmentDown once that many environment steps in a row failed; 0 never.
+	MaxEnvFailures int
+	Questions      []pipeline.Question
+	Prompts        prompt.Set
+	CoTPrompts     *prompt.Set // generate.cot_exemplars; nil = derived from Prompts
 	// Corpus opens what the environment searches; close releases it.
 	Corpus func() (c env.Corpus, close func(), err error)
 	// Actors, when set, makes the actors over the corpus (the expert); nil: the model
@@ -133,21 +137,24 @@ func (s *Stage) Run(ctx context.Context, r *pipeline.Run) (pipeline.Counts, erro
 		}
 	}()
 
+	guard := &envGuard{limit: s.MaxEnvFailures}
+	outcome := &errorTally{next: episodes}
 	sum, err := Run(ctx, RunOptions{
 		Config: s.Config, LLM: s.LLM, Task: s.Env.Task, RunID: r.Manifest.RunID,
 		Questions: s.Questions, Done: state.Done, Tally: tally, Prompts: s.Prompts, CoTPrompts: s.CoTPrompts,
 		NewEnv: func(q pipeline.Question) Environment {
 			o := s.Env
 			o.Gold = q.Answer
-			return env.New(corpus, o)
+			return guard.wrap(env.New(corpus, o))
 		},
 		Client: client, NewActor: actors,
-		Sink: episodes, Progress: s.Progress, Logger: log, Hard: hard, System: s.System, Round: s.Round,
+		Sink: outcome, Progress: s.Progress, Logger: log, Hard: hard, System: s.System, Round: s.Round,
 	})
 	counts := pipeline.Counts{"questions": len(s.Questions), "planned": sum.Planned, "episodes": sum.Episodes,
 		"correct": sum.Correct, "requests": sum.Requests, "tokens": sum.Usage.TotalTokens,
 		"resumed_done": len(state.Done), "log_records": episodes.Count(),
-		"will_keep": sum.Kept, "will_keep_total": max(sum.KeptTotal, keptBefore), "skipped_attempts": sum.Skipped}
+		"will_keep": sum.Kept, "will_keep_total": max(sum.KeptTotal, keptBefore), "skipped_attempts": sum.Skipped,
+		"errored": outcome.errored}
 	if clients.Pool != nil {
 		var shares []pipeline.EndpointShare
 		for _, st := range clients.Pool.Stats() {
@@ -171,10 +178,18 @@ func (s *Stage) Run(ctx context.Context, r *pipeline.Run) (pipeline.Counts, erro
 		return counts, err
 	case errors.Is(err, llm.ErrUnusable):
 		return counts, fmt.Errorf("every request to %s failed, so the run stopped: %w", pipeline.RedactURL(s.LLM.BaseURL), err)
+	case errors.Is(err, ErrEnvironmentDown):
+		return counts, fmt.Errorf("the environment failed %d steps in a row (env.max_consecutive_failures), so the run stopped before paying for more requests; %d episodes ended with an error and `reactgen run` retries them once it answers: %w",
+			s.MaxEnvFailures, outcome.errored, err)
 	case err != nil:
 		return counts, err
 	case sum.Stopped == StoppedInterrupted:
 		return counts, context.Canceled
+	case outcome.written > 0 && outcome.errored == outcome.written:
+		// Nothing this run did can be kept: the run failed, whatever the cause.
+		return counts, fmt.Errorf("all %d episodes of this run ended with an error, so there is nothing to keep; the first: %s", outcome.errored, outcome.first)
+	case outcome.errored > 0:
+		log.Warn("episodes ended with an error; `reactgen run` again retries them", "errored", outcome.errored, "of", outcome.written, "first", outcome.first)
 	}
 	log.Info("generated", "episodes", sum.Episodes, "correct", sum.Correct, "stopped", sum.Stopped, "elapsed", sum.Elapsed.Round(time.Millisecond))
 	if sum.Stopped == StoppedBudget {
@@ -182,4 +197,31 @@ func (s *Stage) Run(ctx context.Context, r *pipeline.Run) (pipeline.Counts, erro
 		log.Warn("the LLM budget ran out: the run stopped cleanly; raise llm.max_requests / llm.max_tokens / llm.max_cost_usd and run again to resume")
 	}
 	return counts, nil
+}
+
+// errorTally is the episode sink that counts the episodes it wrote and those that ended
+// with an error (pipeline.StopError), keeping the first error's text. It is safe for
+// concurrent use when next is.
+type errorTally struct {
+	next pipeline.Sink
+
+	mu               sync.Mutex
+	written, errored int
+	first            string
+}
+
+func (t *errorTally) Write(ctx context.Context, ep pipeline.Episode) error {
+	if err := t.next.Write(ctx, ep); err != nil {
+		return err
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.written++
+	if ep.StopReason == pipeline.StopError {
+		t.errored++
+		if t.first == "" {
+			t.first = ep.Error
+		}
+	}
+	return nil
 }

@@ -6,12 +6,15 @@ package main
 
 import (
 	"context"
+	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/reactgen/reactgen/internal/llm/llmtest"
+	"github.com/reactgen/reactgen/pipeline"
 )
 
 func TestConfigMistakesExitTwoNamingTheKey(t *testing.T) {
@@ -165,5 +168,198 @@ func TestEmptyAPIKeyIsNamedWhenTheServerAnswers401(t *testing.T) {
 				t.Errorf("stderr holds the key:\n%s", res.stderr)
 			}
 		})
+	}
+}
+
+// unreachableMediaWiki is the api.php URL of a port on 127.0.0.1 that nothing listens on.
+func unreachableMediaWiki(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	return "http://" + addr + "/w/api.php"
+}
+
+func mediawikiSets(url string, more map[string]any) map[string]any {
+	sets := map[string]any{"env.backend": "mediawiki", "env.mediawiki_url": url, "env.requests_per_second": 0,
+		"corpus.path": nil, "llm.max_retries": 0, "task.limit": 40}
+	for k, v := range more {
+		sets[k] = v
+	}
+	return sets
+}
+
+func TestDeadEnvironmentStopsTheRunBeforeMoreRequestsArePaid(t *testing.T) {
+	for _, tc := range []struct {
+		name             string
+		limit, inFlight  int
+		wantMaxRequests  int64
+		wantExactRequest bool
+	}{
+		{name: "one episode at a time", limit: 3, inFlight: 1, wantMaxRequests: 3, wantExactRequest: true},
+		{name: "the default limit, eight in flight", limit: 0, inFlight: 8, wantMaxRequests: 5 + 8 - 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := llmtest.NewServer(t, newFakeModel(t).handle)
+			dir := t.TempDir()
+			more := map[string]any{"generate.concurrency": tc.inFlight}
+			if tc.limit > 0 {
+				more["env.max_consecutive_failures"] = tc.limit
+			}
+			cfg := testConfig(t, dir, srv.URL, mediawikiSets(unreachableMediaWiki(t), more))
+			out := filepath.Join(dir, "run")
+			res := invoke(t, "", map[string]string{"OPENAI_API_KEY": "k"}, "run", "--config", cfg, "--out", out)
+			if res.code != exitFailure {
+				t.Fatalf("exit %d, want %d; stderr:\n%s", res.code, exitFailure, res.stderr)
+			}
+			limit := tc.limit
+			if limit == 0 {
+				limit = pipeline.Default().Env.MaxConsecutiveFailures
+			}
+			for _, w := range []string{fmt.Sprintf("failed %d steps in a row (env.max_consecutive_failures)", limit), "before paying for more requests", "connection refused"} {
+				if !strings.Contains(res.stderr, w) {
+					t.Errorf("stderr lacks %q:\n%s", w, res.stderr)
+				}
+			}
+			n := srv.Requests()
+			if n > tc.wantMaxRequests || tc.wantExactRequest && n != tc.wantMaxRequests {
+				t.Errorf("the model got %d requests for 40 questions, want at most %d", n, tc.wantMaxRequests)
+			}
+			t.Logf("%d requests paid before the run stopped", n)
+			m := readManifest(t, out)
+			if st := m.Stages["generate"]; st.Status != "failed" || st.Counts["errored"] == 0 {
+				t.Errorf("generate stage: %+v, want failed with errored episodes counted", st)
+			}
+			if _, ok := m.Stages["filter"]; ok {
+				t.Errorf("the filter ran after the environment went down")
+			}
+		})
+	}
+}
+
+func TestRunWhoseEveryEpisodeErroredExitsOneWithTheCause(t *testing.T) {
+	t.Run("environment unreachable, no failure limit", func(t *testing.T) {
+		srv := llmtest.NewServer(t, newFakeModel(t).handle)
+		dir := t.TempDir()
+		cfg := testConfig(t, dir, srv.URL, mediawikiSets(unreachableMediaWiki(t), map[string]any{
+			"task.limit": 6, "env.max_consecutive_failures": 0, "generate.concurrency": 2}))
+		res := invoke(t, "", map[string]string{"OPENAI_API_KEY": "k"}, "run", "--config", cfg, "--out", filepath.Join(dir, "run"))
+		if res.code != exitFailure {
+			t.Fatalf("exit %d, want %d; stderr:\n%s", res.code, exitFailure, res.stderr)
+		}
+		for _, w := range []string{"all 6 episodes of this run ended with an error", "connection refused"} {
+			if !strings.Contains(res.stderr, w) {
+				t.Errorf("stderr lacks %q:\n%s", w, res.stderr)
+			}
+		}
+	})
+	t.Run("every reply after the first step is null", func(t *testing.T) {
+		m := newFakeModel(t)
+		m.fault = func(_ int64, r llmtest.Req) (llmtest.Reply, bool) {
+			if strings.Contains(r.Messages[len(r.Messages)-1].Content, "Observation") {
+				return llmtest.Reply{Body: "null"}, true
+			}
+			return llmtest.Reply{}, false
+		}
+		srv := llmtest.NewServer(t, m.handle)
+		dir := t.TempDir()
+		cfg := testConfig(t, dir, srv.URL, map[string]any{"task.limit": 5})
+		res := invoke(t, "", map[string]string{"OPENAI_API_KEY": "k"}, "run", "--config", cfg, "--out", filepath.Join(dir, "run"))
+		if res.code != exitFailure {
+			t.Fatalf("exit %d, want %d; stderr:\n%s", res.code, exitFailure, res.stderr)
+		}
+		for _, w := range []string{"all 5 episodes of this run ended with an error", "server returned a reply with no choices"} {
+			if !strings.Contains(res.stderr, w) {
+				t.Errorf("stderr lacks %q:\n%s", w, res.stderr)
+			}
+		}
+	})
+	t.Run("some episodes errored: exit 0 with a warning", func(t *testing.T) {
+		m := newFakeModel(t)
+		var bad string
+		for q := range m.answers {
+			bad = max(bad, q) // one question, the same every run
+		}
+		m.fault = func(_ int64, r llmtest.Req) (llmtest.Reply, bool) {
+			if strings.Contains(r.Messages[1].Content, bad) && strings.Contains(r.Messages[len(r.Messages)-1].Content, "Observation") {
+				return llmtest.Reply{Body: "null"}, true
+			}
+			return llmtest.Reply{}, false
+		}
+		srv := llmtest.NewServer(t, m.handle)
+		dir := t.TempDir()
+		cfg := testConfig(t, dir, srv.URL, map[string]any{"task.limit": 0})
+		res := invoke(t, "", map[string]string{"OPENAI_API_KEY": "k"}, "run", "--config", cfg, "--out", filepath.Join(dir, "run"))
+		if res.code != 0 {
+			t.Fatalf("exit %d, want 0; stderr:\n%s", res.code, res.stderr)
+		}
+		if !strings.Contains(res.stderr, "episodes ended with an error") || !strings.Contains(res.stderr, "errored=1") {
+			t.Errorf("stderr does not warn of the errored episode:\n%s", res.stderr)
+		}
+	})
+}
+
+func TestExportOfNothingExitsOneWithTheCause(t *testing.T) {
+	wrong := newFakeModel(t)
+	wrong.fault = func(_ int64, r llmtest.Req) (llmtest.Reply, bool) {
+		text := wrong.text(r)
+		if i := strings.Index(text, "Finish["); i >= 0 {
+			return llmtest.Reply{Texts: []string{text[:i] + "Finish[nobody]"}}, true
+		}
+		return llmtest.Reply{}, false
+	}
+	srv := llmtest.NewServer(t, wrong.handle)
+	env := map[string]string{"OPENAI_API_KEY": "k"}
+
+	dir := t.TempDir()
+	cfg := testConfig(t, dir, srv.URL, map[string]any{"task.limit": 6})
+	out := filepath.Join(dir, "run")
+	res := invoke(t, "", env, "run", "--config", cfg, "--out", out)
+	if res.code != exitFailure {
+		t.Fatalf("run: exit %d, want %d; stderr:\n%s", res.code, exitFailure, res.stderr)
+	}
+	want := "nothing to export: the filter kept 0 of 6 episodes (rejected for correct/wrong_answer 6)"
+	if !strings.Contains(res.stderr, want) {
+		t.Errorf("run: stderr lacks %q:\n%s", want, res.stderr)
+	}
+	if st := readManifest(t, out).Stages["export"]; st == nil || st.Status != "failed" {
+		t.Errorf("export stage: %+v, want failed", st)
+	}
+	res = invoke(t, "", env, "export", "--out", out)
+	if res.code != exitFailure || !strings.Contains(res.stderr, want) {
+		t.Errorf("export: exit %d, want %d with %q; stderr:\n%s", res.code, exitFailure, want, res.stderr)
+	}
+
+	// Kept episodes that all stay out of the examples are nothing, too.
+	good := llmtest.NewServer(t, newFakeModel(t).handle)
+	dir = t.TempDir()
+	cfg = testConfig(t, dir, good.URL, map[string]any{"task.limit": 6, "export.max_tokens": 1})
+	res = invoke(t, "", env, "run", "--config", cfg, "--out", filepath.Join(dir, "run"))
+	if res.code != exitFailure || !strings.Contains(res.stderr, "nothing to export: none of the") || !strings.Contains(res.stderr, "max_tokens") {
+		t.Errorf("export.max_tokens 1: exit %d, want %d naming max_tokens; stderr:\n%s", res.code, exitFailure, res.stderr)
+	}
+}
+
+func TestExpertWithoutTheGoldPagesAnswersNothing(t *testing.T) {
+	dir := t.TempDir()
+	// The demo questions over a corpus that holds none of their pages.
+	writeLines(t, filepath.Join(dir, "corpus.jsonl"), tinyCorpus...)
+	cfg := testConfig(t, dir, "http://127.0.0.1:1/v1", map[string]any{"generate.policy": "expert", "task.limit": 5,
+		"corpus.path": filepath.Join(dir, "corpus.jsonl")})
+	out := filepath.Join(dir, "run")
+	res := invoke(t, "", nil, "run", "--config", cfg, "--out", out)
+	if res.code != exitFailure {
+		t.Fatalf("exit %d, want %d; stderr:\n%s", res.code, exitFailure, res.stderr)
+	}
+	if !strings.Contains(res.stderr, "all 5 episodes of this run ended with an error") || !strings.Contains(res.stderr, "is not in the corpus") {
+		t.Errorf("stderr does not say why:\n%s", res.stderr)
+	}
+	for _, ep := range logLines(t, filepath.Join(out, pipeline.EpisodesFile)) {
+		if ep.Correct || ep.Finished {
+			t.Errorf("episode %s: finished %v correct %v with no gold page in the corpus", ep.ID, ep.Finished, ep.Correct)
+		}
 	}
 }

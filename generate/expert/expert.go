@@ -9,6 +9,7 @@ package expert
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"regexp"
 	"strings"
@@ -18,6 +19,11 @@ import (
 	"github.com/reactgen/reactgen/internal/env"
 	"github.com/reactgen/reactgen/pipeline"
 )
+
+// ErrNoEvidence ends an episode whose supporting facts name a page the corpus does not
+// hold (an index built from another corpus, or one that lacks the page): the expert does
+// not answer a question without showing its evidence.
+var ErrNoEvidence = errors.New("expert: no evidence to answer from")
 
 // Expert decides moves from gold facts. It keeps no state between calls (every move is
 // derived from the history) and is safe for concurrent use if its Corpus is.
@@ -129,13 +135,11 @@ func (e *Expert) Act(ctx context.Context, q pipeline.Question, history []pipelin
 	}
 	finish := generate.Move{Thought: "So the answer is " + q.Answer + ".", Action: "Finish[" + q.Answer + "]"}
 	budget := pipeline.GenerateConfig{}.MaxStepsFor(q.Task)
-	if len(history) >= budget-1 {
-		return finish, nil // the last step there is: answer rather than run out
-	}
+	last := len(history) >= budget-1 // the last step there is: answer rather than run out, if the evidence was seen
 	gs := goals(q)
 	if len(gs) == 0 {
 		// A claim without evidence (NOT ENOUGH INFO): look at the entity it names once.
-		if len(history) == 0 {
+		if len(history) == 0 && !last {
 			if name := entity(q.Question); name != "" {
 				return generate.Move{Thought: "I need to search " + name + ".", Action: "Search[" + name + "]"}, nil
 			}
@@ -148,7 +152,9 @@ func (e *Expert) Act(ctx context.Context, q pipeline.Question, history []pipelin
 			return generate.Move{}, fmt.Errorf("expert: read page %q: %w", g.title, err)
 		}
 		if !ok {
-			continue // a gold page the corpus lacks: nothing to show, go on
+			// A gold page the corpus lacks: the answer would rest on nothing the
+			// trajectory shows, and a correct episode must not be made of that.
+			return generate.Move{}, fmt.Errorf("%w: gold page %q is not in the corpus", ErrNoEvidence, g.title)
 		}
 		missing := -1
 		for _, i := range g.need {
@@ -159,6 +165,9 @@ func (e *Expert) Act(ctx context.Context, q pipeline.Question, history []pipelin
 		}
 		if missing < 0 {
 			continue
+		}
+		if last {
+			return generate.Move{}, fmt.Errorf("%w: the step limit came before sentence %d of %q was shown", ErrNoEvidence, missing, p.Title)
 		}
 		if r.current != env.NormalizeTitle(p.Title) {
 			return e.search(r, p.Title), nil

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -229,7 +230,6 @@ func TestMoves(t *testing.T) {
 			{Action: "Lookup[born]", Observation: "(Result 1 / 2) Teel was born in Brisk in 1850."},
 			{Action: "Search[Brisk]", Observation: "Brisk is a town in Welm. Brisk lies on the Aun River."},
 		}, "Finish[Aun River]"},
-		{"budget nearly spent", make([]pipeline.Step, 6), "Finish[Aun River]"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -303,4 +303,56 @@ func TestEntity(t *testing.T) {
 			}
 		})
 	}
+}
+
+func TestNoEvidenceNoAnswer(t *testing.T) {
+	q := pipeline.Question{
+		Task: pipeline.TaskHotpotQA, Question: "On which river lies the birthplace of Omvar Teel?", Answer: "Aun River",
+		SupportingFacts: []pipeline.Fact{{Title: "Omvar_Teel", Sentence: 5}, {Title: "Brisk", Sentence: 1}},
+	}
+	for _, tc := range []struct {
+		name  string
+		pages []env.Page
+	}{
+		{"no gold page", testPages()[2:]},
+		{"one gold page missing", testPages()[:1]},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := envtest.NewMemory(tc.pages)
+			x := New(c)
+			opts := env.OptionsFor(pipeline.TaskHotpotQA, pipeline.Default().Env)
+			opts.Gold = q.Answer
+			w := env.New(c, opts)
+			var history []pipeline.Step
+			for range 7 {
+				m, err := x.Act(t.Context(), q, history)
+				if err != nil {
+					if !errors.Is(err, ErrNoEvidence) {
+						t.Fatalf("Act: %v, want ErrNoEvidence", err)
+					}
+					return
+				}
+				if strings.HasPrefix(m.Action, "Finish[") {
+					t.Fatalf("after %d steps the expert answered %s without the gold pages in the corpus", len(history), m.Action)
+				}
+				res, err := w.Step(t.Context(), m.Action)
+				if err != nil {
+					t.Fatal(err)
+				}
+				history = append(history, pipeline.Step{Action: res.Action.String(), Observation: res.Observation})
+			}
+			t.Fatal("the expert neither answered nor failed")
+		})
+	}
+	t.Run("step limit before the evidence", func(t *testing.T) {
+		x := New(envtest.NewMemory(testPages()))
+		// Six steps that showed nothing: the seventh and last may not answer.
+		history := make([]pipeline.Step, 6)
+		for i := range history {
+			history[i] = pipeline.Step{Action: "Search[Nowhere]", Observation: "Could not find Nowhere."}
+		}
+		if m, err := x.Act(t.Context(), q, history); !errors.Is(err, ErrNoEvidence) {
+			t.Errorf("got %s, %v; want ErrNoEvidence", m.Action, err)
+		}
+	})
 }
