@@ -145,8 +145,10 @@ func decodeOutput(l batchOutputLine, endpoint string) lineResult {
 			resp.Choices = append(resp.Choices, Choice{Text: c.Text, FinishReason: c.FinishReason})
 		}
 	}
-	if len(resp.Choices) == 0 {
-		resp.Choices = []Choice{{}}
+	if what := emptyReply(l.Response.Body, resp, endpoint == batchChat); what != "" {
+		// Not an empty completion: a line the server answered without one.
+		return lineResult{err: &APIError{Status: http.StatusOK, Type: typeInvalidResponse,
+			Message: fmt.Sprintf("batch line holds a reply with %s: %s", what, snippet(string(l.Response.Body), 120))}}
 	}
 	return lineResult{resp: resp}
 }

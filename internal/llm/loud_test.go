@@ -4,8 +4,10 @@ package llm_test
 // taken as an empty completion (and cached), and error hints pointed at the wrong key.
 
 import (
+	"context"
 	"errors"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -132,6 +134,31 @@ func TestErrorHintsNameTheFix(t *testing.T) {
 				if strings.Contains(err.Error(), w) {
 					t.Errorf("error %q: must not contain %q", err, w)
 				}
+			}
+		})
+	}
+}
+
+func TestMalformedBatchLinesAreRetriedNotTakenAsEmptyCompletions(t *testing.T) {
+	for _, tc := range malformedReplies {
+		if !tc.chat {
+			continue // the batch client sends chat here
+		}
+		t.Run(tc.name, func(t *testing.T) {
+			var calls atomic.Int64
+			srv := llmtest.NewServer(t, func(ctx context.Context, r llmtest.Req) llmtest.Reply {
+				if calls.Add(1) == 1 {
+					return llmtest.Reply{Body: tc.body}
+				}
+				return echo(ctx, r)
+			})
+			cs := batchClient(t, srv, t.TempDir(), nil)
+			resp, err := cs.Client.Complete(t.Context(), chatReq("q"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if resp.Choices[0].Text != "re: q" || len(srv.Batches()) != 2 || cs.Batch.Stats().Retried != 1 {
+				t.Errorf("got %q after %d batches (%d lines retried), want the second batch's answer", resp.Choices[0].Text, len(srv.Batches()), cs.Batch.Stats().Retried)
 			}
 		})
 	}

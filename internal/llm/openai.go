@@ -333,22 +333,30 @@ func unknownModel(ae *APIError) bool {
 }
 
 // malformed checks a reply that decoded without error for what go-openai lets through
-// as an empty completion: a body of null or {}, no choices, a null choice, and a choice
-// without its text (completions) or message content (chat), or with it null. Such a reply is an *APIError of type
+// as an empty completion (see emptyReply). Such a reply is an *APIError of type
 // invalid_response, which the retry decorator retries and the meter counts as failed,
 // never a completion that is cached and acted on. The body is read as the transport
 // captured it; a body longer than the capture is checked for choices only.
 func (o *OpenAI) malformed(seen *capture, resp Response, chat bool) *APIError {
 	status, _, body, readErr := seen.result()
-	bad := func(what string) *APIError {
-		return &APIError{Status: status, Type: typeInvalidResponse, Body: snippet(o.scrub(string(body)), 2048),
-			Message: fmt.Sprintf("server returned a reply with %s (status %d): %s", what, status, snippet(o.scrub(string(body)), 120))}
-	}
-	if len(resp.Choices) == 0 {
-		return bad("no choices")
-	}
 	if readErr != nil || len(body) >= captureMax {
+		body = nil
+	}
+	what := emptyReply(body, resp, chat)
+	if what == "" {
 		return nil
+	}
+	return &APIError{Status: status, Type: typeInvalidResponse, Body: snippet(o.scrub(string(body)), 2048),
+		Message: fmt.Sprintf("server returned a reply with %s (status %d): %s", what, status, snippet(o.scrub(string(body)), 120))}
+}
+
+// emptyReply names what a decoded reply lacks, or is empty when it holds a completion:
+// a body of null or {}, no choices, a null choice, and a choice without its text
+// (completions) or message content (chat), or with it null, a message with tool calls
+// excepted. body is the raw reply; nil checks resp's choices only.
+func emptyReply(body []byte, resp Response, chat bool) string {
+	if len(resp.Choices) == 0 {
+		return "no choices"
 	}
 	var shape struct {
 		Choices []*struct {
@@ -359,22 +367,22 @@ func (o *OpenAI) malformed(seen *capture, resp Response, chat bool) *APIError {
 			} `json:"message"`
 		} `json:"choices"`
 	}
-	if json.Unmarshal(body, &shape) != nil {
-		return nil // go-openai read it; a shape this check does not know is not refused
+	if body == nil || json.Unmarshal(body, &shape) != nil {
+		return "" // go-openai read it; a shape this check does not know is not refused
 	}
 	for i, c := range shape.Choices {
 		switch {
 		case c == nil:
-			return bad(fmt.Sprintf("choice %d null", i))
+			return fmt.Sprintf("choice %d null", i)
 		case chat && c.Message == nil:
-			return bad(fmt.Sprintf("choice %d holding no message", i))
+			return fmt.Sprintf("choice %d holding no message", i)
 		case chat && c.Message.Content == nil && (len(c.Message.ToolCalls) == 0 || string(c.Message.ToolCalls) == "null"):
-			return bad(fmt.Sprintf("choice %d's message content null", i))
+			return fmt.Sprintf("choice %d's message content null", i)
 		case !chat && c.Text == nil:
-			return bad(fmt.Sprintf("choice %d holding no text", i))
+			return fmt.Sprintf("choice %d holding no text", i)
 		}
 	}
-	return nil
+	return ""
 }
 
 var titleRE = regexp.MustCompile(`(?is)<title[^>]*>(.*?)</title>`)

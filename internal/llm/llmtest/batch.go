@@ -302,6 +302,10 @@ func (s *Server) advance(ctx context.Context, rec *batchRecord) {
 			rep.Texts = []string{""}
 		}
 		done++
+		if rep.Body != "" { // sent verbatim, as online
+			writeLine(&out, line.CustomID, n, http.StatusOK, json.RawMessage(rep.Body), nil)
+			continue
+		}
 		writeLine(&out, line.CustomID, n, http.StatusOK, s.completion(req, rep), nil)
 	}
 	b.mu.Lock()
