@@ -117,13 +117,13 @@ func TestBudgetInDollarsRunsWhenAPrefixPricesTheModel(t *testing.T) {
 }
 
 func TestMisspeltEnvironmentVariableWarnsWithTheNearestKey(t *testing.T) {
-	env := map[string]string{"REACTGEN_LLM_MODLE": "gpt-4o", "REACTGEN_GENRATE_CONCURRENCY": "4", "REACTGEN_GENERATE_ATTEMPTS": "2"}
+	env := map[string]string{"REACTGEN_LLM_TEMPERATUR": "0.5", "REACTGEN_GENRATE_CONCURRENCY": "4", "REACTGEN_GENERATE_ATTEMPTS": "2"}
 	res := invoke(t, "", env, "config", "show", "--config", "../../configs/demo.yaml")
 	if res.code != 0 {
 		t.Fatalf("exit %d; stderr:\n%s", res.code, res.stderr)
 	}
 	for _, w := range []string{
-		"REACTGEN_LLM_MODLE sets no config key and is ignored; did you mean REACTGEN_LLM_MODEL (llm.model)?",
+		"REACTGEN_LLM_TEMPERATUR sets no config key and is ignored; did you mean REACTGEN_LLM_TEMPERATURE (llm.temperature)?",
 		"REACTGEN_GENRATE_CONCURRENCY sets no config key and is ignored; did you mean REACTGEN_GENERATE_CONCURRENCY (generate.concurrency)?",
 	} {
 		if !strings.Contains(res.stderr, w) {

@@ -158,7 +158,10 @@ func TestFailedNewRunsLeaveNothing(t *testing.T) {
 		entries, _ := os.ReadDir(out)
 		t.Errorf("the failed import left %s: %v", out, entries)
 	}
-	if r := invoke(t, "", nil, "import", "--format", "openai-chat", "--out", out, good); r.code != 0 {
+	// With the gold answer, so that the export has an episode to keep (an export of
+	// nothing fails).
+	gold := writeLines(t, filepath.Join(tmp, "gold.jsonl"), `{"id": "u1", "question": "What is the capital of Ulst?", "answer": "Morvenna"}`)
+	if r := invoke(t, "", nil, "import", "--format", "openai-chat", "--gold", gold, "--out", out, good); r.code != 0 {
 		t.Errorf("retry of the import: exit %d: %s", r.code, r.stderr)
 	}
 
