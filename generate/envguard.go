@@ -28,6 +28,9 @@ func stopsRun(err error) bool {
 // safe for concurrent use.
 type envGuard struct {
 	limit int
+	// halt, when set, is called once, as the guard trips and before the step that
+	// tripped it returns, so that no episode starts (and pays for a request) after it.
+	halt func(error)
 
 	mu      sync.Mutex
 	inARow  int
@@ -85,7 +88,11 @@ func (g *envGuard) record(ctx context.Context, err error) error {
 	g.last = err
 	if g.inARow >= g.limit {
 		g.tripped = true
-		return &downError{failures: g.inARow, last: err}
+		down := &downError{failures: g.inARow, last: err}
+		if g.halt != nil {
+			g.halt(down)
+		}
+		return down
 	}
 	return err
 }

@@ -201,6 +201,9 @@ func Run(ctx context.Context, o RunOptions) (Summary, error) {
 		case stopBudget.Load():
 			return StoppedBudget
 		case ctx.Err() != nil:
+			if errors.Is(context.Cause(ctx), ErrEnvironmentDown) {
+				return StoppedEnvironment // a guard stopped new episodes (see envGuard)
+			}
 			return StoppedInterrupted
 		case o.Config.TargetCorrect > 0 && kept.Load() >= int64(o.Config.TargetCorrect):
 			return StoppedTarget

@@ -137,9 +137,13 @@ func (s *Stage) Run(ctx context.Context, r *pipeline.Run) (pipeline.Counts, erro
 		}
 	}()
 
-	guard := &envGuard{limit: s.MaxEnvFailures}
+	// The guard stops new episodes through runCtx the moment the environment is found
+	// down; the episodes in flight run on under hard and fail at their next step.
+	runCtx, halt := context.WithCancelCause(ctx)
+	defer halt(nil)
+	guard := &envGuard{limit: s.MaxEnvFailures, halt: halt}
 	outcome := &errorTally{next: episodes}
-	sum, err := Run(ctx, RunOptions{
+	sum, err := Run(runCtx, RunOptions{
 		Config: s.Config, LLM: s.LLM, Task: s.Env.Task, RunID: r.Manifest.RunID,
 		Questions: s.Questions, Done: state.Done, Tally: tally, Prompts: s.Prompts, CoTPrompts: s.CoTPrompts,
 		NewEnv: func(q pipeline.Question) Environment {
