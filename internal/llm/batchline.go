@@ -148,7 +148,7 @@ func decodeOutput(l batchOutputLine, endpoint string) lineResult {
 	if what := emptyReply(l.Response.Body, resp, endpoint == batchChat); what != "" {
 		// Not an empty completion: a line the server answered without one.
 		return lineResult{err: &APIError{Status: http.StatusOK, Type: typeInvalidResponse,
-			Message: fmt.Sprintf("batch line holds a reply with %s: %s", what, snippet(string(l.Response.Body), 120))}}
+			Message: "batch line holds a reply with " + what}}
 	}
 	return lineResult{resp: resp}
 }
