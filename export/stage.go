@@ -76,6 +76,10 @@ func (s Stage) Run(ctx context.Context, r *pipeline.Run) (pipeline.Counts, error
 		// place and the old one is removed, as one journaled commit that also records the
 		// files (and the kept.jsonl they came from) in the manifest.
 		Commit: func(staged string, res Result) error {
+			// An export of no example replaces nothing: it fails, and the previous one stays.
+			if err := noExamples(sum.Kept, res); err != nil {
+				return err
+			}
 			outs := make([]pipeline.Output, 0, len(res.Files))
 			for _, f := range res.Files {
 				outs = append(outs, pipeline.Output{Path: filepath.ToSlash(filepath.Join(pipeline.ExportDir, f.Path)), Stage: pipeline.StageExport,
@@ -111,7 +115,7 @@ func (s Stage) Run(ctx context.Context, r *pipeline.Run) (pipeline.Counts, error
 	for view, n := range res.Masked {
 		counts["masked_turns:"+view] = n
 	}
-	return counts, noExamples(sum.Kept, res)
+	return counts, nil
 }
 
 // wholeFilterResult checks that kept.jsonl and rejected.jsonl are the one filter result

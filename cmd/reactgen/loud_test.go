@@ -333,13 +333,24 @@ func TestExportOfNothingExitsOneWithTheCause(t *testing.T) {
 		t.Errorf("export: exit %d, want %d with %q; stderr:\n%s", res.code, exitFailure, want, res.stderr)
 	}
 
-	// Kept episodes that all stay out of the examples are nothing, too.
+	// Kept episodes that all stay out of the examples are nothing, too, and the export
+	// that was there stays.
 	good := llmtest.NewServer(t, newFakeModel(t).handle)
 	dir = t.TempDir()
-	cfg = testConfig(t, dir, good.URL, map[string]any{"task.limit": 6, "export.max_tokens": 1})
-	res = invoke(t, "", env, "run", "--config", cfg, "--out", filepath.Join(dir, "run"))
+	cfg = testConfig(t, dir, good.URL, map[string]any{"task.limit": 6})
+	out = filepath.Join(dir, "run")
+	if res := invoke(t, "", env, "run", "--config", cfg, "--out", out); res.code != 0 {
+		t.Fatalf("good run: exit %d; stderr:\n%s", res.code, res.stderr)
+	}
+	before := snapshot(t, filepath.Join(out, pipeline.ExportDir))
+	outputs := readManifest(t, out).Outputs
+	res = invoke(t, "", env, "export", "--out", out, "--set", "export.max_tokens=1")
 	if res.code != exitFailure || !strings.Contains(res.stderr, "nothing to export: none of the") || !strings.Contains(res.stderr, "max_tokens") {
 		t.Errorf("export.max_tokens 1: exit %d, want %d naming max_tokens; stderr:\n%s", res.code, exitFailure, res.stderr)
+	}
+	sameSnapshot(t, "the previous export", before, snapshot(t, filepath.Join(out, pipeline.ExportDir)))
+	if after := readManifest(t, out).Outputs; len(after) != len(outputs) {
+		t.Errorf("the manifest lists %d outputs after the failed export, %d before", len(after), len(outputs))
 	}
 }
 
