@@ -103,8 +103,11 @@ func TestFilterKilledBetweenItsRenames(t *testing.T) {
 	cfg := testConfig(t, filepath.Join(dir, "cfg"), srv.URL, map[string]any{"task.limit": 30,
 		"filter.rules": []string{"finished", "max_steps"}, "filter.max_steps": 1})
 	out := filepath.Join(dir, "run")
-	if res := invoke(t, "", map[string]string{"OPENAI_API_KEY": "sk-test"}, "run", "--config", cfg, "--out", out); res.code != 0 {
-		t.Fatalf("run: exit %d: %s", res.code, res.stderr)
+	// generate and filter, not run: an export of nothing kept fails.
+	for _, stage := range []string{"generate", "filter"} {
+		if res := invoke(t, "", map[string]string{"OPENAI_API_KEY": "sk-test"}, stage, "--config", cfg, "--out", out); res.code != 0 {
+			t.Fatalf("%s: exit %d: %s", stage, res.code, res.stderr)
+		}
 	}
 	// Re-filter keeping the correct episodes, killed after its first rename: the new
 	// kept.jsonl holds them, and the old rejected.jsonl still does too.
@@ -198,9 +201,18 @@ func TestExportIsOneGeneration(t *testing.T) {
 		t.Errorf("re-export with one shard per split: %d files, first export %d", n, shards)
 	}
 
-	// A re-filter keeping fewer episodes: the export is older than kept.jsonl until it
-	// runs again, and then holds exactly the kept ones.
-	if res := invoke(t, "", env, "filter", "--config", cfg, "--out", out, "--set", "filter.rules=[finished,correct,max_steps]", "--set", "filter.max_steps=1"); res.code != 0 {
+	// A re-filter keeping fewer episodes (but some: an export of nothing fails): the
+	// export is older than kept.jsonl until it runs again, and then holds exactly the
+	// kept ones. Every other kept question becomes an evaluation question.
+	var evalLines []string
+	for i, ep := range logLines(t, filepath.Join(out, pipeline.KeptFile)) {
+		if i%2 == 0 {
+			evalLines = append(evalLines, fmt.Sprintf(`{"id": %q, "question": %q}`, ep.QuestionID, ep.Question))
+		}
+	}
+	evalFile := writeLines(t, filepath.Join(dir, "eval.jsonl"), evalLines...)
+	fewer := []string{"--set", "filter.rules=[finished,correct,decontaminate]", "--set", "filter.eval_files=[" + evalFile + "]"}
+	if res := invoke(t, "", env, append([]string{"filter", "--config", cfg, "--out", out}, fewer...)...); res.code != 0 {
 		t.Fatalf("re-filter: exit %d: %s", res.code, res.stderr)
 	}
 	if res := invoke(t, "", nil, "stats", "--run", out); !strings.Contains(res.stdout, "older than kept.jsonl") {
@@ -211,7 +223,7 @@ func TestExportIsOneGeneration(t *testing.T) {
 		os.MkdirAll(filepath.Dir(filepath.Join(out, p)), 0o755)
 		os.WriteFile(filepath.Join(out, p), []byte("stale\n"), 0o644)
 	}
-	if res := invoke(t, "", env, "filter", "--config", cfg, "--out", out, "--set", "filter.rules=[finished,correct,max_steps]", "--set", "filter.max_steps=1"); res.code != 0 {
+	if res := invoke(t, "", env, append([]string{"filter", "--config", cfg, "--out", out}, fewer...)...); res.code != 0 {
 		t.Fatalf("re-filter: exit %d: %s", res.code, res.stderr)
 	}
 	killChild(t, pipeline.StageExport, 1, "export", "--config", cfg, "--out", out)
@@ -230,11 +242,13 @@ func TestExportIsOneGeneration(t *testing.T) {
 	}
 	keptN := len(logLines(t, filepath.Join(out, pipeline.KeptFile)))
 	rows := 0
-	for _, split := range []string{"train", "validation"} {
-		f, err := os.Open(filepath.Join(out, "export", "openai-chat."+split+".jsonl"))
-		if os.IsNotExist(err) {
-			continue
-		}
+	// Every openai-chat file, of either split, sharded (export.shard_rows) or not.
+	chat, err := filepath.Glob(filepath.Join(out, "export", "openai-chat.*.jsonl"))
+	if err != nil || len(chat) == 0 {
+		t.Fatalf("no openai-chat files in the export (%v)", err)
+	}
+	for _, name := range chat {
+		f, err := os.Open(name)
 		if err != nil {
 			t.Fatal(err)
 		}
