@@ -27,7 +27,7 @@ func (a *app) newInspectCmd() *cobra.Command {
 		Use:   "inspect",
 		Short: "Print a run's episodes for a person to read",
 		Example: `  reactgen inspect --run runs/demo --limit 3
-  reactgen inspect --run runs/demo --question demo-h0007
+  reactgen inspect --run runs/demo --question bf9a7a2609c2c5c79113f0c7
   reactgen inspect --run runs/demo --rejected`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error { return a.runInspect(o) },
@@ -75,6 +75,14 @@ func (a *app) runInspect(o inspectOptions) error {
 				break
 			}
 		}
+	}
+	if n == 0 && o.rejected && o.id == "" && o.question == "" {
+		// Nothing rejected is an answer, not a failure; no verdicts at all is.
+		if _, err := os.Stat(filepath.Join(o.run, pipeline.RejectedFile)); err != nil {
+			return fmt.Errorf("%s has no filter verdicts; run `reactgen filter --out %s` first", o.run, o.run)
+		}
+		fmt.Fprintf(a.stderr, "the filter rejected no episode of %s\n", o.run)
+		return nil
 	}
 	if n == 0 {
 		return fmt.Errorf("no episode matched in %s", o.run)

@@ -32,7 +32,7 @@ func (a *app) newPlayCmd() *cobra.Command {
 environment answer, and repeats until Finish. The trajectory is appended to --save as an
 exemplar in reactgen's format (usable as generate.exemplars). This is how the paper's
 exemplars were made: by people writing trajectories.`,
-		Example: `  reactgen play --task hotpotqa --question demo-h0003 --index runs/demo/index --save my-exemplars.json`,
+		Example: `  reactgen play --task hotpotqa --question a40737f241598e2825d59b3f --index runs/demo/index --save my-exemplars.json`,
 		Args:    cobra.NoArgs,
 		RunE:    func(cmd *cobra.Command, args []string) error { return a.runPlay(cmd.Context(), o) },
 	}
