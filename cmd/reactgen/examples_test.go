@@ -25,14 +25,14 @@ import (
 // have, with what that is.
 var needsOutside = map[string]string{
 	"OPENAI_BASE_URL=http://localhost:8000/v1 reactgen run -c configs/hotpotqa-react.yaml --set llm.model=meta-llama/Llama-3.1-70B-Instruct": "a vLLM server on port 8000 and the HotpotQA files",
-	"reactgen generate -c configs/hotpotqa-react.yaml -o runs/h1 --set generate.concurrency=64":                                          "the HotpotQA files",
-	"reactgen eval -c configs/hotpotqa-react.yaml --out runs/h-dev --set task.path=/data/hotpot_dev_distractor_v1.json":                  "the HotpotQA dev split and Wikipedia dump",
-	"reactgen import --format openai-chat --task hotpotqa --out runs/fireact gpt_format_hotpotqa.jsonl":                                  "FireAct's trajectory file",
-	"reactgen import --format react-transcript --task fever --gold paper_dev.jsonl --out runs/paper-fever transcripts.jsonl":             "the ReAct paper's transcripts and FEVER's dev split",
-	"reactgen index --corpus enwiki-20171001-pages-meta-current-withlinks-abstracts/ --out wiki-index":                                   "the HotpotQA Wikipedia dump",
-	"reactgen compare runs/h-react runs/h-cot runs/h-ft-eval --json":                                                                     "runs over the HotpotQA files",
-	"reactgen train --provider openai --run runs/demo --base-model gpt-4o-mini-2024-07-18 --epochs 3":                                    "a fine-tuning API (TestTrainCommand runs it against a fake)",
-	"reactgen train --run runs/h1 --base-model gpt-4o-mini-2024-07-18 --steps 4000 --batch-size 64":                                      "a fine-tuning API and a run over the HotpotQA files",
+	"reactgen generate -c configs/hotpotqa-react.yaml -o runs/h1 --set generate.concurrency=64":                                              "the HotpotQA files",
+	"reactgen eval -c configs/hotpotqa-react.yaml --out runs/h-dev --set task.path=/data/hotpot_dev_distractor_v1.json":                      "the HotpotQA dev split and Wikipedia dump",
+	"reactgen import --format openai-chat --task hotpotqa --out runs/fireact gpt_format_hotpotqa.jsonl":                                      "FireAct's trajectory file",
+	"reactgen import --format react-transcript --task fever --gold paper_dev.jsonl --out runs/paper-fever transcripts.jsonl":                 "the ReAct paper's transcripts and FEVER's dev split",
+	"reactgen index --corpus enwiki-20171001-pages-meta-current-withlinks-abstracts/ --out wiki-index":                                       "the HotpotQA Wikipedia dump",
+	"reactgen compare runs/h-react runs/h-cot runs/h-ft-eval --json":                                                                         "runs over the HotpotQA files",
+	"reactgen train --provider openai --run runs/demo --base-model gpt-4o-mini-2024-07-18 --epochs 3":                                        "a fine-tuning API (TestTrainCommand runs it against a fake)",
+	"reactgen train --run runs/h1 --base-model gpt-4o-mini-2024-07-18 --steps 4000 --batch-size 64":                                          "a fine-tuning API and a run over the HotpotQA files",
 }
 
 // exampleSetup makes the runs the examples name besides runs/demo, as the Makefile does.
