@@ -64,6 +64,10 @@ func TestTransientFaultsAreRetriedAndNothingIsLost(t *testing.T) {
 		{"invalid JSON", llmtest.Reply{Fault: llmtest.FaultInvalidJSON}, nil, true},
 		{"HTML error page", llmtest.Reply{Fault: llmtest.FaultHTML}, nil, true},
 		{"empty completion", llmtest.Reply{Fault: llmtest.FaultEmpty}, nil, false},
+		// Replies that hold no completion are malformed, not empty completions: retried.
+		{"null reply", llmtest.Reply{Body: "null"}, nil, true},
+		{"no choices", llmtest.Reply{Body: `{"id":"chatcmpl-x","object":"chat.completion","created":1,"model":"fake-model","choices":[]}`}, nil, true},
+		{"null content", llmtest.Reply{Body: `{"id":"chatcmpl-x","object":"chat.completion","created":1,"model":"fake-model","choices":[{"index":0,"message":{"role":"assistant","content":null},"finish_reason":"stop"}],"usage":{"prompt_tokens":1,"completion_tokens":0,"total_tokens":1}}`}, nil, true},
 		{"completion cut at max_tokens", llmtest.Reply{Texts: []string{"Thought: " + strings.Repeat("and then ", 120)}, FinishReason: "length"}, nil, false},
 		// Rules observations are cut at env.max_observation_chars; paper ones, like the
 		// paper's, echo the searched entity whole.
@@ -127,6 +131,16 @@ func TestTransientFaultsAreRetriedAndNothingIsLost(t *testing.T) {
 			}
 			if tc.retry && st.Counts["retries"] == 0 {
 				t.Errorf("manifest counts no retries though %d faults were injected: %v", faults.Load(), st.Counts)
+			}
+			if tc.reply.Fault == llmtest.FaultEmpty {
+				// An empty completion holds no action: the agent asks again, and counts it.
+				bad := 0
+				for _, ep := range eff {
+					bad += ep.BadCalls
+				}
+				if bad == 0 {
+					t.Errorf("no bad call counted though %d empty completions came", faults.Load())
+				}
 			}
 			t.Logf("%d faults, counts %v, largest record ~%d bytes", faults.Load(), st.Counts, maxRecord)
 		})
