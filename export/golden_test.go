@@ -14,9 +14,6 @@ import (
 	"github.com/apache/arrow/go/v15/arrow"
 	"github.com/apache/arrow/go/v15/arrow/array"
 	"github.com/apache/arrow/go/v15/arrow/ipc"
-	"github.com/apache/arrow/go/v15/arrow/memory"
-	"github.com/apache/arrow/go/v15/parquet/file"
-	"github.com/apache/arrow/go/v15/parquet/pqarrow"
 
 	"github.com/reactgen/reactgen/internal/episodetest"
 	"github.com/reactgen/reactgen/pipeline"
@@ -236,19 +233,7 @@ func binaryAsJSON(t *testing.T, path, format string) []byte {
 			}
 		})
 	case "parquet":
-		pf, err := file.OpenParquetFile(path, false)
-		if err != nil {
-			t.Fatalf("%s: %v", path, err)
-		}
-		defer pf.Close()
-		fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{}, memory.DefaultAllocator)
-		if err != nil {
-			t.Fatal(err)
-		}
-		tbl, err := fr.ReadTable(t.Context())
-		if err != nil {
-			t.Fatalf("%s: %v", path, err)
-		}
+		tbl := readParquetTable(t, path)
 		defer tbl.Release()
 		tr := array.NewTableReader(tbl, 1000)
 		defer tr.Release()

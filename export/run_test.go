@@ -164,6 +164,22 @@ func readArrowFile(t *testing.T, path string) []Example {
 
 func readParquet(t *testing.T, path string) []Example {
 	t.Helper()
+	tbl := readParquetTable(t, path)
+	defer tbl.Release()
+	tr := array.NewTableReader(tbl, 1000)
+	defer tr.Release()
+	return decodeAll(t, func() (arrow.Record, bool) {
+		if !tr.Next() {
+			return nil, false
+		}
+		return tr.Record(), true
+	})
+}
+
+// readParquetTable reads a Parquet file whole with the Arrow readers; the caller
+// releases the table.
+func readParquetTable(t *testing.T, path string) arrow.Table {
+	t.Helper()
 	pf, err := file.OpenParquetFile(path, false)
 	if err != nil {
 		t.Fatalf("%s: %v", path, err)
@@ -177,15 +193,7 @@ func readParquet(t *testing.T, path string) []Example {
 	if err != nil {
 		t.Fatalf("%s: %v", path, err)
 	}
-	defer tbl.Release()
-	tr := array.NewTableReader(tbl, 1000)
-	defer tr.Release()
-	return decodeAll(t, func() (arrow.Record, bool) {
-		if !tr.Next() {
-			return nil, false
-		}
-		return tr.Record(), true
-	})
+	return tbl
 }
 
 func compareExamples(t *testing.T, what string, got, want []Example) {

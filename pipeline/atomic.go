@@ -58,30 +58,13 @@ func (a *AtomicFile) Commit() error {
 	if a.f == nil {
 		return fmt.Errorf("commit %s: already committed or aborted", a.path)
 	}
-	tmp := a.f.Name()
-	err := a.w.Flush()
+	tmp, err := a.Ready()
 	if err != nil {
-		err = fmt.Errorf("write %s: %w", a.path, err)
-	} else if err = a.f.Sync(); err != nil {
-		err = fmt.Errorf("sync %s: %w", a.path, err)
-	}
-	if cerr := a.f.Close(); err == nil && cerr != nil {
-		err = fmt.Errorf("close %s: %w", a.path, cerr)
-	}
-	a.f = nil
-	if err == nil {
-		if cerr := os.Chmod(tmp, 0o644); cerr != nil {
-			err = fmt.Errorf("chmod %s: %w", a.path, cerr)
-		}
-	}
-	if err == nil {
-		if rerr := os.Rename(tmp, a.path); rerr != nil {
-			err = fmt.Errorf("rename into %s: %w", a.path, rerr)
-		}
-	}
-	if err != nil {
-		os.Remove(tmp)
 		return err
+	}
+	if err := os.Rename(tmp, a.path); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("rename into %s: %w", a.path, err)
 	}
 	syncDir(filepath.Dir(a.path))
 	return nil

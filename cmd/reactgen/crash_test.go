@@ -760,29 +760,6 @@ func timed(t *testing.T, args ...string) time.Duration {
 	return time.Since(start)
 }
 
-// copyDir copies the files under src into dst.
-func copyDir(t *testing.T, src, dst string) {
-	t.Helper()
-	err := filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, p)
-		to := filepath.Join(dst, rel)
-		if d.IsDir() {
-			return os.MkdirAll(to, 0o755)
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(to, b, 0o644)
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-}
-
 // outputsOf is what a stage wrote, as the manifest records it: path -> sha256.
 func outputsOf(t *testing.T, dir, stage string) map[string]string {
 	t.Helper()
@@ -828,7 +805,9 @@ func TestKillFilterExportAndIndexMatchUninterrupted(t *testing.T) {
 	if code, _, stderr := runChild(t, childEnv{}, append([]string{"generate", "--config", cfg, "--out", whole}, sets...)...); code != 0 {
 		t.Fatalf("generate: exit %d; stderr:\n%s", code, stderr)
 	}
-	copyDir(t, whole, killed)
+	if err := os.CopyFS(killed, os.DirFS(whole)); err != nil {
+		t.Fatal(err)
+	}
 
 	t.Run("filter", func(t *testing.T) {
 		args := func(dir string) []string { return append([]string{"filter", "--config", cfg, "--out", dir}, sets...) }

@@ -162,7 +162,9 @@ func TestKillBetweenRenamesLosesNoIndex(t *testing.T) {
 	// that moment (no deferred clean-up runs in a killed process).
 	killed := filepath.Join(t.TempDir(), "killed")
 	afterMoveAside = func() {
-		copyTree(t, parent, killed)
+		if err := os.CopyFS(killed, os.DirFS(parent)); err != nil {
+			t.Fatal(err)
+		}
 		panic("killed")
 	}
 	func() {
@@ -199,28 +201,5 @@ func TestKillBetweenRenamesLosesNoIndex(t *testing.T) {
 	}
 	if got := names(t, killed); !slices.Equal(got, []string{"index"}) {
 		t.Errorf("after the rebuild: %q, want only the index", got)
-	}
-}
-
-// copyTree copies the files under src to dst.
-func copyTree(t *testing.T, src, dst string) {
-	t.Helper()
-	err := filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, p)
-		to := filepath.Join(dst, rel)
-		if d.IsDir() {
-			return os.MkdirAll(to, 0o755)
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(to, b, 0o644)
-	})
-	if err != nil {
-		t.Fatal(err)
 	}
 }
