@@ -17,11 +17,12 @@ run: build
 test: jsdeps
 	$(GO) test -count=1 -timeout 20m ./...
 
-# The independent readers some tests compare against (js-tiktoken, apache-arrow,
-# hyparquet; jscheck/package-lock.json pins them). Without npm those tests skip.
+# The independent readers some tests compare against (js-tiktoken, apache-arrow, DuckDB,
+# hyparquet, @huggingface/jinja; jscheck/package-lock.json pins them; a changed lock
+# file reinstalls them). Without npm those tests skip.
 jsdeps:
 	@if command -v npm >/dev/null 2>&1; then \
-		[ -d jscheck/node_modules ] || npm ci --prefix jscheck --no-audit --no-fund --loglevel=error; \
+		[ jscheck/node_modules/.package-lock.json -nt jscheck/package-lock.json ] || npm ci --prefix jscheck --no-audit --no-fund --loglevel=error; \
 	else echo "npm not found: the tests that read exports with JavaScript readers will skip"; fi
 
 test-short:
@@ -43,12 +44,12 @@ bench: bench-generate bench-export
 
 BENCH_PAGES ?= 1000000
 bench-index:
-	REACTGEN_BENCH_PAGES=$(BENCH_PAGES) $(GO) test -run '^$$' -bench . -benchtime 1x -timeout 60m ./internal/index/
+	REACTGEN_BENCH_PAGES=$(BENCH_PAGES) $(GO) test -run '^$$' -bench . -benchtime 1x -timeout 60m ./index/
 
 # The full-scale index figures (build speed, peak RSS, size, latency percentiles) on a
 # synthetic corpus of BENCH_PAGES pages written to /tmp.
 bench-index-1m:
-	$(GO) build -o bin/synthcorpus ./internal/synthcorpus
+	$(GO) build -o bin/synthcorpus ./index/synthcorpus
 	/usr/bin/time -v bin/synthcorpus -pages $(BENCH_PAGES) -out /tmp/reactgen-synth.jsonl -index /tmp/reactgen-synth-index -queries 5000
 
 bench-generate:
@@ -65,7 +66,7 @@ bench-export:
 eval:
 	$(GO) test -count=1 -run '^TestEvalTrainedDemo$$' -v ./cmd/reactgen/ | grep -v '^=== RUN'
 
-# Debian's Chromium, for the report's browser test (internal/report, skipped without it)
+# Debian's Chromium, for the report's browser test (report, skipped without it)
 # and the screenshot below. Needs root and the Debian package mirror.
 chromium:
 	@test -x /usr/bin/chromium || { apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends chromium; }

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/reactgen/reactgen/internal/env"
+	"github.com/reactgen/reactgen/env"
 	"github.com/reactgen/reactgen/internal/sentence"
 	"github.com/reactgen/reactgen/pipeline"
 )

@@ -6,9 +6,9 @@ import (
 	"fmt"
 	"io"
 
-	gojson "github.com/goccy/go-json"
 	"github.com/klauspost/compress/gzip"
 	"github.com/klauspost/compress/zstd"
+	"github.com/reactgen/reactgen/internal/fastjson"
 
 	"github.com/reactgen/reactgen/pipeline"
 )
@@ -119,13 +119,13 @@ type jsonlEncoder struct {
 	line lineFormat
 	o    lineOptions
 	buf  bytes.Buffer
-	enc  *gojson.Encoder
+	enc  *fastjson.Encoder
 }
 
 func newJSONLEncoder(w io.Writer, compression string, line lineFormat, o lineOptions) (*jsonlEncoder, error) {
 	e := &jsonlEncoder{w: w, line: line, o: o}
 	e.buf.Grow(16 << 10)
-	e.enc = gojson.NewEncoder(&e.buf)
+	e.enc = fastjson.NewEncoder(&e.buf)
 	e.enc.SetEscapeHTML(false)
 	switch compression {
 	case "gzip":

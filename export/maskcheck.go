@@ -7,9 +7,9 @@ import (
 	"os"
 	"strings"
 
-	gojson "github.com/goccy/go-json"
 	"github.com/klauspost/compress/gzip"
 	"github.com/klauspost/compress/zstd"
+	"github.com/reactgen/reactgen/internal/fastjson"
 )
 
 // openJSONL opens a JSONL file written by the exporter, decompressing by extension.
@@ -125,13 +125,13 @@ type maskRow struct {
 }
 
 type maskJSON struct {
-	Role    string            `json:"role"`
-	From    string            `json:"from"`
-	Content string            `json:"content"`
-	Value   string            `json:"value"`
-	Weight  gojson.RawMessage `json:"weight"`
-	Train   *bool             `json:"train"`
-	Loss    *bool             `json:"loss"`
+	Role    string              `json:"role"`
+	From    string              `json:"from"`
+	Content string              `json:"content"`
+	Value   string              `json:"value"`
+	Weight  fastjson.RawMessage `json:"weight"`
+	Train   *bool               `json:"train"`
+	Loss    *bool               `json:"loss"`
 }
 
 // scanMaskLine decodes line, one JSON object, with github.com/goccy/go-json (the
@@ -140,7 +140,7 @@ type maskJSON struct {
 // "conversations").
 func scanMaskLine(line []byte, list string, trainObs bool, turns []maskTurn) ([]maskTurn, error) {
 	var row maskRow
-	if err := gojson.Unmarshal(line, &row); err != nil {
+	if err := fastjson.Unmarshal(line, &row); err != nil {
 		return nil, fmt.Errorf("invalid JSON: %w", err)
 	}
 	ts := row.Messages

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/reactgen/reactgen/internal/env"
+	"github.com/reactgen/reactgen/env"
 	"github.com/reactgen/reactgen/pipeline"
 )
 

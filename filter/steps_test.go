@@ -5,7 +5,7 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/reactgen/reactgen/internal/env"
+	"github.com/reactgen/reactgen/env"
 	"github.com/reactgen/reactgen/pipeline"
 )
 

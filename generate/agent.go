@@ -8,8 +8,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/reactgen/reactgen/env"
 	"github.com/reactgen/reactgen/generate/prompt"
-	"github.com/reactgen/reactgen/internal/env"
 	"github.com/reactgen/reactgen/internal/llm"
 	"github.com/reactgen/reactgen/internal/react"
 	"github.com/reactgen/reactgen/pipeline"

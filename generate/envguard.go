@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"sync"
 
-	"github.com/reactgen/reactgen/internal/env"
+	"github.com/reactgen/reactgen/env"
 	"github.com/reactgen/reactgen/internal/llm"
 )
 

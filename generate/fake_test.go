@@ -10,9 +10,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/reactgen/reactgen/env"
+	"github.com/reactgen/reactgen/env/envtest"
 	"github.com/reactgen/reactgen/generate/prompt"
-	"github.com/reactgen/reactgen/internal/env"
-	"github.com/reactgen/reactgen/internal/env/envtest"
 	"github.com/reactgen/reactgen/internal/llm"
 	"github.com/reactgen/reactgen/internal/llm/llmtest"
 	"github.com/reactgen/reactgen/internal/tool"

@@ -9,8 +9,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/reactgen/reactgen/env"
 	"github.com/reactgen/reactgen/generate/prompt"
-	"github.com/reactgen/reactgen/internal/env"
 	"github.com/reactgen/reactgen/internal/llm/llmtest"
 	"github.com/reactgen/reactgen/internal/shareddata"
 	"github.com/reactgen/reactgen/pipeline"

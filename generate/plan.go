@@ -10,9 +10,9 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/reactgen/reactgen/env"
 	"github.com/reactgen/reactgen/generate/prompt"
 	"github.com/reactgen/reactgen/internal/dataset"
-	"github.com/reactgen/reactgen/internal/env"
 	"github.com/reactgen/reactgen/internal/llm"
 	"github.com/reactgen/reactgen/pipeline"
 )

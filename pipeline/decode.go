@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 	"strings"
 
-	gojson "github.com/goccy/go-json"
+	"github.com/reactgen/reactgen/internal/fastjson"
 )
 
 // decodeEpisode decodes one line of an episode file (episodes.jsonl, kept.jsonl): the one
@@ -40,7 +40,7 @@ func decodeRejected(b []byte, r *Rejected) error {
 
 // decode is goccy's Unmarshal, then encoding/json's on the lines goccy rejects.
 func decode[T any](b []byte, v *T) error {
-	if err := gojson.Unmarshal(b, v); err != nil {
+	if err := fastjson.Unmarshal(b, v); err != nil {
 		*v = *new(T)
 		return json.Unmarshal(b, v)
 	}

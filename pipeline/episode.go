@@ -6,7 +6,7 @@
 // StageOrder recording each one's start, end, counts and outcome in the manifest, writes
 // it and releases the lock. Summarize is the run summary that `reactgen stats` and the
 // dataset card print. The concrete stages live in their own packages (generate, filter,
-// export, internal/index, internal/ingest) and depend on pipeline, never on each other;
+// export, index, ingest) and depend on pipeline, never on each other;
 // pipeline never imports an LLM client, an environment or a file format.
 package pipeline
 
@@ -129,6 +129,15 @@ type Call struct {
 	// ToolCalls are the function calls of the reply (generate.format tools), as the model
 	// sent them, well-formed or not.
 	ToolCalls []ToolCall `json:"tool_calls,omitempty"`
+	// Reasoning is the reasoning text of this completion (see Step.Reasoning).
+	Reasoning string `json:"reasoning,omitempty"`
+	// Logprobs are the log-probabilities of the completion's tokens, in order, as the
+	// server returned them (only with llm.logprobs: true).
+	Logprobs []float64 `json:"logprobs,omitempty"`
+	// PromptTokenIDs and CompletionTokenIDs are the token ids of the prompt and the
+	// completion, where the server returns them (vLLM; only with llm.logprobs: true).
+	PromptTokenIDs     []int64 `json:"prompt_token_ids,omitempty"`
+	CompletionTokenIDs []int64 `json:"completion_token_ids,omitempty"`
 }
 
 // Step is one Thought / Action / Observation triple. A CoT episode has one step whose
@@ -140,6 +149,12 @@ type Step struct {
 	Argument    string `json:"argument"`
 	Observation string `json:"observation"`
 	Calls       []Call `json:"calls,omitempty"` // the request(s) that produced this step
+	// Reasoning is the reasoning text a reasoning model returned for this step apart from
+	// its answer (the reply's reasoning or reasoning_content field, or a leading
+	// <think>…</think> block when llm.think_tags reads it), kept apart from Thought,
+	// which is the ReAct thought the model wrote in its answer. Empty when the model
+	// returned none.
+	Reasoning string `json:"reasoning,omitempty"`
 	// ToolCall is the function call a tool-calling model made for this step, as it made
 	// it; Action is what was read from it. Nil for text formats and imported episodes.
 	ToolCall *ToolCall `json:"tool_call,omitempty"`

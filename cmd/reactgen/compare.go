@@ -8,7 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/reactgen/reactgen/internal/report"
+	"github.com/reactgen/reactgen/report"
 )
 
 type compareOptions struct {

@@ -31,8 +31,8 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/reactgen/reactgen/index"
 	"github.com/reactgen/reactgen/internal/dataset"
-	"github.com/reactgen/reactgen/internal/index"
 	"github.com/reactgen/reactgen/internal/llm/llmtest"
 	"github.com/reactgen/reactgen/pipeline"
 )

@@ -5,7 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/reactgen/reactgen/internal/demoworld"
+	"github.com/reactgen/reactgen/data/demoworld"
 )
 
 type demoWorldOptions struct {

@@ -7,8 +7,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/reactgen/reactgen/internal/env"
-	"github.com/reactgen/reactgen/internal/index"
+	"github.com/reactgen/reactgen/env"
+	"github.com/reactgen/reactgen/index"
 	"github.com/reactgen/reactgen/pipeline"
 )
 

@@ -6,8 +6,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/reactgen/reactgen/internal/report"
 	"github.com/reactgen/reactgen/pipeline"
+	"github.com/reactgen/reactgen/report"
 )
 
 func (a *app) newEvalCmd() *cobra.Command {

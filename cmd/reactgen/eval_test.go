@@ -8,10 +8,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/reactgen/reactgen/env"
 	"github.com/reactgen/reactgen/generate/expert"
+	"github.com/reactgen/reactgen/index"
 	"github.com/reactgen/reactgen/internal/dataset"
-	"github.com/reactgen/reactgen/internal/env"
-	"github.com/reactgen/reactgen/internal/index"
 	"github.com/reactgen/reactgen/internal/llm"
 	"github.com/reactgen/reactgen/internal/llm/llmtest"
 	"github.com/reactgen/reactgen/internal/tool"

@@ -7,7 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/reactgen/reactgen/filter"
-	"github.com/reactgen/reactgen/internal/ingest"
+	"github.com/reactgen/reactgen/ingest"
 	"github.com/reactgen/reactgen/pipeline"
 )
 

@@ -9,7 +9,7 @@ import (
 
 	"github.com/reactgen/reactgen/pipeline"
 
-	"github.com/reactgen/reactgen/internal/index"
+	"github.com/reactgen/reactgen/index"
 )
 
 type indexOptions struct {

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/reactgen/reactgen/internal/index"
+	"github.com/reactgen/reactgen/index"
 	"github.com/reactgen/reactgen/internal/llm/llmtest"
 	"github.com/reactgen/reactgen/pipeline"
 )

@@ -7,11 +7,11 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/reactgen/reactgen/env"
 	"github.com/reactgen/reactgen/generate"
 	"github.com/reactgen/reactgen/generate/prompt"
+	"github.com/reactgen/reactgen/index"
 	"github.com/reactgen/reactgen/internal/dataset"
-	"github.com/reactgen/reactgen/internal/env"
-	"github.com/reactgen/reactgen/internal/index"
 	"github.com/reactgen/reactgen/pipeline"
 )
 

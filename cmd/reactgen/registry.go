@@ -7,14 +7,14 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/reactgen/reactgen/env"
+	"github.com/reactgen/reactgen/env/mediawiki"
 	"github.com/reactgen/reactgen/export"
 	"github.com/reactgen/reactgen/filter"
 	"github.com/reactgen/reactgen/generate"
 	"github.com/reactgen/reactgen/generate/expert"
+	"github.com/reactgen/reactgen/index"
 	"github.com/reactgen/reactgen/internal/bpe"
-	"github.com/reactgen/reactgen/internal/env"
-	"github.com/reactgen/reactgen/internal/env/mediawiki"
-	"github.com/reactgen/reactgen/internal/index"
 	"github.com/reactgen/reactgen/internal/levenshtein"
 	"github.com/reactgen/reactgen/pipeline"
 )

@@ -13,8 +13,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/reactgen/reactgen/internal/env"
-	"github.com/reactgen/reactgen/internal/index"
+	"github.com/reactgen/reactgen/env"
+	"github.com/reactgen/reactgen/index"
 	"github.com/reactgen/reactgen/internal/shareddata"
 	"github.com/reactgen/reactgen/pipeline"
 )

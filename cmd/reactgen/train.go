@@ -8,7 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/reactgen/reactgen/internal/finetune"
+	"github.com/reactgen/reactgen/finetune"
 	"github.com/reactgen/reactgen/pipeline"
 )
 

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/reactgen/reactgen/internal/finetune/finetunetest"
+	"github.com/reactgen/reactgen/finetune/finetunetest"
 	"github.com/reactgen/reactgen/pipeline"
 )
 

@@ -15,8 +15,8 @@ import (
 	"strings"
 	"unicode"
 
+	"github.com/reactgen/reactgen/env"
 	"github.com/reactgen/reactgen/generate"
-	"github.com/reactgen/reactgen/internal/env"
 	"github.com/reactgen/reactgen/pipeline"
 )
 

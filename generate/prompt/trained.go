@@ -5,7 +5,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/reactgen/reactgen/internal/env"
+	"github.com/reactgen/reactgen/env"
 	"github.com/reactgen/reactgen/internal/llm"
 	"github.com/reactgen/reactgen/internal/tool"
 )

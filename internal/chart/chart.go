@@ -2,7 +2,7 @@
 // vertical bars of counts, lines over a numeric axis, and grouped histograms. It consumes
 // plain numbers and labels and produces standalone <svg class="chart" data-chart="NAME">
 // documents that need no script, font or file from elsewhere, so the compare report
-// (internal/report) inlines them and the dataset card (export) links them as files.
+// (report) inlines them and the dataset card (export) links them as files.
 package chart
 
 import (

@@ -4,7 +4,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/reactgen/reactgen/internal/env"
+	"github.com/reactgen/reactgen/env"
 )
 
 // Notebook reads the completion of ReAct step (1-based) as the paper's notebooks

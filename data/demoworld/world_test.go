@@ -16,7 +16,7 @@ import (
 var update = flag.Bool("update", false, "rewrite data/demo from Generate(Options{Seed: 1})")
 
 // demoDir is the committed demo world, relative to this package.
-const demoDir = "../../data/demo"
+const demoDir = "../demo"
 
 var demoFiles = []string{"corpus.jsonl", "hotpotqa.json", "fever.jsonl"}
 
@@ -63,7 +63,7 @@ func TestCommittedDemo(t *testing.T) {
 		got := readFile(t, filepath.Join(demoDir, name))
 		total += len(got)
 		if !bytes.Equal(got, want) {
-			t.Errorf("%s/%s differs from Generate(Seed 1): run go test ./internal/demoworld -run TestCommittedDemo -update", demoDir, name)
+			t.Errorf("%s/%s differs from Generate(Seed 1): run go test ./data/demoworld -run TestCommittedDemo -update", demoDir, name)
 		}
 	}
 	if total >= 2<<20 {

@@ -20,7 +20,7 @@ import (
 	"github.com/klauspost/compress/s2"
 	"golang.org/x/sync/errgroup"
 
-	"github.com/reactgen/reactgen/internal/wikidump"
+	"github.com/reactgen/reactgen/index/wikidump"
 	"github.com/reactgen/reactgen/pipeline"
 )
 

@@ -4,7 +4,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/reactgen/reactgen/internal/env"
+	"github.com/reactgen/reactgen/env"
 )
 
 func TestMemoryConformance(t *testing.T) {

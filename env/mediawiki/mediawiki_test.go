@@ -13,8 +13,8 @@ import (
 
 	"golang.org/x/time/rate"
 
-	"github.com/reactgen/reactgen/internal/env"
-	"github.com/reactgen/reactgen/internal/env/envtest"
+	"github.com/reactgen/reactgen/env"
+	"github.com/reactgen/reactgen/env/envtest"
 	"github.com/reactgen/reactgen/pipeline"
 )
 

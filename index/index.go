@@ -26,7 +26,7 @@ import (
 	"strings"
 
 	"github.com/klauspost/compress/s2"
-	"github.com/reactgen/reactgen/internal/env"
+	"github.com/reactgen/reactgen/env"
 
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
 )

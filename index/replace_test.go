@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/reactgen/reactgen/internal/wikidump"
+	"github.com/reactgen/reactgen/index/wikidump"
 	"github.com/reactgen/reactgen/pipeline"
 )
 

@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/reactgen/reactgen/internal/wikidump"
+	"github.com/reactgen/reactgen/index/wikidump"
 	"github.com/reactgen/reactgen/pipeline"
 )
 

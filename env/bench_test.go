@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/reactgen/reactgen/internal/env"
-	"github.com/reactgen/reactgen/internal/env/envtest"
+	"github.com/reactgen/reactgen/env"
+	"github.com/reactgen/reactgen/env/envtest"
 )
 
 // BenchmarkLookup measures one Lookup step on a long page (60 sentences of about 120

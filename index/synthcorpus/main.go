@@ -3,7 +3,7 @@
 // build pages/s, peak RSS (VmHWM), index bytes against text bytes, and p50/p99 of exact
 // Page and of a missed Page followed by Similar(5).
 //
-//	go run ./internal/synthcorpus -pages 1000000 -out /tmp/synth.jsonl -index /tmp/synth-index
+//	go run ./index/synthcorpus -pages 1000000 -out /tmp/synth.jsonl -index /tmp/synth-index
 package main
 
 import (
@@ -22,8 +22,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/reactgen/reactgen/internal/index"
-	"github.com/reactgen/reactgen/internal/synth"
+	"github.com/reactgen/reactgen/index"
+	"github.com/reactgen/reactgen/index/synth"
 )
 
 func main() {

@@ -378,7 +378,7 @@ func TestBuildCancelled(t *testing.T) {
 func TestBuildFormats(t *testing.T) {
 	questions := writeSource(t, "dev.json", `[{"_id": "a", "question": "Is Birch Moor windy?", "context": [["Birch Moor", ["Birch Moor is a heath.", " It is windy."]], ["Cold Tarn", ["Cold Tarn is a lake."]]]},
 {"_id": "b", "question": "What is Cold Tarn?", "context": [["Cold Tarn", ["Cold Tarn is a lake."]]]}]`)
-	wiki, _ := filepath.Abs(filepath.Join("..", "wikidump", "testdata", "hotpotwiki"))
+	wiki, _ := filepath.Abs(filepath.Join("wikidump", "testdata", "hotpotwiki"))
 	tests := []struct {
 		name, source, format string
 		pages                int64

@@ -6,8 +6,8 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/reactgen/reactgen/internal/env"
-	"github.com/reactgen/reactgen/internal/env/envtest"
+	"github.com/reactgen/reactgen/env"
+	"github.com/reactgen/reactgen/env/envtest"
 )
 
 // failing is a corpus whose backend is down.

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/reactgen/reactgen/internal/env"
-	"github.com/reactgen/reactgen/internal/env/envtest"
+	"github.com/reactgen/reactgen/env"
+	"github.com/reactgen/reactgen/env/envtest"
 	"github.com/reactgen/reactgen/pipeline"
 )
 

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/reactgen/reactgen/internal/synth"
+	"github.com/reactgen/reactgen/index/synth"
 )
 
 // benchPages is the synthetic corpus size: REACTGEN_BENCH_PAGES, default 20,000.

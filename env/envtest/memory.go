@@ -12,7 +12,7 @@ import (
 	"strings"
 	"unicode"
 
-	"github.com/reactgen/reactgen/internal/env"
+	"github.com/reactgen/reactgen/env"
 )
 
 // Memory is an env.Corpus over pages held in memory. It is safe for concurrent use.

@@ -3,7 +3,7 @@ package envtest
 import (
 	"fmt"
 
-	"github.com/reactgen/reactgen/internal/env"
+	"github.com/reactgen/reactgen/env"
 )
 
 // Pages returns the fictional page set that RunConformance builds a corpus from: ordinary

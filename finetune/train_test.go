@@ -16,8 +16,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/reactgen/reactgen/internal/finetune"
-	"github.com/reactgen/reactgen/internal/finetune/finetunetest"
+	"github.com/reactgen/reactgen/finetune"
+	"github.com/reactgen/reactgen/finetune/finetunetest"
 	"github.com/reactgen/reactgen/pipeline"
 )
 

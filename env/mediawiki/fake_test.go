@@ -12,8 +12,8 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/reactgen/reactgen/internal/env"
-	"github.com/reactgen/reactgen/internal/env/envtest"
+	"github.com/reactgen/reactgen/env"
+	"github.com/reactgen/reactgen/env/envtest"
 )
 
 // fakeWiki answers the two queries the client makes in MediaWiki's JSON shape

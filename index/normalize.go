@@ -3,7 +3,7 @@ package index
 import (
 	"strings"
 
-	"github.com/reactgen/reactgen/internal/env"
+	"github.com/reactgen/reactgen/env"
 )
 
 // NormalizeTitle folds a page title or a Search argument to the key that Page matches

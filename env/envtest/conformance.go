@@ -8,7 +8,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/reactgen/reactgen/internal/env"
+	"github.com/reactgen/reactgen/env"
 	"github.com/reactgen/reactgen/pipeline"
 )
 
