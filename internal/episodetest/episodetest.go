@@ -91,13 +91,16 @@ func Full() pipeline.Episode {
 		FinishReason: "stop", Usage: pipeline.Usage{PromptTokens: 10, CompletionTokens: 5, TotalTokens: 15, CostUSD: 0.00125,
 			CachedTokens: 4, CacheSavingUSD: 0.0005},
 		LatencyMS: 321, Retries: 2, Cached: true, Bad: true, Error: "boom", Choice: 1,
-		ToolCalls: []pipeline.ToolCall{{ID: "call_1", Name: "search", Arguments: `{"entity":"Ada \"L\""}`}, {Name: "browse", Arguments: "not json"}}}
+		ToolCalls: []pipeline.ToolCall{{ID: "call_1", Name: "search", Arguments: `{"entity":"Ada \"L\""}`}, {Name: "browse", Arguments: "not json"}},
+		Reasoning: "First <think> about \"Ada\"\n", Logprobs: []float64{-0.25, -1.5e-7, -12.75},
+		PromptTokenIDs: []int64{151644, 872}, CompletionTokenIDs: []int64{785, 13}}
 	return pipeline.Episode{Schema: pipeline.SchemaVersion, ID: "0123456789abcdef", RunID: "run", Task: pipeline.TaskHotpotQA,
 		QuestionID: "q1", Question: "Who is \"A\"?\tTab \u2028 line", Answer: "Ada", QuestionType: "bridge", Method: Method,
 		Branch: Method, Policy: "expert", Format: "chat", Attempt: 3, Seed: -9007199254740993,
 		Steps: []pipeline.Step{
 			{Thought: "I need \\ to search 日本", Action: "Search[Ada]", ActionType: pipeline.ActionSearch, Argument: "Ada",
 				Observation: "Ada was... \"Quoted\"\x01\x1f end", Calls: []pipeline.Call{call, {}},
+				Reasoning: "The user asks about \"A\"; 日本\n</think>",
 				ToolCall: &pipeline.ToolCall{ID: "call_1", Name: "search", Arguments: `{"entity": "Ada"}`}},
 			{Action: "Finish[Ada]", ActionType: pipeline.ActionFinish, Argument: "Ada", Calls: []pipeline.Call{}},
 		},
