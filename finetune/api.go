@@ -9,6 +9,7 @@ package finetune
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -21,6 +22,7 @@ import (
 
 	openai "github.com/sashabaranov/go-openai"
 
+	"github.com/reactgen/reactgen/internal/origin"
 	"github.com/reactgen/reactgen/internal/retry"
 	"github.com/reactgen/reactgen/pipeline"
 )
@@ -28,6 +30,7 @@ import (
 // APIOptions say where the fine-tuning service is. Its String method redacts the key.
 type APIOptions struct {
 	BaseURL    string            // the API root, ending in /v1
+	BaseURLKey string            // the flag or key that set BaseURL, named when a redirect is refused; empty: --base-url
 	APIKey     string            // sent as "Authorization: Bearer ..."; may be empty for local servers
 	Headers    map[string]string // extra headers sent with every request
 	Timeout    time.Duration     // per request; 0 means none beyond ctx
@@ -85,21 +88,21 @@ func NewAPI(o APIOptions) (*API, error) {
 	if !strings.HasPrefix(base, "http://") && !strings.HasPrefix(base, "https://") {
 		return nil, fmt.Errorf("fine-tuning base url %q: must start with http:// or https://", base)
 	}
-	hc := &http.Client{}
-	if o.HTTPClient != nil {
-		c := *o.HTTPClient
-		hc = &c
-	}
-	rt := hc.Transport
-	if rt == nil {
-		rt = http.DefaultTransport
+	// The key and the headers go to base's host only: a redirect elsewhere is refused
+	// (see package origin).
+	hc, err := origin.Pin(o.HTTPClient, base, cmp.Or(o.BaseURLKey, "--base-url"))
+	if err != nil {
+		return nil, err
 	}
 	headers := make(http.Header, len(o.Headers))
 	for k, v := range o.Headers {
+		if err := origin.CheckHeader(k, v); err != nil {
+			return nil, fmt.Errorf("fine-tuning headers: %w", err)
+		}
 		headers.Set(k, v)
 	}
 	caps := &jobErrors{msgs: map[string]string{}}
-	hc.Transport = &transport{base: rt, headers: headers, caps: caps}
+	hc.Transport = &transport{base: hc.Transport, headers: headers, caps: caps}
 	cfg := openai.DefaultConfig(o.APIKey)
 	cfg.BaseURL = base
 	cfg.HTTPClient = hc
@@ -230,7 +233,7 @@ func (a *API) wrap(op string, err error) error {
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return fmt.Errorf("%s at %s: %w", op, a.base, err)
 	}
-	return &APIError{Op: op, Message: a.scrub(fmt.Sprintf("%s: %v", a.base, err))}
+	return &APIError{Op: op, Message: a.scrub(fmt.Sprintf("%s: %v", a.base, err)), Err: err}
 }
 
 // scrub removes the key, plain or base64-encoded, from text the service sent back.
@@ -248,7 +251,11 @@ type APIError struct {
 	Op      string
 	Status  int // HTTP status; 0 when no answer came
 	Message string
+	Err     error // what failed when no answer came (a refused redirect: origin.ErrRedirect)
 }
+
+// Unwrap is what failed when no answer came, for errors.Is.
+func (e *APIError) Unwrap() error { return e.Err }
 
 func (e *APIError) Error() string {
 	if e.Status == 0 {
@@ -257,8 +264,12 @@ func (e *APIError) Error() string {
 	return fmt.Sprintf("%s: status %d: %s", e.Op, e.Status, e.Message)
 }
 
-// Transient reports whether asking again later may succeed: no answer, 408, 409, 429 or 5xx.
+// Transient reports whether asking again later may succeed: no answer (but for a refused
+// redirect), 408, 409, 429 or 5xx.
 func (e *APIError) Transient() bool {
+	if errors.Is(e.Err, origin.ErrRedirect) {
+		return false
+	}
 	return e.Status == 0 || retry.TransientStatus(e.Status)
 }
 

@@ -101,7 +101,7 @@ func Full() pipeline.Episode {
 			{Thought: "I need \\ to search 日本", Action: "Search[Ada]", ActionType: pipeline.ActionSearch, Argument: "Ada",
 				Observation: "Ada was... \"Quoted\"\x01\x1f end", Calls: []pipeline.Call{call, {}},
 				Reasoning: "The user asks about \"A\"; 日本\n</think>",
-				ToolCall: &pipeline.ToolCall{ID: "call_1", Name: "search", Arguments: `{"entity": "Ada"}`}},
+				ToolCall:  &pipeline.ToolCall{ID: "call_1", Name: "search", Arguments: `{"entity": "Ada"}`}},
 			{Action: "Finish[Ada]", ActionType: pipeline.ActionFinish, Argument: "Ada", Calls: []pipeline.Call{}},
 		},
 		Samples:    []pipeline.Sample{{Thought: "t", Answer: "a", Call: &call}, {Thought: "u"}},

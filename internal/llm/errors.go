@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/reactgen/reactgen/internal/origin"
 	"github.com/reactgen/reactgen/internal/retry"
 	"github.com/reactgen/reactgen/pipeline"
 )
@@ -86,11 +87,13 @@ func (e *APIError) Error() string {
 // (429), 408, 409, server errors (5xx), unreadable bodies (HTML or invalid JSON) outside
 // 4xx, timeouts, and connections refused, reset, closed mid-body or closed while idle. Client errors (400,
 // 401, 403, 404 such as model_not_found), ErrBudget, ErrUnusable, ErrRetriesExhausted
-// (retrying again would not help), ErrToolsUnsupported, ErrResponseTooLarge and a
+// (retrying again would not help), ErrToolsUnsupported, ErrResponseTooLarge, a redirect to
+// another host (origin.ErrRedirect) and a
 // cancelled context are not.
 func IsRetryable(err error) bool {
 	if err == nil || errors.Is(err, ErrBudget) || errors.Is(err, ErrUnusable) || errors.Is(err, context.Canceled) ||
-		errors.Is(err, ErrRetriesExhausted) || errors.Is(err, ErrToolsUnsupported) || errors.Is(err, ErrResponseTooLarge) {
+		errors.Is(err, ErrRetriesExhausted) || errors.Is(err, ErrToolsUnsupported) || errors.Is(err, ErrResponseTooLarge) ||
+		errors.Is(err, origin.ErrRedirect) {
 		return false
 	}
 	var ae *APIError

@@ -192,7 +192,8 @@ func transport(concurrency int) *http.Transport {
 func newPool(cfg pipeline.LLMConfig, eps []pipeline.EndpointConfig, getenv func(string) string) (*Pool, error) {
 	out := make([]Endpoint, len(eps))
 	for i, e := range eps {
-		oa, err := NewOpenAI(OpenAIOptions{BaseURL: e.BaseURL, APIKey: getenv(e.APIKeyEnv), KeyEnv: e.APIKeyEnv, Headers: e.Headers,
+		oa, err := NewOpenAI(OpenAIOptions{BaseURL: e.BaseURL, BaseURLKey: fmt.Sprintf("llm.endpoints[%d].base_url", i),
+			APIKey: getenv(e.APIKeyEnv), KeyEnv: e.APIKeyEnv, Headers: e.Headers,
 			Timeout: cfg.Timeout, HTTPClient: &http.Client{Transport: transport(e.Concurrency)}})
 		if err != nil {
 			return nil, fmt.Errorf("config key llm.endpoints[%d].base_url: %w", i, err)

@@ -2,6 +2,7 @@ package llm
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -17,6 +18,7 @@ import (
 
 	openai "github.com/sashabaranov/go-openai"
 
+	"github.com/reactgen/reactgen/internal/origin"
 	"github.com/reactgen/reactgen/internal/retry"
 	"github.com/reactgen/reactgen/pipeline"
 )
@@ -30,9 +32,12 @@ type OpenAIOptions struct {
 	APIKey  string // sent as "Authorization: Bearer ..."; may be empty for local servers
 	// KeyEnv names the environment variable APIKey was read from, so that a 401 can say
 	// which variable to fix; empty names none.
-	KeyEnv  string
-	Headers map[string]string // extra headers sent with every request
-	Timeout time.Duration     // per request (one attempt); 0 means none beyond ctx
+	KeyEnv string
+	// BaseURLKey is the config key that set BaseURL, named when a server redirects to
+	// another host (refused, see package origin); empty means llm.base_url.
+	BaseURLKey string
+	Headers    map[string]string // extra headers sent with every request; checked by NewOpenAI
+	Timeout    time.Duration     // per request (one attempt); 0 means none beyond ctx
 	// HTTPClient is used for the requests (its Transport is wrapped, the value is not
 	// changed); nil means a client of its own.
 	HTTPClient *http.Client
@@ -87,20 +92,20 @@ func NewOpenAI(opts OpenAIOptions) (*OpenAI, error) {
 	if opts.Timeout < 0 {
 		return nil, fmt.Errorf("llm timeout %s: must not be negative", opts.Timeout)
 	}
-	hc := &http.Client{}
-	if opts.HTTPClient != nil {
-		c := *opts.HTTPClient
-		hc = &c
-	}
-	rt := hc.Transport
-	if rt == nil {
-		rt = http.DefaultTransport
+	key := cmp.Or(opts.BaseURLKey, "llm.base_url")
+	// The key and the headers go to base's host only: a redirect elsewhere is refused.
+	hc, err := origin.Pin(opts.HTTPClient, base, key)
+	if err != nil {
+		return nil, err
 	}
 	headers := make(http.Header, len(opts.Headers))
 	for k, v := range opts.Headers {
+		if err := origin.CheckHeader(k, v); err != nil {
+			return nil, fmt.Errorf("llm headers: %w", err)
+		}
 		headers.Set(k, v)
 	}
-	hc.Transport = &wire{base: rt, headers: headers}
+	hc.Transport = &wire{base: hc.Transport, headers: headers}
 	cfg := openai.DefaultConfig(opts.APIKey)
 	cfg.BaseURL = base
 	cfg.HTTPClient = hc
