@@ -53,6 +53,7 @@ func (o APIOptions) GoString() string { return o.String() }
 // Every error it returns has the API key removed from its text.
 type API struct {
 	client  *openai.Client
+	hc      *http.Client // the client's HTTP client, for the calls go-openai lacks
 	base    string
 	key     string
 	timeout time.Duration
@@ -70,6 +71,8 @@ type Job struct {
 	Error          string // the service's error message for a failed job
 	Epochs         any    // as the service reports them: a number or "auto"
 	BatchSize      any
+	TrainingFile   string            // the file id the job trains on
+	Metadata       map[string]string // as the job was created with; nil when the service keeps none
 }
 
 // Event is one line of a job's event log.
@@ -106,7 +109,7 @@ func NewAPI(o APIOptions) (*API, error) {
 	cfg := openai.DefaultConfig(o.APIKey)
 	cfg.BaseURL = base
 	cfg.HTTPClient = hc
-	return &API{client: openai.NewClientWithConfig(cfg), base: base, key: o.APIKey, timeout: o.Timeout, cap: caps}, nil
+	return &API{client: openai.NewClientWithConfig(cfg), hc: hc, base: base, key: o.APIKey, timeout: o.Timeout, cap: caps}, nil
 }
 
 // String describes the client without its key.
@@ -131,21 +134,38 @@ func (a *API) Upload(ctx context.Context, name string, data []byte, interval tim
 	if err != nil {
 		return "", a.wrap("upload "+name, err)
 	}
+	return f.ID, a.waitProcessed(ctx, f, name, interval)
+}
+
+// WaitProcessed waits until the uploaded file id has been processed (polling every
+// interval), so that a job may use it.
+func (a *API) WaitProcessed(ctx context.Context, id, name string, interval time.Duration) error {
+	rctx, cancel := a.ctx(ctx)
+	f, err := a.client.GetFile(rctx, id)
+	cancel()
+	if err != nil {
+		return a.wrap("check upload "+name, err)
+	}
+	return a.waitProcessed(ctx, f, name, interval)
+}
+
+func (a *API) waitProcessed(ctx context.Context, f openai.File, name string, interval time.Duration) error {
+	var err error
 	for f.Status != "" && f.Status != "processed" {
 		if f.Status == "error" || f.Status == "deleted" {
-			return "", fmt.Errorf("upload %s: the service rejected file %s: %s %s", name, f.ID, f.Status, a.scrub(f.StatusDetails))
+			return fmt.Errorf("upload %s: the service rejected file %s: %s %s", name, f.ID, f.Status, a.scrub(f.StatusDetails))
 		}
 		if err := retry.Sleep(ctx, interval); err != nil {
-			return "", err
+			return err
 		}
 		rctx, cancel := a.ctx(ctx)
 		f, err = a.client.GetFile(rctx, f.ID)
 		cancel()
 		if err != nil {
-			return "", a.wrap("check upload "+name, err)
+			return a.wrap("check upload "+name, err)
 		}
 	}
-	return f.ID, nil
+	return nil
 }
 
 // JobRequest is what Create asks for.
@@ -154,34 +174,44 @@ type JobRequest struct {
 	TrainingFile   string
 	ValidationFile string
 	Suffix         string
-	Epochs         int // 0 = the service's default
+	Metadata       map[string]string // sent as the job's metadata (OpenAI keeps up to 16 pairs)
+	Epochs         int               // 0 = the service's default
 	BatchSize      int
 	LRMultiplier   float64
 }
 
-// Create starts a fine-tuning job.
+// Create starts a fine-tuning job. It is sent as OpenAI's JSON through the client's own
+// HTTP client rather than go-openai, whose request type has no metadata: the metadata
+// (JobRequest.Metadata) is how a resumed run finds the job it created before a kill.
 func (a *API) Create(ctx context.Context, r JobRequest) (Job, error) {
-	req := openai.FineTuningJobRequest{TrainingFile: r.TrainingFile, ValidationFile: r.ValidationFile, Model: r.Model, Suffix: r.Suffix}
-	hp := &openai.Hyperparameters{}
+	body := map[string]any{"training_file": r.TrainingFile, "model": r.Model}
+	if r.ValidationFile != "" {
+		body["validation_file"] = r.ValidationFile
+	}
+	if r.Suffix != "" {
+		body["suffix"] = r.Suffix
+	}
+	hp := map[string]any{}
 	if r.Epochs > 0 {
-		hp.Epochs = r.Epochs
+		hp["n_epochs"] = r.Epochs
 	}
 	if r.BatchSize > 0 {
-		hp.BatchSize = r.BatchSize
+		hp["batch_size"] = r.BatchSize
 	}
 	if r.LRMultiplier > 0 {
-		hp.LearningRateMultiplier = r.LRMultiplier
+		hp["learning_rate_multiplier"] = r.LRMultiplier
 	}
-	if hp.Epochs != nil || hp.BatchSize != nil || hp.LearningRateMultiplier != nil {
-		req.Hyperparameters = hp
+	if len(hp) > 0 {
+		body["hyperparameters"] = hp
 	}
-	rctx, cancel := a.ctx(ctx)
-	defer cancel()
-	j, err := a.client.CreateFineTuningJob(rctx, req)
-	if err != nil {
-		return Job{}, a.wrap("create fine-tuning job", err)
+	if len(r.Metadata) > 0 {
+		body["metadata"] = r.Metadata
 	}
-	return a.job(j), nil
+	var j restJob
+	if err := a.rest(ctx, "create fine-tuning job", http.MethodPost, "/fine_tuning/jobs", body, &j); err != nil {
+		return Job{}, err
+	}
+	return a.restJob(j), nil
 }
 
 // Get reports a job's state.
@@ -213,7 +243,8 @@ func (a *API) Events(ctx context.Context, id string, limit int) ([]Event, error)
 
 func (a *API) job(j openai.FineTuningJob) Job {
 	out := Job{ID: j.ID, Status: j.Status, Model: j.Model, FineTunedModel: j.FineTunedModel, TrainedTokens: j.TrainedTokens,
-		Epochs: j.Hyperparameters.Epochs, BatchSize: j.Hyperparameters.BatchSize, Error: a.scrub(a.cap.take(j.ID))}
+		Epochs: j.Hyperparameters.Epochs, BatchSize: j.Hyperparameters.BatchSize, Error: a.scrub(a.cap.take(j.ID)),
+		TrainingFile: j.TrainingFile}
 	if j.FinishedAt > 0 {
 		out.Finished = time.Unix(j.FinishedAt, 0).UTC()
 	}

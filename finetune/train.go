@@ -3,12 +3,14 @@ package finetune
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
 	"os"
 	"path"
 	"path/filepath"
@@ -142,33 +144,29 @@ func (t *trainer) run(ctx context.Context) (pipeline.TrainingJob, error) {
 			return last, fmt.Errorf("%w: job %s ended %s: %s (pass --new-job to start another)", ErrJobFailed, last.JobID, last.Status, orNone(last.Error))
 		}
 	}
-	if rec.Created.IsZero() {
+	resumed := !rec.Created.IsZero()
+	if resumed && rec.Intent == "" {
+		rec.Intent = newIntent() // a record written before intents were
+	}
+	if !resumed {
 		rec = want
 		rec.Created = time.Now().UTC()
-		rec.Status = "uploading"
+		rec.Intent = newIntent()
+		rec.Status = statusUploading
+		// The intent is durable before anything is sent: a kill from here on leaves a
+		// record that the next run resumes (finding its uploads and job) rather than
+		// starting over.
+		if err := t.save(&rec); err != nil {
+			return rec, err
+		}
 	}
-	if err := t.upload(ctx, &rec, data); err != nil {
+	if err := t.upload(ctx, &rec, data, resumed); err != nil {
 		return rec, err
 	}
 	if rec.JobID == "" {
-		req := JobRequest{Model: rec.BaseModel, TrainingFile: rec.Files[0].FileID, Suffix: rec.Suffix,
-			Epochs: rec.Hyperparameters.Epochs, BatchSize: rec.Hyperparameters.BatchSize, LRMultiplier: rec.Hyperparameters.LRMultiplier}
-		if len(rec.Files) > 1 {
-			req.ValidationFile = rec.Files[1].FileID
-		}
-		job, err := t.api.Create(ctx, req)
-		if err != nil {
-			rec.Error = err.Error()
-			if serr := t.save(&rec); serr != nil {
-				return rec, errors.Join(err, serr)
-			}
+		if err := t.create(ctx, &rec, resumed); err != nil {
 			return rec, err
 		}
-		rec.JobID, rec.Status, rec.Error = job.ID, job.Status, ""
-		if err := t.save(&rec); err != nil {
-			return rec, fmt.Errorf("fine-tuning job %s was created but could not be recorded (record it by hand): %w", job.ID, err)
-		}
-		fmt.Fprintf(t.o.Progress, "created fine-tuning job %s on %s (base model %s, %s)\n", job.ID, t.api.base, rec.BaseModel, describeHyper(job))
 	}
 	if t.o.Detach && !pipeline.JobDone(rec.Status) {
 		return rec, nil
@@ -176,8 +174,10 @@ func (t *trainer) run(ctx context.Context) (pipeline.TrainingJob, error) {
 	return t.follow(ctx, &rec)
 }
 
-// upload sends the files that have no file id yet, recording each id as it arrives.
-func (t *trainer) upload(ctx context.Context, rec *pipeline.TrainingJob, data [][]byte) error {
+// upload sends the files that have no file id yet, recording each id as it arrives. A
+// resumed intent first looks for its upload on the service (a kill may have come after
+// the service stored the file and before its id was recorded).
+func (t *trainer) upload(ctx context.Context, rec *pipeline.TrainingJob, data [][]byte, resumed bool) error {
 	for i := range rec.Files {
 		f := &rec.Files[i]
 		if f.FileID != "" {
@@ -187,19 +187,149 @@ func (t *trainer) upload(ctx context.Context, rec *pipeline.TrainingJob, data []
 			f.FileID = id // an earlier job of this run uploaded the same bytes
 			continue
 		}
-		name := fmt.Sprintf("reactgen-%s-%s.%s.jsonl", t.m.RunID, rec.Format, f.Split)
+		name := uploadName(t.m.RunID, rec.Format, f.Split, f.SHA256)
+		if resumed {
+			found, ok, err := t.api.FindFile(ctx, func(sf File) bool { return sf.Name == name && sf.Bytes == f.Bytes && sf.Status != "error" && sf.Status != "deleted" })
+			switch {
+			case err != nil && !absent(err):
+				return fmt.Errorf("look for an earlier upload of %s (a re-run must not upload it twice): %w", name, err)
+			case err != nil:
+				t.o.Logger.Warn("the service lists no files; uploading again", "file", name, "err", err)
+			case ok:
+				fmt.Fprintf(t.o.Progress, "found the upload of an earlier, interrupted run: %s (%s)\n", found.ID, name)
+				if err := t.api.WaitProcessed(ctx, found.ID, name, min(t.o.PollInterval, 2*time.Second)); err != nil {
+					return err
+				}
+				f.FileID = found.ID
+				rec.Status = statusUploaded
+				if err := t.save(rec); err != nil {
+					return err
+				}
+				continue
+			}
+		}
 		fmt.Fprintf(t.o.Progress, "uploading %s (%d rows, %d bytes)\n", strings.Join(f.Paths, " + "), f.Rows, f.Bytes)
 		id, err := t.api.Upload(ctx, name, data[i], min(t.o.PollInterval, 2*time.Second))
 		if err != nil {
 			return err
 		}
 		f.FileID = id
-		rec.Status = "uploaded"
+		rec.Status = statusUploaded
 		if err := t.save(rec); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// Statuses of a record before its job exists.
+const (
+	statusUploading = "uploading"
+	statusUploaded  = "uploaded"
+	statusCreating  = "creating"
+)
+
+// Metadata keys of the jobs Train creates.
+const (
+	metaIntent = "reactgen_intent"
+	metaRun    = "reactgen_run"
+)
+
+// create creates rec's job, recording the intent first; a resumed intent first looks for
+// the job on the service, which a kill between the create call and its record left
+// unknown here.
+func (t *trainer) create(ctx context.Context, rec *pipeline.TrainingJob, resumed bool) error {
+	if resumed && rec.Status == statusCreating {
+		job, ok, err := t.api.ListJobs(ctx, func(j Job) bool { return t.ours(rec, j) })
+		switch {
+		case err != nil && !absent(err):
+			return fmt.Errorf("look for the job an interrupted run may have created (a re-run must not create it twice): %w", err)
+		case err != nil:
+			t.o.Logger.Warn("the service lists no fine-tuning jobs, so a job an interrupted run created cannot be found; creating one", "err", err)
+		case ok:
+			rec.JobID, rec.Status, rec.Error = job.ID, job.Status, ""
+			if err := t.save(rec); err != nil {
+				return fmt.Errorf("fine-tuning job %s was found but could not be recorded: %w", job.ID, err)
+			}
+			fmt.Fprintf(t.o.Progress, "found fine-tuning job %s of an earlier, interrupted run (%s)\n", job.ID, job.Status)
+			return nil
+		}
+	}
+	rec.Status = statusCreating
+	if err := t.save(rec); err != nil {
+		return err
+	}
+	req := JobRequest{Model: rec.BaseModel, TrainingFile: rec.Files[0].FileID, Suffix: rec.Suffix,
+		Epochs: rec.Hyperparameters.Epochs, BatchSize: rec.Hyperparameters.BatchSize, LRMultiplier: rec.Hyperparameters.LRMultiplier,
+		Metadata: map[string]string{metaIntent: rec.Intent, metaRun: t.m.RunID}}
+	if len(rec.Files) > 1 {
+		req.ValidationFile = rec.Files[1].FileID
+	}
+	job, err := t.api.Create(ctx, req)
+	if err == nil {
+		err = t.check(rec, job)
+	}
+	if err != nil {
+		rec.Error = err.Error()
+		if serr := t.save(rec); serr != nil {
+			return errors.Join(err, serr)
+		}
+		return err
+	}
+	rec.JobID, rec.Status, rec.Error = job.ID, job.Status, ""
+	if err := t.save(rec); err != nil {
+		return fmt.Errorf("fine-tuning job %s was created but could not be recorded (a re-run finds it by its metadata): %w", job.ID, err)
+	}
+	fmt.Fprintf(t.o.Progress, "created fine-tuning job %s on %s (base model %s, %s)\n", job.ID, t.api.base, rec.BaseModel, describeHyper(job))
+	return nil
+}
+
+// ours reports whether a job the service lists is the one rec's intent created: its
+// metadata names the intent, or, from a service that keeps no metadata, it trains rec's
+// file with rec's model and no record of this run names it.
+func (t *trainer) ours(rec *pipeline.TrainingJob, j Job) bool {
+	if t.check(rec, j) != nil {
+		return false
+	}
+	if j.Metadata != nil && j.Metadata[metaIntent] != "" {
+		return j.Metadata[metaIntent] == rec.Intent
+	}
+	for _, r := range t.m.Training {
+		if r.JobID == j.ID {
+			return false
+		}
+	}
+	return true
+}
+
+// check refuses a job that does not train rec's file with rec's model: whatever the
+// service answers, such a job is not this run's.
+func (t *trainer) check(rec *pipeline.TrainingJob, j Job) error {
+	if j.TrainingFile != "" && j.TrainingFile != rec.Files[0].FileID {
+		return fmt.Errorf("the service reports fine-tuning job %s as training file %s, not this run's %s: not accepted as this run's job", j.ID, j.TrainingFile, rec.Files[0].FileID)
+	}
+	if j.Model != "" && j.Model != rec.BaseModel && !strings.HasPrefix(j.Model, rec.BaseModel+"-") {
+		return fmt.Errorf("the service reports fine-tuning job %s as training model %s, not %s: not accepted as this run's job", j.ID, j.Model, rec.BaseModel)
+	}
+	return nil
+}
+
+// absent reports an error answer that means the service has no such list endpoint.
+func absent(err error) bool {
+	var ae *APIError
+	return errors.As(err, &ae) && (ae.Status == http.StatusNotFound || ae.Status == http.StatusMethodNotAllowed || ae.Status == http.StatusNotImplemented)
+}
+
+// uploadName is the file name an upload carries: the run, format, split and the start of
+// the bytes' hash, so that a resumed run recognises its own upload in the service's list.
+func uploadName(run, format, split, sum string) string {
+	return fmt.Sprintf("reactgen-%s-%s.%s-%.12s.jsonl", run, format, split, sum)
+}
+
+func newIntent() string {
+	var b [12]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
 }
 
 // uploaded returns the file id of an earlier upload of the same bytes to the same service.
@@ -225,6 +355,9 @@ func (t *trainer) follow(ctx context.Context, rec *pipeline.TrainingJob) (pipeli
 	for {
 		job, err := t.api.Get(ctx, rec.JobID)
 		if err == nil {
+			if cerr := t.check(rec, job); cerr != nil {
+				return *rec, cerr
+			}
 			var evs []Event
 			evs, err = t.api.Events(ctx, rec.JobID, 50)
 			for _, e := range evs {

@@ -47,12 +47,17 @@ type TrainingJob struct {
 	Suffix          string          `json:"suffix,omitempty"`
 	Hyperparameters Hyperparameters `json:"hyperparameters"`
 	Files           []TrainingFile  `json:"files"`
-	JobID           string          `json:"job_id,omitempty"`
-	Status          string          `json:"status"` // uploaded until the job exists, then the service's status
-	FineTunedModel  string          `json:"fine_tuned_model,omitempty"`
-	TrainedTokens   int             `json:"trained_tokens,omitempty"`
-	Error           string          `json:"error,omitempty"`
-	Created         time.Time       `json:"created"`
-	Updated         time.Time       `json:"updated"`
-	Finished        time.Time       `json:"finished,omitzero"`
+	// Intent names this attempt to create a job; it is recorded before any upload and
+	// sent as the job's metadata (reactgen_intent), so a run resumed after a kill finds
+	// the job it may already have created instead of creating another.
+	Intent string `json:"intent,omitempty"`
+	JobID  string `json:"job_id,omitempty"`
+	// Status is uploading, uploaded and creating until the job exists, then the service's.
+	Status         string    `json:"status"`
+	FineTunedModel string    `json:"fine_tuned_model,omitempty"`
+	TrainedTokens  int       `json:"trained_tokens,omitempty"`
+	Error          string    `json:"error,omitempty"`
+	Created        time.Time `json:"created"`
+	Updated        time.Time `json:"updated"`
+	Finished       time.Time `json:"finished,omitzero"`
 }

@@ -4,7 +4,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/reactgen/reactgen/finetune/finetunetest"
 	"github.com/reactgen/reactgen/pipeline"
@@ -64,4 +66,64 @@ func TestTrainCommand(t *testing.T) {
 	for _, f := range found {
 		t.Error(f)
 	}
+}
+
+// TestTrainKilledAtEveryPaidCallCreatesOneJob SIGKILLs `reactgen train` again and again
+// at the moment the service has stored an upload or created the job but not yet answered
+// (the fake withholds the answer until the client is gone), then lets it finish: however
+// many kills, the service holds one job and one upload per file.
+func TestTrainKilledAtEveryPaidCallCreatesOneJob(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "run")
+	if res := invoke(t, "", nil, "run", "--config", "../../configs/demo.yaml", "--out", dir, "--set", "task.limit=20"); res.code != 0 {
+		t.Fatalf("demo run: %s", res.stderr)
+	}
+	srv := finetunetest.New(t, finetunetest.Plan{Steps: 1})
+	args := []string{"train", "--run", dir, "--base-model", "gpt-4o-mini-2024-07-18", "--base-url", srv.URL, "--poll", "1ms", "--detach"}
+	ops := []string{"upload", "upload", "create", "create", "create", "upload", "create"}
+	kills := 0
+	for i, op := range ops {
+		held := srv.Hold(op)
+		c := startChild(t, childEnv{}, args...)
+		select {
+		case <-held:
+			c.signal(t, syscall.SIGKILL)
+			c.wait(t)
+			kills++
+		case <-c.done:
+			// Nothing of op was left to do: the run found what the killed ones paid for.
+			if c.code != 0 {
+				t.Fatalf("cycle %d (%s): exit %d: %s", i, op, c.code, c.stderr.String())
+			}
+		case <-time.After(time.Minute):
+			t.Fatalf("cycle %d: the child never reached %s", i, op)
+		}
+		srv.Release(op)
+	}
+	if kills < 3 {
+		t.Fatalf("only %d of %d cycles were killed at a paid call", kills, len(ops))
+	}
+	code, stdout, stderr := runChild(t, childEnv{}, args...)
+	if code != 0 {
+		t.Fatalf("final run: exit %d: %s", code, stderr)
+	}
+	m, err := pipeline.ReadManifest(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(m.Training) != 1 {
+		t.Fatalf("manifest has %d training records, want 1: %+v", len(m.Training), m.Training)
+	}
+	jobs, files := srv.Jobs(), srv.Files()
+	if len(jobs) != 1 || len(files) != len(m.Training[0].Files) {
+		t.Fatalf("after %d kills: %d jobs and %d uploads, want 1 and %d", kills, len(jobs), len(files), len(m.Training[0].Files))
+	}
+	if m.Training[0].JobID != jobs[0].ID || !strings.Contains(stdout, jobs[0].ID) {
+		t.Errorf("recorded job %q, the service has %s; stdout %s", m.Training[0].JobID, jobs[0].ID, stdout)
+	}
+	for i, f := range m.Training[0].Files {
+		if f.FileID != files[i].ID {
+			t.Errorf("file %d recorded as %s, uploaded as %s", i, f.FileID, files[i].ID)
+		}
+	}
+	t.Logf("%d kills at paid calls: 1 job, %d uploads", kills, len(files))
 }

@@ -71,8 +71,51 @@ type Server struct {
 	failGets int
 	// Echo401 makes unauthorised answers quote the Authorization header, as some proxies do.
 	Echo401 bool
+	// NoJobList answers GET /v1/fine_tuning/jobs with 404, as a server without the list.
+	NoJobList bool
+	// NoMetadata drops the metadata of created jobs, as a server that keeps none.
+	NoMetadata bool
+	// LieFile, when set, is the training_file every job answer reports instead of its own.
+	LieFile string
+	hold    map[string]bool // operations ("upload", "create") whose answer is withheld
+	held    chan string
 	srv     *httptest.Server
 	clock   int64
+}
+
+// Hold makes the server carry out op ("upload" or "create") and then withhold its answer
+// until the client goes away, reporting on the returned channel each time it does: the
+// window in which a client killed has paid for something it has no record of.
+func (s *Server) Hold(op string) <-chan string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.hold == nil {
+		s.hold = map[string]bool{}
+		s.held = make(chan string, 16)
+	}
+	s.hold[op] = true
+	return s.held
+}
+
+// Release stops withholding answers to op.
+func (s *Server) Release(op string) {
+	s.mu.Lock()
+	delete(s.hold, op)
+	s.mu.Unlock()
+}
+
+// withhold blocks, with s.mu released, until the client of r leaves, when op is held.
+// It reports whether it did (the answer is then not written).
+func (s *Server) withhold(op string, r *http.Request) bool {
+	if !s.hold[op] {
+		return false
+	}
+	held := s.held
+	s.mu.Unlock()
+	held <- op
+	<-r.Context().Done()
+	s.mu.Lock()
+	return true
 }
 
 // New starts a server on 127.0.0.1 with the given plan for its jobs; it stops with the test.
@@ -159,6 +202,14 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case r.Method == http.MethodPost && p == "/files":
 		s.upload(w, r)
+	case r.Method == http.MethodGet && p == "/files":
+		s.listFiles(w, r)
+	case r.Method == http.MethodGet && p == "/fine_tuning/jobs":
+		if s.NoJobList {
+			apiError(w, http.StatusNotFound, "invalid_request_error", "", fmt.Sprintf("Invalid URL (%s %s)", r.Method, r.URL.Path))
+			return
+		}
+		s.listJobs(w, r)
 	case r.Method == http.MethodGet && strings.HasPrefix(p, "/files/"):
 		f, ok := s.files[strings.TrimPrefix(p, "/files/")]
 		if !ok {
@@ -224,6 +275,9 @@ func (s *Server) upload(w http.ResponseWriter, r *http.Request) {
 	f := &File{ID: fmt.Sprintf("file-%04d", len(s.files)+1), Name: hdr.Filename, Purpose: purpose, Data: data}
 	s.files[f.ID] = f
 	s.pending[f.ID] = s.plan.Pending
+	if s.withhold("upload", r) {
+		return
+	}
 	writeJSON(w, http.StatusOK, s.fileObject(f, false))
 }
 
@@ -260,6 +314,9 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request) {
 	s.jobs[j.ID] = j
 	s.order = append(s.order, j.ID)
 	s.addEvent(j, "info", "Validating training file: "+tf, "message", nil)
+	if s.withhold("create", r) {
+		return
+	}
 	writeJSON(w, http.StatusOK, s.jobObject(j))
 }
 
@@ -320,6 +377,13 @@ func (s *Server) jobObject(j *Job) map[string]any {
 	if vf != "" {
 		o["validation_file"] = vf
 	}
+	if s.LieFile != "" {
+		o["training_file"] = s.LieFile
+	}
+	o["metadata"] = nil
+	if md, ok := j.Request["metadata"].(map[string]any); ok && !s.NoMetadata {
+		o["metadata"] = md
+	}
 	switch j.Status {
 	case "succeeded":
 		o["fine_tuned_model"], o["finished_at"], o["trained_tokens"] = j.FineTunedModel, s.clock, 1000*j.plan.Steps
@@ -358,4 +422,65 @@ func (s *Server) listEvents(w http.ResponseWriter, r *http.Request, id string) {
 		data = append(data, j.events[i])
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"object": "list", "data": data, "has_more": len(j.events) > len(data)})
+}
+
+// page cuts a list, newest first, after the id named by the after parameter, to limit
+// items (OpenAI's cursor pagination), reporting whether more follow.
+func page(r *http.Request, ids []string) ([]string, bool) {
+	limit := 20
+	if v := r.URL.Query().Get("limit"); v != "" {
+		if n, err := strconv.Atoi(v); err == nil && n > 0 {
+			limit = n
+		}
+	}
+	if after := r.URL.Query().Get("after"); after != "" {
+		for i, id := range ids {
+			if id == after {
+				ids = ids[i+1:]
+				break
+			}
+		}
+	}
+	if len(ids) > limit {
+		return ids[:limit], true
+	}
+	return ids, false
+}
+
+// listJobs answers GET /v1/fine_tuning/jobs: the jobs newest first, paginated by after
+// and limit, each with its metadata.
+func (s *Server) listJobs(w http.ResponseWriter, r *http.Request) {
+	ids := make([]string, 0, len(s.order))
+	for i := len(s.order) - 1; i >= 0; i-- {
+		ids = append(ids, s.order[i])
+	}
+	ids, more := page(r, ids)
+	data := make([]map[string]any, 0, len(ids))
+	for _, id := range ids {
+		data = append(data, s.jobObject(s.jobs[id]))
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"object": "list", "data": data, "has_more": more})
+}
+
+// listFiles answers GET /v1/files: the files of the purpose asked (all without one),
+// newest first, paginated by after and limit.
+func (s *Server) listFiles(w http.ResponseWriter, r *http.Request) {
+	purpose := r.URL.Query().Get("purpose")
+	var ids []string
+	for i := len(s.files); i >= 1; i-- {
+		id := fmt.Sprintf("file-%04d", i)
+		if purpose == "" || s.files[id].Purpose == purpose {
+			ids = append(ids, id)
+		}
+	}
+	ids, more := page(r, ids)
+	data := make([]map[string]any, 0, len(ids))
+	for _, id := range ids {
+		data = append(data, s.fileObject(s.files[id], false))
+	}
+	o := map[string]any{"object": "list", "data": data, "has_more": more, "first_id": nil, "last_id": nil}
+	if len(ids) > 0 {
+		o["first_id"], o["last_id"] = ids[0], ids[len(ids)-1]
+	}
+	writeJSON(w, http.StatusOK, o)
 }
