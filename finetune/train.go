@@ -189,7 +189,9 @@ func (t *trainer) upload(ctx context.Context, rec *pipeline.TrainingJob, data []
 		}
 		name := uploadName(t.m.RunID, rec.Format, f.Split, f.SHA256)
 		if resumed {
-			found, ok, err := t.api.FindFile(ctx, func(sf File) bool { return sf.Name == name && sf.Bytes == f.Bytes && sf.Status != "error" && sf.Status != "deleted" })
+			found, ok, err := t.api.FindFile(ctx, func(sf File) bool {
+				return sf.Name == name && sf.Bytes == f.Bytes && sf.Status != "error" && sf.Status != "deleted"
+			})
 			switch {
 			case err != nil && !absent(err):
 				return fmt.Errorf("look for an earlier upload of %s (a re-run must not upload it twice): %w", name, err)
