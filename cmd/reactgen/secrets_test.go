@@ -290,3 +290,52 @@ func TestURLCredentialsAndHeaderValuesNeverLeak(t *testing.T) {
 	}
 	t.Logf("%d model requests carried the headers; %d wiki requests the URL's credentials", sent, wikiAuth.Load())
 }
+
+// TestBatchEchoedKeyNeverLeaks runs llm.mode batch against a Batch API whose output lines
+// echo the key and a configured header in completions and whose error lines quote them
+// (as a proxy that echoes request headers would): neither reaches any file under the run
+// directory (episodes, kept/rejected, the response cache, the manifest, the batch
+// directory) nor stdout or stderr. Online mode scrubbed the same echo; batch stored it.
+func TestBatchEchoedKeyNeverLeaks(t *testing.T) {
+	key, headerKey := canary("sk"), canary("hk")
+	echo := fmt.Sprintf("%s %s %s", key, base64.StdEncoding.EncodeToString([]byte("Bearer "+key)), headerKey)
+	model := newFakeModel(t)
+	var echoed atomic.Int64
+	model.fault = func(n int64, r llmtest.Req) (llmtest.Reply, bool) {
+		switch n % 4 {
+		case 1:
+			echoed.Add(1)
+			return llmtest.Reply{Status: 401, Body: fmt.Sprintf(`{"error":{"message":"Incorrect API key provided: %s","type":"invalid_request_error","code":"invalid_api_key"}}`, echo)}, true
+		case 2:
+			echoed.Add(1)
+			return llmtest.Reply{Texts: []string{"Thought: the proxy says " + echo + "\nAction: Finish[" + headerKey + "]"}}, true
+		}
+		return llmtest.Reply{}, false
+	}
+	srv := llmtest.NewServer(t, model.handle)
+	tmp := t.TempDir()
+	cfg := testConfig(t, filepath.Join(tmp, "cfg"), srv.URL, map[string]any{
+		"task.limit": 24, "generate.concurrency": 24, "generate.attempts": 2, "filter.rules": []string{"finished"},
+		"llm.mode": "batch", "llm.batch": map[string]any{"window": "50ms", "poll": "5ms"},
+	})
+	out := filepath.Join(tmp, "run")
+	env := childEnv{vars: map[string]string{"OPENAI_API_KEY": key}}
+	code, stdout, stderr := runChild(t, env, "run", "--config", cfg, "--out", out, "--set=llm.headers.x-api-key="+headerKey)
+	if code != 0 && code != exitFailure {
+		t.Fatalf("batch run: exit %d; stderr:\n%s", code, stderr)
+	}
+	if echoed.Load() == 0 || len(srv.Batches()) == 0 {
+		t.Fatalf("the server echoed nothing (%d batches), so the test proves nothing", len(srv.Batches()))
+	}
+	for _, p := range leaksUnder(t, tmp, []string{key, headerKey}, map[string]string{"stdout": stdout, "stderr": stderr}) {
+		t.Error(p)
+	}
+	// The episodes hold the scrubbed echoes: the text came through, without the secrets.
+	b, err := os.ReadFile(filepath.Join(out, "episodes.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(b, []byte("the proxy says [redacted]")) {
+		t.Error("no episode holds the scrubbed echo")
+	}
+}

@@ -29,6 +29,9 @@ type BatchOptions struct {
 	Prices      map[string]pipeline.Price
 	PriceFactor float64 // batch price as a fraction of Prices
 	Logger      *slog.Logger
+	// Secrets are removed from every output and error line as it is read (scrubLine): a
+	// server may echo the key or a header in a completion or an error.
+	Secrets []string
 }
 
 // BatchStateFile is the batch directory's record of its waves.
@@ -503,6 +506,9 @@ func (bt *Batcher) await(ctx context.Context, w *batchWave) {
 		}
 		readErr = err
 	}
+	for id, r := range results {
+		results[id] = scrubLine(r, bt.o.Secrets)
+	}
 	bt.collectWave(w, st, results, readErr)
 }
 
@@ -527,6 +533,7 @@ func (bt *Batcher) collectWave(w *batchWave, st batchStatus, results map[string]
 			r = lineResult{err: &APIError{Status: 503, Type: "batch_line_missing",
 				Message: fmt.Sprintf("batch %s ended %s without this line", w.BatchID, st.State)}}
 		}
+		r = scrubLine(r, bt.o.Secrets) // the batch's own error messages, too
 		if r.err != nil && IsRetryable(r.err) && p.tries < bt.o.MaxRetries && len(bt.waiters[id]) > 0 && p.req.Model != "" {
 			p.tries++
 			bt.pending = append(bt.pending, &p)

@@ -176,7 +176,8 @@ func newBatcher(ctx context.Context, cfg pipeline.LLMConfig, apiKey string, o Op
 		be = &openAIBatches{oa: oa, completionWindow: bc.CompletionWindow}
 	}
 	return NewBatcher(ctx, be, BatchOptions{Dir: dir, Window: bc.Window, MaxLines: bc.MaxLines, MaxBytes: bc.MaxBytes, Poll: bc.Poll,
-		MaxRetries: cfg.MaxRetries, Prices: cfg.Prices, PriceFactor: bc.PriceFactor, Logger: log})
+		MaxRetries: cfg.MaxRetries, Prices: cfg.Prices, PriceFactor: bc.PriceFactor, Logger: log,
+		Secrets: secretsOf(apiKey, cfg.BaseURL, cfg.Headers)})
 }
 
 // transport keeps a warm connection per request slot: the default transport keeps 2 per

@@ -501,31 +501,9 @@ func (o *OpenAI) unreadable(status int, header http.Header, body []byte) *APIErr
 
 func (o *OpenAI) scrub(s string) string { return scrubSecrets(s, o.secrets) }
 
-func scrubSecrets(s string, secrets []string) string { return pipeline.Scrub(s, secrets) }
-
 // scrubResponse removes the secrets from what a server answered, before anything (the
 // response cache, the episode log) stores it: a server may echo a header back.
-func (o *OpenAI) scrubResponse(resp *Response) {
-	var long []string // a short key ("EMPTY", "k") would garble the text it is cut from
-	for _, s := range o.secrets {
-		if len(s) >= minSecret {
-			long = append(long, s)
-		}
-	}
-	if len(long) == 0 {
-		return
-	}
-	scrub := func(s string) string { return scrubSecrets(s, long) }
-	resp.Model = scrub(resp.Model)
-	for i := range resp.Choices {
-		c := &resp.Choices[i]
-		c.Text, c.Reasoning = scrub(c.Text), scrub(c.Reasoning)
-		for j := range c.ToolCalls {
-			f := &c.ToolCalls[j].Function
-			f.Name, f.Arguments = scrub(f.Name), scrub(f.Arguments)
-		}
-	}
-}
+func (o *OpenAI) scrubResponse(resp *Response) { scrubResponse(resp, o.secrets) }
 
 func snippet(b string, n int) string {
 	s := strings.ToValidUTF8(b, "?")

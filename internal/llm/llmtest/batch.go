@@ -285,6 +285,13 @@ func (s *Server) advance(ctx context.Context, rec *batchRecord) {
 		}
 		s.n.Add(1)
 		rep := s.h(ctx, req)
+		if rep.Fault == FaultNone && rep.Status >= 400 && json.Valid([]byte(rep.Body)) {
+			// An error body of the handler's own (one that may echo a header, say) goes
+			// into the error file verbatim, as online.
+			failed++
+			writeLine(&errs, line.CustomID, n, rep.Status, json.RawMessage(rep.Body), nil)
+			continue
+		}
 		switch rep.Fault {
 		case FaultNone, FaultEmpty:
 		case FaultModelNotFound:
