@@ -71,6 +71,9 @@ type Message struct {
 	Role      string `json:"role"`
 	Content   string `json:"content"`
 	Trainable bool   `json:"trainable"`
+	// Reasoning is an assistant turn's reasoning text (pipeline.Step.Reasoning), apart
+	// from its content; empty in the act view and for models that return none.
+	Reasoning string `json:"reasoning,omitempty"`
 }
 
 // Step is one Thought / Action / Observation triple as exported (pipeline.Step without the
@@ -214,7 +217,11 @@ func Render(ep pipeline.Episode, view string, opts RenderOptions) (Example, erro
 			text.WriteString(st.Action)
 			sp.end = text.Len()
 			ex.spans = append(ex.spans, sp)
-			ex.Messages = append(ex.Messages, Message{Role: RoleAssistant, Content: turn, Trainable: !ex.isMasked(i)})
+			reasoning := s.Reasoning
+			if view == ViewAct {
+				reasoning = ""
+			}
+			ex.Messages = append(ex.Messages, Message{Role: RoleAssistant, Content: turn, Trainable: !ex.isMasked(i), Reasoning: reasoning})
 			if i == len(ep.Steps)-1 && st.ActionType == pipeline.ActionFinish {
 				break // the Finish step has no observation turn
 			}

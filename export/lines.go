@@ -176,7 +176,7 @@ func shareGPTLine(ex *Example, o lineOptions) []any {
 		case o.ObservationRole && isObservation(i, m):
 			from = "observation"
 		}
-		row.Conversations[i] = shareGPTTurn{From: from, Value: m.Content}
+		row.Conversations[i] = shareGPTTurn{From: from, Value: withReasoning(m.Reasoning, m.Content)}
 	}
 	return []any{row}
 }

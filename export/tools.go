@@ -39,6 +39,7 @@ type ToolMessage struct {
 	ToolCallID string     `json:"tool_call_id,omitempty"`
 	Name       string     `json:"name,omitempty"` // a tool turn: the function it answers
 	Trainable  bool       `json:"trainable"`
+	Reasoning  string     `json:"reasoning,omitempty"` // an assistant turn's reasoning text, as in Message
 }
 
 // toolSet is a task's tool definitions in every form the writers need, built once.
@@ -108,9 +109,9 @@ func renderTools(ep *pipeline.Episode, view string, opts RenderOptions) []ToolMe
 	}
 	masked := maskedOf(ep)
 	for i, s := range ep.Steps {
-		thought := s.Thought
+		thought, reasoning := s.Thought, s.Reasoning
 		if view == ViewAct {
-			thought = ""
+			thought, reasoning = "", ""
 		}
 		train := !slices.Contains(masked, i)
 		calls, ok := call(i, s.ActionType, s.Argument)
@@ -119,11 +120,11 @@ func renderTools(ep *pipeline.Episode, view string, opts RenderOptions) []ToolMe
 			if thought != "" {
 				content = thought + "\n" + content
 			}
-			msgs = append(msgs, ToolMessage{Role: RoleAssistant, Content: content, Trainable: train},
+			msgs = append(msgs, ToolMessage{Role: RoleAssistant, Content: content, Trainable: train, Reasoning: reasoning},
 				ToolMessage{Role: RoleUser, Content: "Observation: " + s.Observation, Trainable: opts.TrainObservations})
 			continue
 		}
-		msgs = append(msgs, ToolMessage{Role: RoleAssistant, Content: thought, ToolCalls: calls, Trainable: train})
+		msgs = append(msgs, ToolMessage{Role: RoleAssistant, Content: thought, ToolCalls: calls, Trainable: train, Reasoning: reasoning})
 		if i == len(ep.Steps)-1 && s.ActionType == pipeline.ActionFinish {
 			break
 		}
@@ -222,24 +223,21 @@ type (
 			Arguments string `json:"arguments"`
 		} `json:"function"`
 	}
+	// hfToolsRow keeps the keys a datasets load makes uniform harmless: the tools as one
+	// JSON string (TRL's SFTTrainer and the hand-off parse it), each call's arguments as a
+	// JSON string, so that Arrow's JSON inference cannot merge one function's argument
+	// keys into another's as nulls (docs/formats.md, "Loading the files").
 	hfToolsRow struct {
 		Messages []hfToolMsg `json:"messages"`
-		Tools    []tool.Def  `json:"tools"`
+		Tools    string      `json:"tools"`
 	}
 	hfToolMsg struct {
-		Role       string       `json:"role"`
-		Content    string       `json:"content"`
-		ToolCalls  []hfToolCall `json:"tool_calls,omitempty"`
-		ToolCallID string       `json:"tool_call_id,omitempty"`
-		Name       string       `json:"name,omitempty"`
-	}
-	hfToolCall struct {
-		ID       string `json:"id"`
-		Type     string `json:"type"`
-		Function struct {
-			Name      string          `json:"name"`
-			Arguments json.RawMessage `json:"arguments"`
-		} `json:"function"`
+		Role             string           `json:"role"`
+		Content          string           `json:"content"`
+		ReasoningContent string           `json:"reasoning_content,omitempty"`
+		ToolCalls        []openAIToolCall `json:"tool_calls,omitempty"`
+		ToolCallID       string           `json:"tool_call_id,omitempty"`
+		Name             string           `json:"name,omitempty"`
 	}
 	shareGPTToolsRow struct {
 		Conversations []shareGPTTurn `json:"conversations"`
@@ -278,17 +276,19 @@ func openAIToolsLine(ex *Example, _ lineOptions) []any {
 }
 
 // hfToolsLine writes the layout of tokenizer.apply_chat_template(messages, tools=...), as
-// TRL's SFTTrainer and axolotl's chat_template loader read it: tool_calls with the
-// arguments as an object, tool turns with tool_call_id and the function's name, and a
-// tools column of the definitions.
+// TRL's SFTTrainer and axolotl's chat_template loader read it: assistant turns with the
+// thought as content, the reasoning text as reasoning_content (the field Qwen3- and
+// GLM-family templates render) and tool_calls, tool turns with tool_call_id and the
+// function's name, and the tool definitions. The tools and each call's arguments are JSON
+// strings (hfToolsRow says why).
 func hfToolsLine(ex *Example, _ lineOptions) []any {
-	row := hfToolsRow{Messages: make([]hfToolMsg, 0, len(ex.ToolMessages)), Tools: toolsOf(ex.Task).defs}
+	row := hfToolsRow{Messages: make([]hfToolMsg, 0, len(ex.ToolMessages)), Tools: toolsOf(ex.Task).json}
 	for _, m := range ex.ToolMessages {
-		hm := hfToolMsg{Role: m.Role, Content: m.Content, ToolCallID: m.ToolCallID, Name: m.Name}
+		hm := hfToolMsg{Role: m.Role, Content: m.Content, ReasoningContent: m.Reasoning, ToolCallID: m.ToolCallID, Name: m.Name}
 		for _, c := range m.ToolCalls {
-			var hc hfToolCall
+			var hc openAIToolCall
 			hc.ID, hc.Type = c.ID, "function"
-			hc.Function.Name, hc.Function.Arguments = c.Name, json.RawMessage(c.Arguments)
+			hc.Function.Name, hc.Function.Arguments = c.Name, c.Arguments
 			hm.ToolCalls = append(hm.ToolCalls, hc)
 		}
 		row.Messages = append(row.Messages, hm)
@@ -296,18 +296,35 @@ func hfToolsLine(ex *Example, _ lineOptions) []any {
 	return []any{row}
 }
 
-// thoughtOpen and thoughtClose wrap a thought in a function_call turn: LLaMA-Factory's
-// default thought words, which its FunctionFormatter strips from before the call's JSON
-// and renders ahead of the call.
+// thoughtOpen and thoughtClose are LLaMA-Factory's default thought words (its
+// register_template default, and what its Qwen3, DeepSeek-R1 and GLM templates use): the
+// reasoning text of a gpt or function_call turn goes between them, ahead of the rest.
+// toolCallOpen and toolCallClose are its default tool-call words: a function_call value
+// that holds them is parsed as free text (the ReAct thought) and the call's JSON between
+// them (LLaMA-Factory >= 0.9.4's FunctionFormatter).
 const (
-	thoughtOpen  = "<think>"
-	thoughtClose = "</think>"
+	thoughtOpen   = "<think>\n"
+	thoughtClose  = "\n</think>\n\n"
+	toolCallOpen  = "<tool_call>"
+	toolCallClose = "</tool_call>"
 )
 
+// withReasoning puts reasoning ahead of content in LLaMA-Factory's thought words; content
+// alone when there is none.
+func withReasoning(reasoning, content string) string {
+	if reasoning == "" {
+		return content
+	}
+	return thoughtOpen + reasoning + thoughtClose + content
+}
+
 // shareGPTToolsLine writes LLaMA-Factory's sharegpt layout for tool use: human, then per
-// step a function_call turn ({"name", "arguments"} JSON, the thought ahead of it in
-// <think> tags) and an observation turn; the system message and the tools (a JSON string)
-// as columns. A call-less step is a gpt turn.
+// step a function_call turn and an observation turn; the system message and the tools (a
+// JSON string) as columns. A function_call value is the reasoning text in thought words
+// (when the model returned any), the ReAct thought and a newline, then the call
+// {"name", "arguments"} between the tool-call words: LLaMA-Factory keeps everything
+// outside the tool-call words as the turn's text and formats the call in its template's
+// tool syntax. A call-less step is a gpt turn.
 func shareGPTToolsLine(ex *Example, _ lineOptions) []any {
 	row := shareGPTToolsRow{Conversations: make([]shareGPTTurn, 0, len(ex.ToolMessages)), Tools: toolsOf(ex.Task).json}
 	for _, m := range ex.ToolMessages {
@@ -319,20 +336,21 @@ func shareGPTToolsLine(ex *Example, _ lineOptions) []any {
 		case m.Role == RoleUser, m.Role == RoleTool:
 			row.Conversations = append(row.Conversations, shareGPTTurn{"observation", m.Content})
 		case len(m.ToolCalls) == 0:
-			row.Conversations = append(row.Conversations, shareGPTTurn{"gpt", m.Content})
+			row.Conversations = append(row.Conversations, shareGPTTurn{"gpt", withReasoning(m.Reasoning, m.Content)})
 		default:
 			var v strings.Builder
 			if m.Content != "" {
-				v.WriteString(thoughtOpen + m.Content + thoughtClose)
+				v.WriteString(m.Content)
+				v.WriteByte('\n')
 			}
 			c := m.ToolCalls[0]
 			name, _ := json.Marshal(c.Name)
-			v.WriteString(`{"name": `)
+			v.WriteString(toolCallOpen + `{"name": `)
 			v.Write(name)
 			v.WriteString(`, "arguments": `)
 			v.WriteString(c.Arguments)
-			v.WriteString("}")
-			row.Conversations = append(row.Conversations, shareGPTTurn{"function_call", v.String()})
+			v.WriteString("}" + toolCallClose)
+			row.Conversations = append(row.Conversations, shareGPTTurn{"function_call", withReasoning(m.Reasoning, v.String())})
 		}
 	}
 	return []any{row}

@@ -260,172 +260,10 @@ func TestOpenAIChecksCatchFaults(t *testing.T) {
 	}
 }
 
-// renderHermes renders hf-tools messages and tools with a Hermes/Qwen-style chat
-// template, as apply_chat_template(messages, tools=tools) would: ChatML turns, the tools
-// as JSON lines inside <tools> in the system turn, each call as {"name", "arguments"}
-// inside <tool_call>, each tool result inside <tool_response> in a user turn.
-func renderHermes(msgs []map[string]any, tools []any) string {
-	var b strings.Builder
-	system := ""
-	if len(msgs) > 0 && msgs[0]["role"] == "system" {
-		system = msgs[0]["content"].(string)
-		msgs = msgs[1:]
-	}
-	b.WriteString("<|im_start|>system\n")
-	if system != "" {
-		b.WriteString(system + "\n\n")
-	}
-	b.WriteString("# Tools\n\nFunction signatures, one per line:\n<tools>")
-	for _, t := range tools {
-		line, _ := json.Marshal(t)
-		b.WriteString("\n" + string(line))
-	}
-	b.WriteString("\n</tools>\n\nCall a function as a JSON object {\"name\", \"arguments\"} inside <tool_call></tool_call>.<|im_end|>\n")
-	for i, m := range msgs {
-		role, _ := m["role"].(string)
-		content, _ := m["content"].(string)
-		switch role {
-		case "user":
-			b.WriteString("<|im_start|>user\n" + content + "<|im_end|>\n")
-		case "assistant":
-			b.WriteString("<|im_start|>assistant\n" + content)
-			calls, _ := m["tool_calls"].([]any)
-			for _, c := range calls {
-				fn := c.(map[string]any)["function"].(map[string]any)
-				args, _ := json.Marshal(fn["arguments"])
-				if content != "" {
-					b.WriteString("\n")
-				}
-				fmt.Fprintf(&b, "<tool_call>\n{\"name\": %q, \"arguments\": %s}\n</tool_call>", fn["name"], args)
-			}
-			b.WriteString("<|im_end|>\n")
-		case "tool":
-			// Consecutive tool results share one user turn.
-			if i == 0 || msgs[i-1]["role"] != "tool" {
-				b.WriteString("<|im_start|>user")
-			}
-			b.WriteString("\n<tool_response>\n" + content + "\n</tool_response>")
-			if i == len(msgs)-1 || msgs[i+1]["role"] != "tool" {
-				b.WriteString("<|im_end|>\n")
-			}
-		}
-	}
-	return b.String()
-}
-
-// parsedTurn is what a trainer sees of one rendered turn.
-type parsedTurn struct {
-	role, content, call, args, response string
-}
-
-// parseHermes reads a rendered conversation back into turns.
-func parseHermes(t *testing.T, text string) []parsedTurn {
-	t.Helper()
-	var out []parsedTurn
-	for _, block := range strings.Split(text, "<|im_start|>")[1:] {
-		block, ok := strings.CutSuffix(block, "<|im_end|>\n")
-		if !ok {
-			t.Fatalf("turn without its end: %q", block)
-		}
-		role, body, _ := strings.Cut(block, "\n")
-		p := parsedTurn{role: role}
-		if before, call, ok := strings.Cut(body, "<tool_call>\n"); ok {
-			p.content = strings.TrimSuffix(before, "\n")
-			call = strings.TrimSuffix(call, "\n</tool_call>")
-			var c struct {
-				Name      string          `json:"name"`
-				Arguments json.RawMessage `json:"arguments"`
-			}
-			if err := json.Unmarshal([]byte(call), &c); err != nil {
-				t.Fatalf("tool call %q: %v", call, err)
-			}
-			p.call, p.args = c.Name, string(c.Arguments)
-		} else if resp, ok := strings.CutPrefix(body, "<tool_response>\n"); ok {
-			p.response = strings.TrimSuffix(resp, "\n</tool_response>")
-		} else {
-			p.content = body
-		}
-		out = append(out, p)
-	}
-	return out
-}
-
-// TestHFToolsRoundTripThroughChatTemplate renders every hf-tools row with a Hermes-style
-// template, parses the text back, and gets each episode's thoughts, canonical actions and
-// observations again.
-func TestHFToolsRoundTripThroughChatTemplate(t *testing.T) {
-	const n = 30
-	cfg := pipeline.ExportConfig{Formats: []string{"hf-tools"}, System: "Use the tools.", Views: []string{ViewReAct}, CorrectOnly: true}
-	res, dir := runExport(t, cfg, toolEpisodes(n))
-	byID := map[string]pipeline.Episode{}
-	for ep := range toolEpisodes(n)() {
-		byID[ep.ID] = ep
-	}
-	rows := 0
-	for _, f := range res.Files {
-		if f.Format != "hf-tools" {
-			continue
-		}
-		for li, line := range readLines(t, filepath.Join(dir, f.Path)) {
-			rows++
-			var row struct {
-				Messages []map[string]any `json:"messages"`
-				Tools    []any            `json:"tools"`
-			}
-			if err := json.Unmarshal(line, &row); err != nil {
-				t.Fatal(err)
-			}
-			turns := parseHermes(t, renderHermes(row.Messages, row.Tools))
-			// system, question, then per step an assistant turn and (but for Finish) a result.
-			if len(turns) < 3 || turns[0].role != "system" || !strings.Contains(turns[0].content, `"name":"search"`) {
-				t.Fatalf("%s line %d: the system turn does not declare the tools: %+v", f.Path, li+1, turns[0])
-			}
-			q := strings.TrimPrefix(strings.TrimPrefix(turns[1].content, "Question: "), "Claim: ")
-			var ep pipeline.Episode
-			for _, e := range byID {
-				if e.Question == q {
-					ep = e
-				}
-			}
-			if ep.ID == "" {
-				t.Fatalf("%s line %d: question %q is no episode's", f.Path, li+1, q)
-			}
-			k := 2
-			for si, s := range ep.Steps {
-				at := turns[k]
-				if s.ActionType == pipeline.ActionInvalid {
-					if at.call != "" || !strings.Contains(at.content, s.Action) || !strings.HasPrefix(turns[k+1].content, "Observation: ") {
-						t.Errorf("episode %s step %d: invalid action rendered as %+v", ep.ID, si+1, at)
-					}
-					k += 2
-					continue
-				}
-				act, err := tool.ToAction(at.call, at.args)
-				if err != nil || act.Text != s.Action || at.content != s.Thought {
-					t.Errorf("episode %s step %d: got thought %q action %v (%v), want %q %s", ep.ID, si+1, at.content, act, err, s.Thought, s.Action)
-				}
-				k++
-				if s.ActionType == pipeline.ActionFinish {
-					break
-				}
-				if turns[k].role != "user" || turns[k].response != s.Observation {
-					t.Errorf("episode %s step %d: got result %+v, want %q", ep.ID, si+1, turns[k], s.Observation)
-				}
-				k++
-			}
-			if k != len(turns) {
-				t.Errorf("episode %s: %d turns rendered, %d read", ep.ID, len(turns), k)
-			}
-		}
-	}
-	if rows != n {
-		t.Errorf("read %d rows, want %d", rows, n)
-	}
-}
-
 // TestShareGPTToolsLayout: LLaMA-Factory's rules for tool turns: human/observation at even
 // positions, gpt/function_call at odd ones, the last an assistant turn; each function_call
-// is optional <think>thought</think> then {"name", "arguments"} JSON; tools a JSON string.
+// parses by LLaMA-Factory's function formatter (llamaFactoryCall) into one call; tools a
+// JSON string.
 func TestShareGPTToolsLayout(t *testing.T) {
 	cfg := pipeline.ExportConfig{Formats: []string{"sharegpt-tools"}, System: "Be brief.", CorrectOnly: true}
 	res, dir := runExport(t, cfg, toolEpisodes(20))
@@ -452,16 +290,9 @@ func TestShareGPTToolsLayout(t *testing.T) {
 					t.Errorf("line %d turn %d: %s at an %s position", li+1, i, c.From, map[bool]string{true: "even", false: "odd"}[i%2 == 0])
 				}
 				if c.From == "function_call" {
-					v := c.Value
-					if rest, ok := strings.CutPrefix(v, thoughtOpen); ok {
-						_, v, _ = strings.Cut(rest, thoughtClose)
-					}
-					var call struct {
-						Name      string         `json:"name"`
-						Arguments map[string]any `json:"arguments"`
-					}
-					if err := json.Unmarshal([]byte(v), &call); err != nil || !tool.Valid(call.Name) || len(call.Arguments) != 1 {
-						t.Errorf("line %d turn %d: function_call %q (%v)", li+1, i, c.Value, err)
+					_, calls, err := llamaFactoryCall(c.Value)
+					if err != nil || len(calls) != 1 || !tool.Valid(calls[0].name) {
+						t.Errorf("line %d turn %d: function_call %q: %+v (%v)", li+1, i, c.Value, calls, err)
 					}
 				}
 			}

@@ -271,10 +271,10 @@ func toolRow(t *testing.T, format, line string) (msgs []llm.Message, tools strin
 				}
 				msgs = append(msgs, llm.Message{Role: role, Content: c.Value})
 			case "function_call":
-				thought, js := "", c.Value
-				if rest, ok := strings.CutPrefix(js, "<think>"); ok {
-					thought, js, _ = strings.Cut(rest, "</think>")
-				}
+				// The thought, a newline, and the call between LLaMA-Factory's tool-call words.
+				thought, js, _ := strings.Cut(c.Value, "<tool_call>")
+				thought = strings.TrimSuffix(thought, "\n")
+				js = strings.TrimSuffix(js, "</tool_call>")
 				var fc struct {
 					Name      string
 					Arguments json.RawMessage
@@ -316,8 +316,8 @@ func toolRow(t *testing.T, format, line string) (msgs []llm.Message, tools strin
 		}
 		for _, c := range m.ToolCalls {
 			args := string(c.Function.Arguments)
-			if format == "openai-tools" {
-				// OpenAI's rows hold the arguments as a JSON string.
+			if format == "openai-tools" || format == "hf-tools" {
+				// OpenAI's and hf-tools' rows hold the arguments as a JSON string.
 				if err := json.Unmarshal(c.Function.Arguments, &args); err != nil {
 					t.Fatalf("openai-tools arguments %s: %v", c.Function.Arguments, err)
 				}
@@ -325,6 +325,13 @@ func toolRow(t *testing.T, format, line string) (msgs []llm.Message, tools strin
 			lm.ToolCalls = append(lm.ToolCalls, llm.ToolCall{ID: c.ID, Type: c.Type, Function: llm.FunctionCall{Name: c.Function.Name, Arguments: args}})
 		}
 		msgs = append(msgs, lm)
+	}
+	if format == "hf-tools" { // the tools as a JSON string
+		var s string
+		if err := json.Unmarshal(row.Tools, &s); err != nil {
+			t.Fatalf("hf-tools tools %s: %v", row.Tools, err)
+		}
+		return msgs, s
 	}
 	return msgs, string(row.Tools)
 }
