@@ -80,7 +80,7 @@ answer, and exports training sets as JSONL, Arrow and Parquet.`,
 	root.AddCommand(
 		a.newRunCmd(), a.newGenerateCmd(), a.newFilterCmd(), a.newExportCmd(),
 		a.newIndexCmd(), a.newEnvCmd(), a.newStatsCmd(), a.newInspectCmd(),
-		a.newConfigCmd(), a.newDemoWorldCmd(), a.newPlayCmd(), a.newImportCmd(), a.newTrainCmd(), a.newEvalCmd(), a.newCompareCmd(), a.newMergeCmd(), a.newVersionCmd(),
+		a.newConfigCmd(), a.newDataCmd(), a.newDemoWorldCmd(), a.newPlayCmd(), a.newImportCmd(), a.newTrainCmd(), a.newEvalCmd(), a.newCompareCmd(), a.newMergeCmd(), a.newVersionCmd(),
 	)
 	return root
 }
