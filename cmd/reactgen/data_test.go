@@ -29,7 +29,7 @@ func TestDataCommand(t *testing.T) {
 	}
 	train := []byte(`[{"_id": "q1", "question": "Which river does Marlow Ferry cross?", "answer": "River Tamsin", "type": "bridge", "level": "easy", "supporting_facts": [["Marlow Ferry", 0]], "context": []}]`)
 	served := map[string][]byte{
-		"/datasets/hotpot/hotpot_train_v1.1.json": train,
+		"/datasets/hotpot/hotpot_train_v1.1.json":                                           train,
 		"/projects/hotpotqa/enwiki-20171001-pages-meta-current-withlinks-abstracts.tar.bz2": tarball,
 	}
 	var requests atomic.Int64

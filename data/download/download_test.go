@@ -122,9 +122,9 @@ func paperLike(t *testing.T) (map[string][]byte, []File) {
 		"wiki-pages/wiki-002.jsonl": `{"id": "Aske", "text": "The Aske is a river . ", "lines": "0\tThe Aske is a river ."}` + "\n",
 	})
 	served := map[string][]byte{
-		"/datasets/hotpot/hotpot_train_v1.1.json": questions,
+		"/datasets/hotpot/hotpot_train_v1.1.json":                                           questions,
 		"/projects/hotpotqa/enwiki-20171001-pages-meta-current-withlinks-abstracts.tar.bz2": tarball,
-		"/download/fever/wiki-pages.zip":                                                     pages,
+		"/download/fever/wiki-pages.zip":                                                    pages,
 	}
 	files := []File{
 		entry("hotpotqa", "hotpotqa/hotpot_train_v1.1.json", "http://curtis.ml.cmu.edu/datasets/hotpot/hotpot_train_v1.1.json", questions, ""),
