@@ -2,12 +2,15 @@ package pipeline
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/reactgen/reactgen/internal/origin"
 )
 
 // Config is the whole typed configuration of a run. cmd/reactgen fills it from defaults,
@@ -403,6 +406,12 @@ func (c *Config) Validate() error {
 			return &ConfigError{Key: "llm.mode", Message: "batch mode sends to llm.base_url alone; it does not take llm.endpoints"}
 		}
 	}
+	if err := c.ranges(); err != nil {
+		return err
+	}
+	if err := c.headers(); err != nil {
+		return err
+	}
 	if _, err := ParseShard(c.Task.Shard); err != nil {
 		return &ConfigError{Key: "task.shard", Message: err.Error()}
 	}
@@ -449,6 +458,54 @@ func (c *Config) Validate() error {
 	}
 	if len(c.Export.Formats) == 0 {
 		return &ConfigError{Key: "export.formats", Message: "must name at least one format"}
+	}
+	return nil
+}
+
+// ranges checks the sampling settings and fractions a server or a filter would take
+// without complaint and act on wrongly: top_p outside (0, 1] (0 is left out of the
+// request, so the server's default would apply), a temperature over 2 (OpenAI's bound;
+// a higher one samples noise), a minimum F1 over 1 (nothing would pass).
+func (c *Config) ranges() error {
+	in := func(key string, v, lo, hi float64, loOpen bool, want string) error {
+		if v > hi || v < lo || loOpen && v == lo {
+			return &ConfigError{Key: key, Message: fmt.Sprintf("must be in %s, got %v", want, v)}
+		}
+		return nil
+	}
+	for _, err := range []error{
+		in("llm.top_p", c.LLM.TopP, 0, 1, true, "(0, 1]"),
+		in("llm.temperature", c.LLM.Temperature, 0, 2, false, "[0, 2]"),
+		in("generate.sample_temperature", c.Generate.SampleTemperature, 0, 2, false, "[0, 2]"),
+		in("filter.min_f1", c.Filter.MinF1, 0, 1, false, "[0, 1]"),
+		in("llm.batch.price_factor", c.LLM.Batch.PriceFactor, 0, 1, false, "[0, 1]"),
+	} {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// headers checks every configured header's name and value (origin.CheckHeader): a CR or
+// LF in a value would fail every request (or split it), and is refused here, naming the
+// key, before anything is sent.
+func (c *Config) headers() error {
+	check := func(prefix string, h map[string]string) error {
+		for _, name := range slices.Sorted(maps.Keys(h)) {
+			if err := origin.CheckHeader(name, h[name]); err != nil {
+				return &ConfigError{Key: prefix + "." + name, Message: err.Error()}
+			}
+		}
+		return nil
+	}
+	if err := check("llm.headers", c.LLM.Headers); err != nil {
+		return err
+	}
+	for i, e := range c.LLM.Endpoints {
+		if err := check(fmt.Sprintf("llm.endpoints[%d].headers", i), e.Headers); err != nil {
+			return err
+		}
 	}
 	return nil
 }

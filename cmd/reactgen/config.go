@@ -1,8 +1,10 @@
 package main
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"path/filepath"
 	"reflect"
@@ -139,6 +141,10 @@ func loadConfig(reg *registry, src configSource, getenv func(string) string) (*l
 	}
 	ld := &loaded{File: file, Source: map[string]string{}, Line: map[string]int{}}
 	where := func(key string) string {
+		// A key inside an open map (llm.headers.api-key) was set with its map.
+		for ld.Source[key] == "" && strings.Contains(key, ".") {
+			key = key[:strings.LastIndex(key, ".")]
+		}
 		switch ld.Source[key] {
 		case "file":
 			return fmt.Sprintf(" (%s line %d)", file, ld.Line[key])
@@ -158,8 +164,26 @@ func loadConfig(reg *registry, src configSource, getenv func(string) string) (*l
 			return nil, usagef("read config: %w", err)
 		}
 		var doc yaml.Node
-		if err := yaml.Unmarshal(b, &doc); err != nil {
+		dec := yaml.NewDecoder(bytes.NewReader(b))
+		if err := dec.Decode(&doc); err != nil && !errors.Is(err, io.EOF) {
 			return nil, usagef("config %s is not valid YAML: %w%s", file, err, yamlHint(err))
+		}
+		// A second document ("---" and more keys) would be silently ignored.
+		for {
+			var next yaml.Node
+			err := dec.Decode(&next)
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			if err != nil {
+				return nil, usagef("config %s is not valid YAML: %w%s", file, err, yamlHint(err))
+			}
+			if len(next.Content) == 0 || next.Content[0].Kind == yaml.ScalarNode && next.Content[0].Tag == "!!null" {
+				continue // a "---" with nothing after it
+			}
+			line := next.Content[0].Line
+			return nil, usagef("config %s line %d: a second YAML document (after a \"---\" line) holds keys reactgen would "+
+				"ignore; it reads one document: remove the \"---\" and merge the keys into the first", file, line)
 		}
 		values := map[string]any{}
 		if err := flattenYAML(&doc, "", known, values, ld.Line); err != nil {
@@ -477,6 +501,12 @@ func checkValue(info keyInfo, val any, quoted string) error {
 		}
 		if x, ok := val.(uint64); ok && x > math.MaxInt64 {
 			return fmt.Errorf("%d is too large", x)
+		}
+	case "duration":
+		// A bare number decodes as nanoseconds: llm.timeout: 60 would be 60 ns.
+		switch x := val.(type) {
+		case int, int64, uint64, float64:
+			return fmt.Errorf("%[1]v has no unit: a duration needs one, e.g. %[1]vs, %[1]vm or %[1]vms (alone, %[1]v would be read as nanoseconds)", x)
 		}
 	}
 	isMap := func(v any) bool { _, ok := v.(map[string]any); return ok }

@@ -46,6 +46,22 @@ func TestConfigMistakesExitTwoNamingTheKey(t *testing.T) {
 		{name: "unquoted colon from the environment", env: map[string]string{"REACTGEN_EXPORT_SYSTEM": "Role: helper"},
 			want: []string{"REACTGEN_EXPORT_SYSTEM", "export.system", "reads as a YAML mapping", "quote the value"}, notWant: []string{"unconvertible"}},
 		{name: "unquoted colon in the file", raw: "generate:\n  instruction: Answer: briefly\n", want: []string{"line 2", `must be quoted, e.g. instruction: "Answer: briefly"`}},
+		// A bare number is nanoseconds to the decoder: llm.timeout: 60 was 60 ns, 1e3 1 µs.
+		{name: "duration without a unit in the file", raw: "llm:\n  timeout: 60\n", want: []string{"line 2", "llm.timeout", "60 has no unit", "60s"}},
+		{name: "duration without a unit by --set", sets: []string{"llm.timeout=1e3"}, want: []string{"llm.timeout", "1000 has no unit", "1000s"}},
+		{name: "duration without a unit from the environment", env: map[string]string{"REACTGEN_RUN_GRACE_PERIOD": "30"}, want: []string{"REACTGEN_RUN_GRACE_PERIOD", "run.grace_period", "30 has no unit", "30s"}},
+		{name: "duration without a unit in a section", raw: "llm:\n  batch:\n    poll: 5\n", want: []string{"line 3", "llm.batch.poll", "5 has no unit"}},
+		{name: "header value with CR LF in the file", raw: "llm:\n  headers:\n    api-key: \"abc\\r\\nX-Injected: 1\"\n", want: []string{"llm.headers.api-key", "line break", "line 2"}, notWant: []string{"abc"}},
+		{name: "header name with a space", raw: "llm:\n  headers:\n    \"api key\": abc\n", want: []string{"llm.headers.api key", "not allowed in a header name"}},
+		{name: "endpoint header with CR", raw: "llm:\n  endpoints:\n    - base_url: http://127.0.0.1:1/v1\n      headers: {api-key: \"a\\rb\"}\n", want: []string{"llm.endpoints[0].headers.api-key", "line break"}},
+		{name: "top_p over 1", sets: []string{"llm.top_p=5"}, want: []string{"llm.top_p", "must be in (0, 1], got 5"}},
+		{name: "top_p 0", raw: "llm:\n  top_p: 0\n", want: []string{"llm.top_p", "(0, 1]", "line 2"}},
+		{name: "temperature over 2", sets: []string{"llm.temperature=7"}, want: []string{"llm.temperature", "[0, 2]"}},
+		{name: "sample temperature over 2", sets: []string{"generate.sample_temperature=3"}, want: []string{"generate.sample_temperature", "[0, 2]"}},
+		{name: "min F1 over 1", sets: []string{"filter.min_f1=50"}, want: []string{"filter.min_f1", "[0, 1]"}},
+		{name: "a second YAML document", raw: "llm:\n  temperature: 0.5\n---\nllm:\n  temperature: 0.9\n", want: []string{"line 4", "second YAML document", "---"}},
+		{name: "a missing prompt file", sets: []string{"generate.exemplars=/nonexistent/prompts.json#webthink_simple6"}, want: []string{"generate.exemplars", "/nonexistent/prompts.json"}},
+		{name: "a broken CoT prompt file", sets: []string{"generate.method=cot", "generate.cot_exemplars=" + brokenPromptFile}, want: []string{"generate.cot_exemplars", "unexpected end of JSON"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -92,6 +108,17 @@ func TestConfigMistakesExitTwoNamingTheKey(t *testing.T) {
 		})
 	}
 }
+
+// brokenPromptFile is a prompt file of the paper's form cut short.
+var brokenPromptFile = func() string {
+	f, err := os.CreateTemp("", "reactgen-prompt-*.json")
+	if err != nil {
+		panic(err)
+	}
+	defer f.Close()
+	f.WriteString(`{"cotqa_simple6": "Question`)
+	return f.Name() + "#cotqa_simple6"
+}()
 
 func mustAbs(t *testing.T, p string) string {
 	t.Helper()
