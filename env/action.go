@@ -5,6 +5,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/reactgen/reactgen/internal/python"
 	"github.com/reactgen/reactgen/pipeline"
 )
 
@@ -55,8 +56,8 @@ func ParseAction(raw string) Action {
 }
 
 // ParsePaperAction parses one action as the paper's code does (the notebooks'
-// webthink() and wikienv.py's step): the first character is lower-cased, surrounding
-// white space is stripped (Python's str.strip), and the text is an action only when it
+// webthink() and wikienv.py's step): the first character is lower-cased (Python's
+// str.lower, so "İ" becomes "i̇"), surrounding white space is stripped (str.strip), and the text is an action only when it
 // starts with "search[", "lookup[" or "finish[" and ends with "]". The argument is what
 // lies between, untrimmed, and may be empty ("Finish[]" finishes with an empty answer).
 // So "Search[x] and more", "Search[x" and "SEARCH[x]" are invalid, and so is an action
@@ -65,10 +66,10 @@ func ParseAction(raw string) Action {
 // paper's action space is Search, Lookup and Finish.
 func ParsePaperAction(raw string) Action {
 	s := raw
-	if r, size := utf8.DecodeRuneInString(s); size > 0 {
-		s = string(unicode.ToLower(r)) + s[size:]
+	if _, size := utf8.DecodeRuneInString(s); size > 0 {
+		s = python.Lower(s[:size]) + s[size:]
 	}
-	s = PyStrip(s)
+	s = python.Strip(s)
 	a := Action{Type: pipeline.ActionInvalid, Raw: raw, paper: s}
 	for _, k := range [...]struct{ prefix, typ string }{
 		{"search[", pipeline.ActionSearch},
@@ -81,12 +82,6 @@ func ParsePaperAction(raw string) Action {
 		}
 	}
 	return a
-}
-
-// PyStrip is Python's str.strip() with no argument: Go's white space and also the
-// separators U+001C to U+001F, which Python's str.isspace counts.
-func PyStrip(s string) string {
-	return strings.TrimFunc(s, func(r rune) bool { return unicode.IsSpace(r) || (r >= 0x1c && r <= 0x1f) })
 }
 
 // String returns the normalised form of the action, e.g. Search[Ada Lovelace]; for an

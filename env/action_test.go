@@ -69,27 +69,6 @@ func TestNormalizeTitle(t *testing.T) {
 	}
 }
 
-func TestPyList(t *testing.T) {
-	tests := []struct {
-		in   []string
-		want string
-	}{
-		{nil, "[]"},
-		{[]string{"A"}, "['A']"},
-		{[]string{"A", "B C"}, "['A', 'B C']"},
-		{[]string{"Brannock's Ferry"}, `["Brannock's Ferry"]`},
-		{[]string{`Both ' and "`}, `['Both \' and "']`},
-		{[]string{`back\slash`}, `['back\\slash']`},
-	}
-	for _, tt := range tests {
-		t.Run(tt.want, func(t *testing.T) {
-			if got := pyList(tt.in); got != tt.want {
-				t.Errorf("pyList(%q): got %s, want %s", tt.in, got, tt.want)
-			}
-		})
-	}
-}
-
 // FuzzNormalizeTitle checks that folding is idempotent, so a title folded by a backend at
 // build time and an entity folded at search time meet.
 func FuzzNormalizeTitle(f *testing.F) {

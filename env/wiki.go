@@ -6,6 +6,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/reactgen/reactgen/internal/python"
 	"github.com/reactgen/reactgen/internal/score"
 	"github.com/reactgen/reactgen/pipeline"
 )
@@ -154,7 +155,7 @@ func (w *Wiki) Step(ctx context.Context, raw string) (Result, error) {
 		case w.paper && a.paper != "":
 			res.Observation = "Invalid action: " + a.paper
 		case w.paper:
-			res.Observation = "Invalid action: " + PyStrip(raw)
+			res.Observation = "Invalid action: " + python.Strip(raw)
 		default:
 			res.Observation = "Invalid action: " + strings.TrimSpace(raw) +
 				". Valid actions are Search[<entity>], Lookup[<keyword>] and Finish[<answer>]."
@@ -192,7 +193,7 @@ func (w *Wiki) paperSearch(ctx context.Context, entity string, redirects int) (s
 		if err != nil {
 			return "", err
 		}
-		return "Could not find " + entity + ". Similar: " + pyList(titles[:min(len(titles), SimilarCount)]) + ".", nil
+		return "Could not find " + entity + ". Similar: " + python.ListRepr(titles[:min(len(titles), SimilarCount)]) + ".", nil
 	}
 	text := PageText(p)
 	if strings.Contains(text, "may refer to:") && redirects < maxRedirects {
@@ -211,12 +212,12 @@ func (w *Wiki) paperSearch(ctx context.Context, entity string, redirects int) (s
 func PaperSentences(text string) []string {
 	var out []string
 	for line := range strings.SplitSeq(text, "\n") {
-		line = PyStrip(line)
+		line = python.Strip(line)
 		if strings.Count(line, " ") < 2 {
 			continue
 		}
 		for piece := range strings.SplitSeq(line, ". ") {
-			if piece = PyStrip(piece); piece != "" {
+			if piece = python.Strip(piece); piece != "" {
 				out = append(out, piece+".")
 			}
 		}
@@ -239,7 +240,7 @@ func (w *Wiki) search(ctx context.Context, entity string) (string, error) {
 		if len(titles) > SimilarCount {
 			titles = titles[:SimilarCount]
 		}
-		return "Could not find [" + entity + "]. Similar: " + pyList(titles) + ".", nil
+		return "Could not find [" + entity + "]. Similar: " + python.ListRepr(titles) + ".", nil
 	}
 	w.page, w.sentences = &p, p.Sentences
 	if p.Disambiguation {
@@ -268,22 +269,23 @@ func disambiguation(p Page) string {
 	return p.Title + " may refer to: " + strings.Join(items, ", ") + "."
 }
 
-// lookup walks the sentences that contain keyword, ignoring case. A new keyword starts
+// lookup walks the sentences that contain keyword, ignoring case as wikienv.py does
+// (keyword.lower() in sentence.lower(), with Python's str.lower). A new keyword starts
 // the walk again: in paper mode a keyword differs when its text differs at all (case
 // included), as in wikienv.py; in rules mode when it differs other than in case.
 func (w *Wiki) lookup(keyword string) string {
 	if w.page == nil && !w.paper {
 		return NoPageObservation
 	}
+	lower := python.Lower(keyword)
 	kw := keyword
 	if !w.paper {
-		kw = strings.ToLower(keyword)
+		kw = lower
 	}
 	if !w.lookingUp || kw != w.keyword {
 		w.keyword, w.lookingUp, w.matches, w.cursor = kw, true, nil, 0
-		lower := strings.ToLower(keyword)
 		for i, s := range w.sentences {
-			if strings.Contains(strings.ToLower(s), lower) {
+			if strings.Contains(python.Lower(s), lower) {
 				w.matches = append(w.matches, i)
 			}
 		}
@@ -310,35 +312,4 @@ func (w *Wiki) cut(s string) string {
 		return string([]rune(s)[:limit])
 	}
 	return strings.TrimRight(string([]rune(s)[:keep]), " ") + truncMarker
-}
-
-// pyList renders titles as a Python list literal, as the paper's code printed them:
-// ['A', 'B'], with a title holding a single quote in double quotes.
-func pyList(titles []string) string {
-	var b strings.Builder
-	b.WriteByte('[')
-	for i, t := range titles {
-		if i > 0 {
-			b.WriteString(", ")
-		}
-		q := byte('\'')
-		if strings.ContainsRune(t, '\'') && !strings.ContainsRune(t, '"') {
-			q = '"'
-		}
-		b.WriteByte(q)
-		for _, r := range t {
-			switch {
-			case r == '\\':
-				b.WriteString(`\\`)
-			case r == rune(q):
-				b.WriteByte('\\')
-				b.WriteRune(r)
-			default:
-				b.WriteRune(r)
-			}
-		}
-		b.WriteByte(q)
-	}
-	b.WriteByte(']')
-	return b.String()
 }

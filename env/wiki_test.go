@@ -131,3 +131,53 @@ func TestFailed(t *testing.T) {
 		}
 	}
 }
+
+// TestPaperPythonEdges plays what wikienv.py, wrappers.py and the notebooks' first-letter
+// lower-casing answer under Python 3.11 where Python's string rules differ from Go's
+// simple ones: str.lower() (İ to i̇, the final sigma), str.split() white space in
+// normalize_answer, and repr() in the Similar list.
+func TestPaperPythonEdges(t *testing.T) {
+	c := envtest.NewMemory([]env.Page{
+		{Title: "Odos Street", Text: "The ΟΔΟΣ sign stands at the corner.\nThe street is old."},
+		{Title: "Istanbul Names", Text: "The city is written İSTANBUL on the sign. Istanbul is its usual spelling."},
+		{Title: "Zero\u200bWidth Hall", Text: "A hall with an odd name."},
+		{Title: "Tab\tHall", Text: "Another hall with an odd name."},
+	})
+	tests := []struct {
+		name, gold string
+		script     []struct{ raw, want string }
+	}{
+		{"lookup lower-cases as str.lower", "", []struct{ raw, want string }{
+			{"Search[Odos Street]", "The ΟΔΟΣ sign stands at the corner.. The street is old.."},
+			{"Lookup[οδος]", "(Result 1 / 1) The ΟΔΟΣ sign stands at the corner.."}, // "ΟΔΟΣ".lower() is "οδος"
+			{"Lookup[οδοσ]", "No more results.\n"},
+			{"Search[Istanbul Names]", "The city is written İSTANBUL on the sign. Istanbul is its usual spelling.."},
+			{"Lookup[İstanbul]", "(Result 1 / 1) The city is written İSTANBUL on the sign."}, // i̇stanbul
+			{"Lookup[istanbul]", "(Result 1 / 1) Istanbul is its usual spelling.."},
+		}},
+		{"first letter lower-cased as str.lower", "", []struct{ raw, want string }{
+			{"İnvalid[x]", "Invalid action: i\u0307nvalid[x]"},
+			{"Σearch[x]", "Invalid action: σearch[x]"},
+		}},
+		{"similar titles as repr", "", []struct{ raw, want string }{
+			{"Search[Width Hall]", `Could not find Width Hall. Similar: ['Zero\u200bWidth Hall', 'Tab\tHall'].`},
+		}},
+		{"reward: final sigma", "ΟΔΟΣ", []struct{ raw, want string }{{"Finish[οδος]", "Episode finished, reward = 1\n"}}},
+		{"reward: U+001F is white space", "Paris", []struct{ raw, want string }{{"Finish[Paris\u001f]", "Episode finished, reward = 1\n"}}},
+		{"reward: İ is not I", "istanbul", []struct{ raw, want string }{{"Finish[İstanbul]", "Episode finished, reward = 0\n"}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			w := env.New(c, env.Options{Gold: tt.gold})
+			for _, s := range tt.script {
+				res, err := w.Step(t.Context(), s.raw)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if res.Observation != s.want {
+					t.Errorf("%s:\n got %q\nwant %q", s.raw, res.Observation, s.want)
+				}
+			}
+		})
+	}
+}

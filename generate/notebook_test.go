@@ -5,12 +5,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 
 	"github.com/reactgen/reactgen/env"
 	"github.com/reactgen/reactgen/generate/prompt"
+	"github.com/reactgen/reactgen/internal/dataset"
 	"github.com/reactgen/reactgen/internal/llm/llmtest"
 	"github.com/reactgen/reactgen/internal/shareddata"
 	"github.com/reactgen/reactgen/pipeline"
@@ -103,6 +105,9 @@ func TestNotebookEpisode(t *testing.T) {
 	cases := []tc{
 		{"own hotpotqa entry", "testdata/notebook_prompts.json", "think_hotpotqa", "hotpotqa", "Where does the river of Onhava rise?"},
 		{"own fever entry", "testdata/notebook_prompts.json", "think_fever", "fever", "The river of Onhava rises in the Gol hills."},
+		// The task file's text as it is: 504 of HotpotQA's dev questions end in a space.
+		{"question with edge white space", "testdata/notebook_prompts.json", "think_hotpotqa", "hotpotqa", " Where does the river of Onhava rise? "},
+		{"claim with edge white space", "testdata/notebook_prompts.json", "think_fever", "fever", "\tThe river of Onhava rises in the Gol hills.\u3000"},
 	}
 	if p, ok := shareddata.Lookup("react-prompts/prompts_naive.json"); ok {
 		cases = append(cases, tc{"hotpotqa webthink_simple6", p, "webthink_simple6", "hotpotqa", "Where does the river of Onhava rise?"})
@@ -153,7 +158,7 @@ func TestNotebookEpisode(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			q := pipeline.Question{ID: "q1", Task: c.task, Question: c.question, Answer: "Gol hills"}
+			q := loadQuestion(t, c.task, c.question)
 			ep := r.Episode(t.Context(), q, 0)
 			if ep.Error != "" || !ep.Finished || ep.Prediction != "Gol hills" {
 				t.Fatalf("episode: finished %v prediction %q error %q", ep.Finished, ep.Prediction, ep.Error)
@@ -182,6 +187,33 @@ func TestNotebookEpisode(t *testing.T) {
 			}
 		})
 	}
+}
+
+// loadQuestion writes question to a task file of task's format (HotpotQA's simplified
+// list, FEVER's JSON lines) and reads it back through the dataset reader, as a run reads
+// its task file.
+func loadQuestion(t *testing.T, task, question string) pipeline.Question {
+	t.Helper()
+	var rec any = []map[string]string{{"question": question, "answer": "Gol hills", "type": "bridge"}}
+	if task == pipeline.TaskFEVER {
+		rec = map[string]any{"id": 1, "label": "SUPPORTS", "claim": question}
+	}
+	b, err := json.Marshal(rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "task.json")
+	if err := os.WriteFile(path, append(b, '\n'), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	qs, _, err := dataset.Load(path, dataset.Options{Task: task})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(qs) != 1 || qs[0].Question != question {
+		t.Fatalf("task file read back as %+v, want the question %q as written", qs, question)
+	}
+	return qs[0]
 }
 
 // diffAt describes where two prompts part.

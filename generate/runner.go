@@ -7,6 +7,7 @@ import (
 	"hash/fnv"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/reactgen/reactgen/env"
 	"github.com/reactgen/reactgen/generate/prompt"
@@ -157,9 +158,11 @@ func (r *Runner) Rationalized(ctx context.Context, q pipeline.Question, attempt 
 	return ep
 }
 
-// Hint is the question text with the rationalization hint appended.
+// Hint is the question text with the rationalization hint appended: reactgen's own
+// wording, so the edge white space that a task file's question or answer may carry
+// (the dataset keeps it for the notebooks' prompt) is left out of it.
 func Hint(q pipeline.Question) string {
-	return fmt.Sprintf("%s (Hint: the answer is %s.)", q.Question, q.Answer)
+	return fmt.Sprintf("%s (Hint: the answer is %s.)", strings.TrimRightFunc(q.Question, unicode.IsSpace), strings.TrimSpace(q.Answer))
 }
 
 // run is Episode that also returns the error that ended the episode, for the scheduler.

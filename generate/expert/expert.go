@@ -133,7 +133,8 @@ func (e *Expert) Act(ctx context.Context, q pipeline.Question, history []pipelin
 	if err != nil {
 		return generate.Move{}, err
 	}
-	finish := generate.Move{Thought: "So the answer is " + q.Answer + ".", Action: "Finish[" + q.Answer + "]"}
+	answer := strings.TrimSpace(q.Answer) // a task file's answer keeps its edge white space
+	finish := generate.Move{Thought: "So the answer is " + answer + ".", Action: "Finish[" + answer + "]"}
 	budget := pipeline.GenerateConfig{}.MaxStepsFor(q.Task)
 	last := len(history) >= budget-1 // the last step there is: answer rather than run out, if the evidence was seen
 	gs := goals(q)

@@ -98,6 +98,18 @@ func TestLoadFormats(t *testing.T) {
 			want:    []pipeline.Question{{ID: "hotpot-0", Task: "hotpotqa", Question: "Q?", Answer: "A"}},
 		},
 		{
+			// The text as the file has it, as the notebooks put it in the prompt; ids are keys.
+			name: "edge white space kept", file: "e.jsonl", format: FormatJSONL,
+			content: "{\"id\": \" e1 \", \"question\": \" Who wrote it? \", \"answer\": \"Orla Vint \"}\n",
+			opts:    Options{Task: "hotpotqa"},
+			want:    []pipeline.Question{{ID: "e1", Task: "hotpotqa", Question: " Who wrote it? ", Answer: "Orla Vint "}},
+		},
+		{
+			name: "fever claim keeps edge white space", file: "f.jsonl", format: FormatFEVER,
+			content: "{\"id\": 2, \"label\": \" SUPPORTS\", \"claim\": \"\\u001fA claim.\\t\"}",
+			want:    []pipeline.Question{{ID: "2", Task: "fever", Question: "\u001fA claim.\t", Answer: "SUPPORTS", Type: "SUPPORTS"}},
+		},
+		{
 			name: "hotpotqa official as jsonl", file: "h.jsonl", format: FormatHotpotQA,
 			content: `{"_id": "z9", "question": "Q?", "answer": "A"}`,
 			want:    []pipeline.Question{{ID: "z9", Task: "hotpotqa", Question: "Q?", Answer: "A"}},

@@ -4,7 +4,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/reactgen/reactgen/env"
+	"github.com/reactgen/reactgen/internal/python"
 )
 
 // Notebook reads the completion of ReAct step (1-based) as the paper's notebooks
@@ -14,7 +14,7 @@ import (
 // action). Otherwise ok is false and thought is the completion's first line, which the
 // notebooks show before asking again for the action alone (see NotebookAction).
 func Notebook(completion string, step int) (thought, action string, ok bool) {
-	s := pyStrip(completion)
+	s := python.Strip(completion)
 	sep := "\nAction " + strconv.Itoa(step) + ": "
 	if i := strings.Index(s, sep); i >= 0 && !strings.Contains(s[i+len(sep):], sep) {
 		return s[:i], s[i+len(sep):], true
@@ -25,7 +25,4 @@ func Notebook(completion string, step int) (thought, action string, ok bool) {
 
 // NotebookAction is the action of a re-ask reply as the notebooks take it: the reply
 // stripped of surrounding white space.
-func NotebookAction(reply string) string { return pyStrip(reply) }
-
-// pyStrip is Python's str.strip().
-func pyStrip(s string) string { return env.PyStrip(s) }
+func NotebookAction(reply string) string { return python.Strip(reply) }

@@ -7,8 +7,8 @@ package score
 
 import (
 	"strings"
-	"unicode"
 
+	"github.com/reactgen/reactgen/internal/python"
 	"github.com/reactgen/reactgen/pipeline"
 )
 
@@ -16,11 +16,14 @@ import (
 // scripts strip. Unicode punctuation (dashes, curly quotes) is kept, as there.
 const punctuation = "!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~"
 
-// NormalizeAnswer is the official HotpotQA/SQuAD answer normalisation: lower-case, drop
-// the characters of Python's string.punctuation, drop the articles a, an and the where
-// they stand as whole words (Python's \b, which is Unicode-aware), collapse whitespace.
+// NormalizeAnswer is the official HotpotQA/SQuAD answer normalisation (normalize_answer
+// in wrappers.py), with Python's string rules: lower-case as str.lower() does (so "ΟΔΟΣ"
+// is "οδος" and "İ" is "i̇"), drop the characters of string.punctuation, drop the
+// articles a, an and the where they stand as whole words (re's \b, which is
+// Unicode-aware), and join the words str.split() finds (white space includes U+001C to
+// U+001F) with single spaces.
 func NormalizeAnswer(s string) string {
-	s = strings.ToLower(s)
+	s = python.Lower(s)
 	s = strings.Map(func(r rune) rune {
 		if r < 128 && strings.ContainsRune(punctuation, r) {
 			return -1
@@ -28,12 +31,7 @@ func NormalizeAnswer(s string) string {
 		return r
 	}, s)
 	s = removeArticles(s)
-	return strings.Join(strings.Fields(s), " ")
-}
-
-// isWordRune matches Python's \w for str patterns: letters, numbers and the underscore.
-func isWordRune(r rune) bool {
-	return r == '_' || unicode.IsLetter(r) || unicode.IsNumber(r)
+	return strings.Join(python.Split(s), " ")
 }
 
 // removeArticles replaces every maximal run of word characters that is exactly a, an or
@@ -43,13 +41,13 @@ func removeArticles(s string) string {
 	b.Grow(len(s))
 	rs := []rune(s)
 	for i := 0; i < len(rs); {
-		if !isWordRune(rs[i]) {
+		if !python.IsWord(rs[i]) {
 			b.WriteRune(rs[i])
 			i++
 			continue
 		}
 		j := i
-		for j < len(rs) && isWordRune(rs[j]) {
+		for j < len(rs) && python.IsWord(rs[j]) {
 			j++
 		}
 		switch w := string(rs[i:j]); w {
@@ -81,7 +79,7 @@ func f1Normalized(np, ng string) (f1, precision, recall float64) {
 	if (special(np) || special(ng)) && np != ng {
 		return 0, 0, 0
 	}
-	pt, gt := strings.Fields(np), strings.Fields(ng)
+	pt, gt := python.Split(np), python.Split(ng)
 	counts := make(map[string]int, len(gt))
 	for _, t := range gt {
 		counts[t]++

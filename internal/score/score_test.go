@@ -152,3 +152,57 @@ func TestLabel(t *testing.T) {
 }
 
 func near(a, b float64) bool { return math.Abs(a-b) < 1e-9 }
+
+// TestNormalizeAnswerPython holds what wrappers.py's normalize_answer returns under
+// Python 3.11 for text at the edges of white space and letter case: str.split() splits
+// at U+001C to U+001F and U+0085 as well as at Go's white space, str.lower() maps a
+// final capital sigma to ς and İ to i̇ (i, U+0307), and re's \b sees a format character
+// such as U+200B or U+180E as a non-word character.
+func TestNormalizeAnswerPython(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"Paris\u001f", "paris"},
+		{"Paris\u001c\u001d\u001e", "paris"},
+		{"The\u001fEiffel Tower", "eiffel tower"},
+		{"ΟΔΟΣ", "οδος"},
+		{"οδος", "οδος"},
+		{"ΟΔΟΣ ΑΛΦΑ", "οδος αλφα"},
+		{"İstanbul", "i\u0307stanbul"},
+		{"istanbul", "istanbul"},
+		{"the\u3000Beatles", "beatles"},
+		{"a\u0085b", "b"},
+		{"an\u2028apple", "apple"},
+		{"The\u200bBeatles", "\u200bbeatles"},
+		{"Σ", "σ"},
+		{"ΑΣ.", "ας"},
+		{"x\u180ethe", "x\u180e"},
+	}
+	for _, tt := range tests {
+		if got := NormalizeAnswer(tt.in); got != tt.want {
+			t.Errorf("NormalizeAnswer(%q) = %q, Python %q", tt.in, got, tt.want)
+		}
+	}
+	// normalize_answer(pred) == normalize_answer(gold), the paper's reward, in Python.
+	pairs := []struct {
+		pred, gold string
+		reward     bool
+	}{
+		{"οδος", "ΟΔΟΣ", true},
+		{"Paris\u001f", "Paris", true},
+		{"İstanbul", "istanbul", false},
+		{"i\u0307stanbul", "İstanbul", true},
+		{"ΟΔΟΣ", "οδοσ", false},
+		{"The\u001eBeatles", "Beatles", true},
+		{"σ", "Σ", true},
+		{"ας", "ΑΣ", true},
+	}
+	for _, p := range pairs {
+		for _, task := range []string{pipeline.TaskHotpotQA, pipeline.TaskFEVER} {
+			if got, _, _ := Score(task, p.pred, p.gold); got != p.reward {
+				t.Errorf("%s: Score(%q, %q) = %v, Python's reward %v", task, p.pred, p.gold, got, p.reward)
+			}
+		}
+	}
+	if f1, _, _ := F1("Paris\u001fFrance", "paris france"); f1 != 1 {
+		t.Errorf("F1 of words split at U+001F: got %v, want 1", f1)
+	}
+}
