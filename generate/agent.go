@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -46,6 +47,8 @@ func send(ctx context.Context, c llm.Client, req llm.Request, pr prompt.Request,
 		resp.Choices = []llm.Choice{{}}
 	}
 	call.Completion, call.FinishReason = resp.Choices[0].Text, resp.Choices[0].FinishReason
+	call.Reasoning, call.Logprobs, call.CompletionTokenIDs = resp.Choices[0].Reasoning, resp.Choices[0].Logprobs, resp.Choices[0].TokenIDs
+	call.PromptTokenIDs = resp.PromptTokenIDs
 	if resp.Model != "" {
 		call.Model = resp.Model
 	}
@@ -56,6 +59,19 @@ func send(ctx context.Context, c llm.Client, req llm.Request, pr prompt.Request,
 		CachedTokens: resp.Usage.CachedPromptTokens, CacheSavingUSD: resp.CacheSavingUSD,
 	}
 	return call, resp, nil
+}
+
+// stepReasoning is the reasoning text of a step: that of each call that decided it (a
+// re-ask's after the first's), a blank line between. A reasoning that became the step's
+// thought (a tool reply with no content; see thoughtOf) is not repeated.
+func stepReasoning(calls []pipeline.Call, thought string) string {
+	var parts []string
+	for _, c := range calls {
+		if r := strings.TrimSpace(c.Reasoning); r != "" && r != thought && !slices.Contains(parts, r) {
+			parts = append(parts, r)
+		}
+	}
+	return strings.Join(parts, "\n\n")
 }
 
 // LLMActor is the model's policy for ReAct and Act: it renders the step's prompt, asks
@@ -79,6 +95,8 @@ type LLMActor struct {
 	Seed        int64
 	Attempt     int
 	KeepPrompts bool
+	Logprobs    bool // llm.logprobs
+	TokenIDs    bool // llm.token_ids
 
 	written []string // notebook layouts: the actions of this episode as the model wrote them
 }
@@ -172,7 +190,7 @@ func (a *LLMActor) request(pr prompt.Request) llm.Request {
 	return llm.Request{
 		Model: a.Model, Prompt: pr.Prompt, Messages: pr.Messages, Temperature: a.Temperature, TopP: a.TopP,
 		MaxTokens: a.MaxTokens, Stop: append(append([]string(nil), pr.Stop...), a.Stop...), Seed: &sd, Attempt: a.Attempt,
-		Tools: pr.Tools,
+		Tools: pr.Tools, Logprobs: a.Logprobs, TokenIDs: a.TokenIDs,
 	}
 }
 
@@ -185,13 +203,13 @@ func (r *Runner) actor(q pipeline.Question, s sampler) Actor {
 		return &ToolActor{
 			Client: r.o.Client, Layout: r.agent, Model: r.o.LLM.Model, Temperature: r.temperature(s.attempt),
 			TopP: r.o.LLM.TopP, MaxTokens: r.o.LLM.RequestMaxTokens, Stop: r.o.LLM.Stop, Seed: s.seed,
-			Attempt: s.attempt, KeepPrompts: r.o.Config.KeepPrompts,
+			Attempt: s.attempt, KeepPrompts: r.o.Config.KeepPrompts, Logprobs: r.o.LLM.Logprobs, TokenIDs: r.o.LLM.TokenIDs,
 		}
 	}
 	return &LLMActor{
 		Client: r.o.Client, Layout: r.agent, Model: r.o.LLM.Model, Temperature: r.temperature(s.attempt),
 		TopP: r.o.LLM.TopP, MaxTokens: r.o.LLM.RequestMaxTokens, Stop: r.o.LLM.Stop, Seed: s.seed,
-		Attempt: s.attempt, KeepPrompts: r.o.Config.KeepPrompts,
+		Attempt: s.attempt, KeepPrompts: r.o.Config.KeepPrompts, Logprobs: r.o.LLM.Logprobs, TokenIDs: r.o.LLM.TokenIDs,
 	}
 }
 
@@ -206,7 +224,8 @@ func (r *Runner) agentLoop(ctx context.Context, ep *pipeline.Episode, q pipeline
 		ep.BadCalls += mv.Bad
 		if err != nil {
 			if len(mv.Calls) > 0 {
-				ep.Steps = append(ep.Steps, pipeline.Step{Thought: mv.Thought, ActionType: pipeline.ActionInvalid, Calls: mv.Calls, ToolCall: mv.ToolCall})
+				ep.Steps = append(ep.Steps, pipeline.Step{Thought: mv.Thought, ActionType: pipeline.ActionInvalid, Calls: mv.Calls, ToolCall: mv.ToolCall,
+					Reasoning: stepReasoning(mv.Calls, mv.Thought)})
 			}
 			return err
 		}
@@ -214,6 +233,7 @@ func (r *Runner) agentLoop(ctx context.Context, ep *pipeline.Episode, q pipeline
 		st := pipeline.Step{
 			Thought: mv.Thought, Action: res.Action.String(), ActionType: res.Action.Type,
 			Argument: res.Action.Argument, Observation: res.Observation, Calls: mv.Calls, ToolCall: mv.ToolCall,
+			Reasoning: stepReasoning(mv.Calls, mv.Thought),
 		}
 		if st.Action == "" {
 			st.Action, st.ActionType = strings.TrimSpace(mv.Action), pipeline.ActionInvalid
@@ -326,7 +346,8 @@ func (r *Runner) samplesAtOnce(ctx context.Context, pr prompt.Request, s sampler
 		if i > 0 {
 			ch := resp.Choices[i]
 			c = pipeline.Call{Model: call.Model, PromptHash: call.PromptHash, Completion: ch.Text,
-				FinishReason: ch.FinishReason, Cached: call.Cached, Choice: i}
+				FinishReason: ch.FinishReason, Cached: call.Cached, Choice: i,
+				Reasoning: ch.Reasoning, Logprobs: ch.Logprobs, CompletionTokenIDs: ch.TokenIDs}
 		}
 		samples[i] = r.sample(c, resp.Choices[i].Text)
 	}

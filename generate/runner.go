@@ -193,8 +193,12 @@ func (r *Runner) run(ctx context.Context, q pipeline.Question, attempt int, rati
 		win, _, err = r.selfConsistency(ctx, &ep, hinted, s)
 		if win >= 0 { // CoT-SC alone: the winning chain is the episode's one step
 			sm := ep.Samples[win]
-			ep.Steps = append(ep.Steps, pipeline.Step{Thought: sm.Thought, Action: "Finish[" + sm.Answer + "]",
-				ActionType: pipeline.ActionFinish, Argument: sm.Answer})
+			st := pipeline.Step{Thought: sm.Thought, Action: "Finish[" + sm.Answer + "]",
+				ActionType: pipeline.ActionFinish, Argument: sm.Answer}
+			if sm.Call != nil {
+				st.Reasoning = stepReasoning([]pipeline.Call{*sm.Call}, sm.Thought)
+			}
+			ep.Steps = append(ep.Steps, st)
 		}
 	case prompt.MethodAct, prompt.MethodReAct:
 		err = r.agentLoop(ctx, &ep, hinted, s)
@@ -264,7 +268,7 @@ func (s sampler) request(pr prompt.Request, temperature float64, seed int64, att
 	return llm.Request{
 		Model: o.Model, Prompt: pr.Prompt, Messages: pr.Messages, Temperature: temperature, TopP: o.TopP,
 		MaxTokens: o.RequestMaxTokens, Stop: append(append([]string(nil), pr.Stop...), o.Stop...),
-		Seed: &sd, Attempt: attempt, Tools: pr.Tools,
+		Seed: &sd, Attempt: attempt, Tools: pr.Tools, Logprobs: o.Logprobs, TokenIDs: o.TokenIDs,
 	}
 }
 
@@ -273,11 +277,11 @@ func (r *Runner) single(ctx context.Context, ep *pipeline.Episode, q pipeline.Qu
 	pr := l.Answer(q.Question)
 	call, text, err := complete(ctx, r.o.Client, s.request(pr, r.temperature(s.attempt), s.seed, s.attempt), pr, r.o.Config.KeepPrompts)
 	if err != nil {
-		ep.Steps = append(ep.Steps, pipeline.Step{ActionType: pipeline.ActionInvalid, Calls: []pipeline.Call{call}})
+		ep.Steps = append(ep.Steps, pipeline.Step{ActionType: pipeline.ActionInvalid, Calls: []pipeline.Call{call}, Reasoning: stepReasoning([]pipeline.Call{call}, "")})
 		return err
 	}
 	thought, answer, ok := r.readAnswer(l, text)
-	st := pipeline.Step{Thought: thought}
+	st := pipeline.Step{Thought: thought, Reasoning: stepReasoning([]pipeline.Call{call}, thought)}
 	if !ok {
 		call.Bad = true
 		ep.BadCalls++

@@ -39,6 +39,8 @@ type ToolActor struct {
 	Seed        int64
 	Attempt     int
 	KeepPrompts bool
+	Logprobs    bool // llm.logprobs
+	TokenIDs    bool // llm.token_ids
 }
 
 var _ Actor = (*ToolActor)(nil)
@@ -149,6 +151,7 @@ func (a *ToolActor) send(ctx context.Context, pr prompt.Request) (pipeline.Call,
 	req := llm.Request{
 		Model: a.Model, Messages: pr.Messages, Tools: pr.Tools, Temperature: a.Temperature, TopP: a.TopP,
 		MaxTokens: a.MaxTokens, Stop: append(append([]string(nil), pr.Stop...), a.Stop...), Seed: &sd, Attempt: a.Attempt,
+		Logprobs: a.Logprobs, TokenIDs: a.TokenIDs,
 	}
 	call, resp, err := send(ctx, a.Client, req, pr, a.KeepPrompts)
 	if errors.Is(err, llm.ErrToolsUnsupported) {

@@ -120,6 +120,15 @@ type LLMConfig struct {
 	// API or wave files; see BatchConfig).
 	Mode  string      `mapstructure:"mode"`
 	Batch BatchConfig `mapstructure:"batch"`
+	// ThinkTags splits a leading <think>…</think> block of each reply's text off as the
+	// step's reasoning, for servers that inline a reasoning model's thinking.
+	ThinkTags bool `mapstructure:"think_tags"`
+	// Logprobs asks for the log-probability of every completion token and keeps them in
+	// the episode record (pipeline.Call.Logprobs).
+	Logprobs bool `mapstructure:"logprobs"`
+	// TokenIDs asks a vLLM server for the prompt's and completion's token ids
+	// (return_token_ids) and keeps them (pipeline.Call.PromptTokenIDs, CompletionTokenIDs).
+	TokenIDs bool `mapstructure:"token_ids"`
 }
 
 // BatchConfig configures llm.mode batch: each wave of pending requests (every episode's

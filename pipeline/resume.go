@@ -38,6 +38,9 @@ func (c *Config) ResultKeys(taskSHA, corpusID, promptID string) map[string]strin
 		keys["llm.seed"] = fmt.Sprint(l.Seed)
 		keys["generate.samples"] = fmt.Sprint(g.Samples)
 		keys["generate.sample_temperature"] = fmt.Sprint(g.SampleTemperature)
+		if l.ThinkTags { // splitting changes the text actions are read from; absent when off, as before the key
+			keys["llm.think_tags"] = "true"
+		}
 		if g.Prompting == "trained" {
 			keys["generate.prompting"] = g.Prompting
 			keys["generate.trained_format"] = g.TrainedFormat

@@ -255,6 +255,7 @@ func (bt *Batcher) finish(r lineResult, req Request, start time.Time) (Response,
 	}
 	resp := r.resp
 	resp.Choices = slices.Clone(resp.Choices)
+	keepAsked(&resp, req)
 	if resp.Model == "" {
 		resp.Model = req.Model
 	}

@@ -37,14 +37,16 @@ func batchLine(id string, req Request) (endpoint string, line []byte, err error)
 		body, err = json.Marshal(chatRequest(req))
 	} else {
 		endpoint = batchCompletions
-		body, err = json.Marshal(openai.CompletionRequest{Model: req.Model, Prompt: req.Prompt, Temperature: float32(req.Temperature),
-			TopP: float32(req.TopP), MaxTokens: req.MaxTokens, Stop: req.Stop, Seed: req.Seed, N: req.N})
+		body, err = json.Marshal(completionRequest(req))
 	}
 	if err != nil {
 		return "", nil, fmt.Errorf("encode batch line: %w", err)
 	}
 	if !isReasoningModel(req.Model) {
 		body = withTemperature(body)
+	}
+	if req.TokenIDs {
+		body = withTokenIDs(body)
 	}
 	line, err = json.Marshal(batchInputLine{CustomID: id, Method: http.MethodPost, URL: endpoint, Body: body})
 	return endpoint, line, err
@@ -132,6 +134,7 @@ func decodeOutput(l batchOutputLine, endpoint string) lineResult {
 			return lineResult{err: &APIError{Status: http.StatusOK, Type: typeInvalidResponse, Message: "batch line body: " + err.Error()}}
 		}
 		resp = chatResponse(r)
+		readExtras(l.Response.Body, &resp, Request{Messages: []Message{{}}, Logprobs: true, TokenIDs: true}) // Batcher.finish keeps what was asked
 	} else {
 		var r openai.CompletionResponse
 		if err := json.Unmarshal(l.Response.Body, &r); err != nil {
@@ -144,6 +147,7 @@ func decodeOutput(l batchOutputLine, endpoint string) lineResult {
 		for _, c := range r.Choices {
 			resp.Choices = append(resp.Choices, Choice{Text: c.Text, FinishReason: c.FinishReason})
 		}
+		readExtras(l.Response.Body, &resp, Request{Logprobs: true, TokenIDs: true})
 	}
 	if what := emptyReply(l.Response.Body, resp, endpoint == batchChat); what != "" {
 		// Not an empty completion: a line the server answered without one.

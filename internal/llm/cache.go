@@ -65,7 +65,7 @@ func (cc *cached) Complete(ctx context.Context, req Request) (Response, error) {
 
 func (cc *cached) load(key string) (Response, bool) {
 	if e, ok := cc.log.get(key); ok {
-		return Response{Choices: e.Choices, Usage: e.Usage, Model: e.Model, Cached: true}, true
+		return Response{Choices: e.Choices, Usage: e.Usage, Model: e.Model, Cached: true, PromptTokenIDs: e.PromptTokenIDs}, true
 	}
 	if !cc.log.legacy {
 		return Response{}, false
@@ -87,7 +87,7 @@ func (cc *cached) store(key string, req Request, resp Response) error {
 	return cc.log.put(logEntry{
 		V: logVersion, Key: key, PromptHash: textHash(req), Request: params,
 		Choices: resp.Choices, Usage: resp.Usage, Model: resp.Model,
-		Written: time.Now().UTC(), Original: resp.Latency.Milliseconds(),
+		Written: time.Now().UTC(), Original: resp.Latency.Milliseconds(), PromptTokenIDs: resp.PromptTokenIDs,
 	})
 }
 

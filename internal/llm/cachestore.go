@@ -32,6 +32,8 @@ type logEntry struct {
 	Model      string    `json:"model"`
 	Written    time.Time `json:"written"`
 	Original   int64     `json:"latency_ms"` // the latency of the request that filled it
+	// PromptTokenIDs are the response's (llm.token_ids only).
+	PromptTokenIDs []int64 `json:"prompt_token_ids,omitempty"`
 }
 
 // logHead is the part of a line the index needs; decoding into it still checks that the

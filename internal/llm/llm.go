@@ -71,6 +71,14 @@ type Request struct {
 	// Attempt distinguishes sampled requests that are otherwise identical, so that the
 	// cache keeps one response per attempt. It is not sent to the server.
 	Attempt int `json:"attempt,omitempty"`
+	// Logprobs asks for the log-probability of every completion token (llm.logprobs):
+	// logprobs true on the chat endpoint, logprobs 0 on the completions endpoint (the
+	// sampled token's only). False sends nothing, so the request and its cache key are
+	// what they were without the key.
+	Logprobs bool `json:"logprobs,omitempty"`
+	// TokenIDs asks a vLLM server for the prompt's and the completion's token ids
+	// (llm.token_ids: its return_token_ids field, which OpenAI's API refuses).
+	TokenIDs bool `json:"token_ids,omitempty"`
 }
 
 // Choice is one returned completion.
@@ -79,9 +87,16 @@ type Choice struct {
 	FinishReason string
 	// ToolCalls are the function calls of a chat reply to a request with Tools.
 	ToolCalls []ToolCall `json:",omitempty"`
-	// Reasoning is the reasoning text a server returns beside the content
-	// (reasoning_content: DeepSeek, vLLM's reasoning parsers).
+	// Reasoning is the reasoning text a server returns beside the content: the message's
+	// reasoning (vLLM since January 2026, OpenRouter) or reasoning_content (DeepSeek,
+	// SGLang, older vLLM), or a leading <think>…</think> block of the text when
+	// WithThinkTags splits it off.
 	Reasoning string `json:",omitempty"`
+	// Logprobs are the log-probabilities of the completion's tokens, in order (only for a
+	// request with Logprobs, from a server that returns them).
+	Logprobs []float64 `json:",omitempty"`
+	// TokenIDs are the completion's token ids (a request with TokenIDs, to vLLM).
+	TokenIDs []int64 `json:",omitempty"`
 }
 
 // Usage counts the tokens of one response.
@@ -111,6 +126,8 @@ type Response struct {
 	Priced bool
 	// Endpoint names the pool endpoint that served the response; empty outside a pool.
 	Endpoint string
+	// PromptTokenIDs are the prompt's token ids (a request with TokenIDs, to vLLM).
+	PromptTokenIDs []int64 `json:",omitempty"`
 }
 
 // Client sends one request and waits for its response.

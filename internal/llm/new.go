@@ -19,12 +19,13 @@ const BreakerRequests = 3
 // New builds the run's client from cfg: the OpenAI-compatible adapter at cfg.BaseURL
 // wrapped, from the outside in, as
 //
-//	meter → cache → budget → breaker → choices → rate limit → concurrency → retry → OpenAI
+//	meter → think tags → cache → budget → breaker → choices → rate limit → concurrency → retry → OpenAI
 //
 // The cache sits outside everything that costs: a hit skips the budget, the breaker,
 // the rate limits and the concurrency slots, and is free. The meter sits outside the
 // cache so that its counts include hits (Snapshot().Cached); its Usage counts only what
-// was not cached. The budget counts a request once however many retries it took. Retries
+// was not cached. The think-tags decorator (llm.think_tags; WithThinkTags) splits what
+// the cache replays as well as what the server sends. The budget counts a request once however many retries it took. Retries
 // happen inside a concurrency slot and are not rate limited again. Before any request
 // has succeeded, refused connections and unknown hosts are not retried, so a wrong URL
 // stops the run after BreakerRequests requests; a wrong key (401) or model (404) does too.
@@ -142,6 +143,9 @@ func NewClient(ctx context.Context, o Options) (Clients, error) {
 			return Clients{}, fmt.Errorf("llm cache dir %s: %w", cacheDir, err)
 		}
 		c = WithCache(c, cacheDir)
+	}
+	if cfg.ThinkTags {
+		c = WithThinkTags(c)
 	}
 	meter := WithMeter(c)
 	return Clients{Client: meter, Meter: meter, Budget: budget, Pool: pool, Batch: batcher}, nil

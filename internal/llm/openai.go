@@ -167,7 +167,10 @@ func (o *OpenAI) Complete(ctx context.Context, req Request) (Response, error) {
 		return Response{}, errors.New("llm request: exactly one of prompt and messages must be set")
 	}
 	start := time.Now()
-	seen := &capture{keepTemperatureOut: isReasoningModel(req.Model), limit: MaxResponseBytes(req.N, req.MaxTokens)}
+	// A chat reply may carry its reasoning in a field go-openai does not read, and token
+	// ids and exact log-probabilities are read from the body too: keep all of it then.
+	seen := &capture{keepTemperatureOut: isReasoningModel(req.Model), limit: MaxResponseBytes(req.N, req.MaxTokens),
+		keepAll: len(req.Messages) > 0 || req.Logprobs || req.TokenIDs, tokenIDs: req.TokenIDs}
 	actx := context.WithValue(ctx, captureKey{}, seen)
 	if o.timeout > 0 {
 		var cancel context.CancelFunc
@@ -191,6 +194,11 @@ func (o *OpenAI) Complete(ctx context.Context, req Request) (Response, error) {
 	if ae := o.malformed(seen, resp, len(req.Messages) > 0); ae != nil {
 		return Response{}, ae
 	}
+	seen.mu.Lock()
+	all := seen.all
+	seen.all = nil
+	seen.mu.Unlock()
+	readExtras(all, &resp, req)
 	// A server that ignores max_tokens must not fill the run with megabytes: cut the text
 	// at a generous bound for the requested tokens and report it as cut.
 	limit := MaxCompletionBytes(req.MaxTokens)
@@ -236,7 +244,7 @@ func chatRequest(req Request) openai.ChatCompletionRequest {
 	}
 	cr := openai.ChatCompletionRequest{
 		Model: req.Model, Messages: msgs, Temperature: float32(req.Temperature), TopP: float32(req.TopP),
-		Stop: req.Stop, Seed: req.Seed, N: req.N,
+		Stop: req.Stop, Seed: req.Seed, N: req.N, LogProbs: req.Logprobs,
 	}
 	for _, t := range req.Tools {
 		cr.Tools = append(cr.Tools, openai.Tool{Type: openai.ToolTypeFunction, Function: &openai.FunctionDefinition{
@@ -268,11 +276,7 @@ func chatResponse(r openai.ChatCompletionResponse) Response {
 }
 
 func (o *OpenAI) completion(ctx context.Context, req Request) (Response, error) {
-	cr := openai.CompletionRequest{
-		Model: req.Model, Prompt: req.Prompt, Temperature: float32(req.Temperature), TopP: float32(req.TopP),
-		MaxTokens: req.MaxTokens, Stop: req.Stop, Seed: req.Seed, N: req.N,
-	}
-	r, err := o.client.CreateCompletion(ctx, cr)
+	r, err := o.client.CreateCompletion(ctx, completionRequest(req))
 	if err != nil {
 		if errors.Is(err, openai.ErrCompletionUnsupportedModel) {
 			return Response{}, fmt.Errorf("model %s has no legacy completions endpoint (use generate.format chat): %w", req.Model, err)
@@ -287,6 +291,20 @@ func (o *OpenAI) completion(ctx context.Context, req Request) (Response, error) 
 		out.Choices = append(out.Choices, Choice{Text: c.Text, FinishReason: c.FinishReason})
 	}
 	return out, nil
+}
+
+// completionRequest is req as go-openai sends it to the completions endpoint, online or
+// in a batch. Logprobs asks for logprobs 1: go-openai leaves a 0 out of the body, and 1
+// returns the sampled token's log-probability (beside the one most likely token).
+func completionRequest(req Request) openai.CompletionRequest {
+	cr := openai.CompletionRequest{
+		Model: req.Model, Prompt: req.Prompt, Temperature: float32(req.Temperature), TopP: float32(req.TopP),
+		MaxTokens: req.MaxTokens, Stop: req.Stop, Seed: req.Seed, N: req.N,
+	}
+	if req.Logprobs {
+		cr.LogProbs = 1
+	}
+	return cr
 }
 
 // usage reads a response's usage, with the prompt tokens served from the server's prompt
@@ -521,11 +539,14 @@ type captureKey struct{}
 type capture struct {
 	keepTemperatureOut bool
 	limit              int64 // the most bytes read of the response body (0: no bound)
+	keepAll            bool  // keep the whole body in all, for readExtras
+	tokenIDs           bool  // send return_token_ids: true (vLLM)
 
 	mu      sync.Mutex
 	status  int
 	header  http.Header
 	body    []byte
+	all     []byte // the whole body, with keepAll
 	readErr error
 }
 
@@ -562,13 +583,20 @@ func (w *wire) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	// Only completion requests get a temperature: a file upload or a batch does not.
 	completion := strings.HasSuffix(req.URL.Path, "/completions")
-	if req.Body != nil && req.Method == http.MethodPost && completion && (seen == nil || !seen.keepTemperatureOut) {
+	addTemperature := seen == nil || !seen.keepTemperatureOut
+	addTokenIDs := seen != nil && seen.tokenIDs
+	if req.Body != nil && req.Method == http.MethodPost && completion && (addTemperature || addTokenIDs) {
 		b, err := readAll(req.Body, req.ContentLength)
 		_ = req.Body.Close()
 		if err != nil {
 			return nil, fmt.Errorf("read request body: %w", err)
 		}
-		b = withTemperature(b)
+		if addTemperature {
+			b = withTemperature(b)
+		}
+		if addTokenIDs {
+			b = withTokenIDs(b)
+		}
 		req.Body = io.NopCloser(bytes.NewReader(b))
 		req.ContentLength = int64(len(b))
 		req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(b)), nil }
@@ -682,6 +710,9 @@ func (t *teeBody) Read(p []byte) (int, error) {
 	t.seen.mu.Lock()
 	if room := captureMax - len(t.seen.body); room > 0 {
 		t.seen.body = append(t.seen.body, p[:min(n, room)]...)
+	}
+	if t.seen.keepAll {
+		t.seen.all = append(t.seen.all, p[:n]...)
 	}
 	if err != nil && !errors.Is(err, io.EOF) {
 		t.seen.readErr = err

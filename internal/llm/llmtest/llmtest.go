@@ -11,6 +11,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"hash/fnv"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -80,6 +81,8 @@ type Req struct {
 	MaxTokens   int
 	Tools       []llm.Tool // chat: the functions the model may call
 	Header      http.Header
+	Logprobs    bool // logprobs asked: true (chat) or a number (completions)
+	TokenIDs    bool // return_token_ids: true (vLLM)
 }
 
 // Reply is what a Handler answers. The zero Reply is one empty choice with
@@ -99,7 +102,16 @@ type Reply struct {
 	// "tool_calls" unless FinishReason says otherwise and, when Texts are empty, content
 	// null, as OpenAI sends them. A call without an ID gets one (call_fake_N).
 	ToolCalls []llm.ToolCall
-	Reasoning string // sent as the message's reasoning_content when set (chat)
+	// Reasoning is sent, when set, as the message's reasoning_content (chat), or under the
+	// name ReasoningField gives: "reasoning", as vLLM sends it since January 2026.
+	Reasoning      string
+	ReasoningField string
+	// Logprobs, TokenIDs and PromptTokenIDs override what the server answers a request
+	// that asks for log-probabilities (Req.Logprobs) or token ids (Req.TokenIDs); unset,
+	// they are derived from the texts: one fake token per 4 runes (FakeTokens).
+	Logprobs       []float64
+	TokenIDs       []int64
+	PromptTokenIDs []int64
 }
 
 // Handler answers one request. It is called concurrently; ctx ends when the client goes away.
@@ -230,6 +242,8 @@ type wireRequest struct {
 	Seed        *int            `json:"seed"`
 	MaxTokens   int             `json:"max_tokens"`
 	Tools       []llm.Tool      `json:"tools"`
+	Logprobs    json.RawMessage `json:"logprobs"`
+	TokenIDs    bool            `json:"return_token_ids"`
 }
 
 // decodeRequest reads a request body into a Req (without Endpoint and Header) with
@@ -244,6 +258,10 @@ func decodeRequest(raw []byte) (Req, error) {
 	r := Req{
 		Model: wr.Model, Messages: wr.Messages, Stop: stringOrList(wr.Stop),
 		Temperature: wr.Temperature, TopP: wr.TopP, N: wr.N, Seed: wr.Seed, MaxTokens: wr.MaxTokens, Tools: wr.Tools,
+		TokenIDs: wr.TokenIDs,
+	}
+	if lp := string(wr.Logprobs); lp != "" && lp != "null" && lp != "false" {
+		r.Logprobs = true
 	}
 	if p := stringOrList(wr.Prompt); len(p) > 0 {
 		r.Prompt = p[0]
@@ -505,19 +523,44 @@ type (
 		Model   string       `json:"model"`
 		Choices []wireChoice `json:"choices"`
 		Usage   wireUsage    `json:"usage"`
+		// PromptTokenIDs: vLLM's, on a chat reply to return_token_ids.
+		PromptTokenIDs []int64 `json:"prompt_token_ids,omitempty"`
 	}
 	wireChoice struct {
 		Index        int          `json:"index"`
 		Message      *wireMessage `json:"message,omitempty"` // chat
 		Text         *string      `json:"text,omitempty"`    // completions
-		Logprobs     *struct{}    `json:"logprobs"`
+		Logprobs     any          `json:"logprobs"`          // nil, *wireChatLogprobs or *wireTextLogprobs
 		FinishReason string       `json:"finish_reason"`
+		// vLLM's, to return_token_ids: token_ids on every choice, prompt_token_ids on a
+		// completion's choice.
+		TokenIDs       []int64 `json:"token_ids,omitempty"`
+		PromptTokenIDs []int64 `json:"prompt_token_ids,omitempty"`
 	}
 	wireMessage struct {
 		Role             string         `json:"role"`
 		Content          *string        `json:"content"` // null: a reply of tool calls only
+		Reasoning        string         `json:"reasoning,omitempty"`
 		ReasoningContent string         `json:"reasoning_content,omitempty"`
 		ToolCalls        []llm.ToolCall `json:"tool_calls,omitempty"`
+	}
+	// wireChatLogprobs is a chat choice's logprobs: one entry per token.
+	wireChatLogprobs struct {
+		Content []wireTokenLogprob `json:"content"`
+		Refusal *string            `json:"refusal"`
+	}
+	wireTokenLogprob struct {
+		Token       string  `json:"token"`
+		Logprob     float64 `json:"logprob"`
+		Bytes       []int   `json:"bytes"`
+		TopLogprobs []any   `json:"top_logprobs"`
+	}
+	// wireTextLogprobs is a completion choice's logprobs, in the legacy layout.
+	wireTextLogprobs struct {
+		Tokens        []string             `json:"tokens"`
+		TokenLogprobs []float64            `json:"token_logprobs"`
+		TopLogprobs   []map[string]float64 `json:"top_logprobs"`
+		TextOffset    []int                `json:"text_offset"`
 	}
 	wireUsage struct {
 		PromptTokens        int                `json:"prompt_tokens"`
@@ -555,7 +598,12 @@ func (s *Server) completion(req Req, rep Reply) wireCompletion {
 		}
 		c := wireChoice{Index: i, FinishReason: finish}
 		if req.Endpoint == "chat" {
-			m := &wireMessage{Role: "assistant", Content: &text, ReasoningContent: rep.Reasoning}
+			m := &wireMessage{Role: "assistant", Content: &text}
+			if rep.ReasoningField == "reasoning" {
+				m.Reasoning = rep.Reasoning
+			} else {
+				m.ReasoningContent = rep.Reasoning
+			}
 			for _, tc := range rep.ToolCalls {
 				if tc.ID == "" {
 					tc.ID = "call_fake_" + strconv.FormatInt(s.calls.Add(1), 10)
@@ -578,6 +626,19 @@ func (s *Server) completion(req Req, rep Reply) wireCompletion {
 		} else {
 			c.Text = &text
 		}
+		tokens := FakeTokens(text)
+		if req.Logprobs {
+			c.Logprobs = fakeLogprobs(req.Endpoint == "chat", tokens, rep.Logprobs)
+		}
+		if req.TokenIDs {
+			c.TokenIDs = rep.TokenIDs
+			if c.TokenIDs == nil {
+				c.TokenIDs = FakeTokenIDs(tokens)
+			}
+			if req.Endpoint != "chat" {
+				c.PromptTokenIDs = promptIDs(req, rep)
+			}
+		}
 		choices[i] = c
 	}
 	if rep.CompletionTokens != 0 {
@@ -592,11 +653,84 @@ func (s *Server) completion(req Req, rep Reply) wireCompletion {
 	if req.Endpoint == "chat" {
 		object, prefix = "chat.completion", "chatcmpl-fake-"
 	}
-	return wireCompletion{
+	out := wireCompletion{
 		ID: prefix + strconv.FormatInt(id, 10), Object: object, Created: time.Now().Unix(), Model: req.Model,
 		Choices: choices,
 		Usage:   u,
 	}
+	if req.TokenIDs && req.Endpoint == "chat" {
+		out.PromptTokenIDs = promptIDs(req, rep)
+	}
+	return out
+}
+
+// FakeTokens splits a text into the fake server's tokens: 4 runes each.
+func FakeTokens(text string) []string {
+	var out []string
+	r := []rune(text)
+	for i := 0; i < len(r); i += 4 {
+		out = append(out, string(r[i:min(i+4, len(r))]))
+	}
+	return out
+}
+
+// FakeTokenIDs are the fake server's ids of tokens: an FNV-1a hash of each, below 151,936.
+func FakeTokenIDs(tokens []string) []int64 {
+	out := make([]int64, len(tokens))
+	for i, t := range tokens {
+		h := fnv.New32a()
+		_, _ = h.Write([]byte(t))
+		out[i] = int64(h.Sum32() % 151936)
+	}
+	return out
+}
+
+// FakeLogprob is the fake server's log-probability of the i-th token of a completion.
+func FakeLogprob(i int) float64 { return -float64(i%7)/8 - 1.0/1024 }
+
+// fakeLogprobs is a choice's logprobs object for tokens, with the given values or
+// FakeLogprob's.
+func fakeLogprobs(chat bool, tokens []string, values []float64) any {
+	lp := func(i int) float64 {
+		if values != nil {
+			return values[i%len(values)]
+		}
+		return FakeLogprob(i)
+	}
+	if chat {
+		out := &wireChatLogprobs{Content: []wireTokenLogprob{}}
+		for i, t := range tokens {
+			b := make([]int, len(t))
+			for j := range len(t) {
+				b[j] = int(t[j])
+			}
+			out.Content = append(out.Content, wireTokenLogprob{Token: t, Logprob: lp(i), Bytes: b, TopLogprobs: []any{}})
+		}
+		return out
+	}
+	out := &wireTextLogprobs{Tokens: []string{}, TokenLogprobs: []float64{}, TopLogprobs: []map[string]float64{}, TextOffset: []int{}}
+	off := 0
+	for i, t := range tokens {
+		out.Tokens = append(out.Tokens, t)
+		out.TokenLogprobs = append(out.TokenLogprobs, lp(i))
+		out.TopLogprobs = append(out.TopLogprobs, map[string]float64{t: lp(i)})
+		out.TextOffset = append(out.TextOffset, off)
+		off += len(t)
+	}
+	return out
+}
+
+// promptIDs are the prompt's token ids: the reply's, or the fake tokens of the prompt
+// (the messages' contents joined).
+func promptIDs(req Req, rep Reply) []int64 {
+	if rep.PromptTokenIDs != nil {
+		return rep.PromptTokenIDs
+	}
+	text := req.Prompt
+	for _, m := range req.Messages {
+		text += m.Content
+	}
+	return FakeTokenIDs(FakeTokens(text))
 }
 
 // Text is a Handler that always answers text.

@@ -1,0 +1,144 @@
+package main
+
+// Reasoning text through the command line: a fake reasoning model that answers its
+// thinking as vLLM does (reasoning) or as DeepSeek and SGLang do (reasoning_content),
+// online and in batches, in the chat and tools formats; the reasoning is kept per step
+// in the episode record, apart from the thought, and survives a cached re-run, a resume
+// and a merge of shards.
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/reactgen/reactgen/internal/llm/llmtest"
+	"github.com/reactgen/reactgen/pipeline"
+)
+
+// reasoningModel is the demo's fake model with a reasoning text for every reply, sent
+// under field: one that depends on the request, so that a replayed or resumed step can be
+// told from a re-asked one only by its record.
+func reasoningModel(t *testing.T, field string) (*llmtest.Server, func(llmtest.Req) string) {
+	t.Helper()
+	model := newFakeModel(t)
+	reasoning := func(r llmtest.Req) string {
+		var all strings.Builder
+		for _, m := range r.Messages {
+			all.WriteString(m.Content)
+		}
+		all.WriteString(r.Prompt)
+		return fmt.Sprintf("The reply I weigh, %08x: the question's page first, then its facts.", hashOf(all.String()))
+	}
+	srv := llmtest.NewServer(t, func(ctx context.Context, r llmtest.Req) llmtest.Reply {
+		rep := model.handle(ctx, r)
+		rep.Reasoning, rep.ReasoningField = reasoning(r), field
+		return rep
+	})
+	return srv, reasoning
+}
+
+// stepsReasoning maps each episode's id to its steps' reasoning texts, and checks that
+// every step that made a request carries its call's reasoning apart from its thought.
+func stepsReasoning(t *testing.T, run string) map[string][]string {
+	t.Helper()
+	out := map[string][]string{}
+	for id, ep := range effective(logLines(t, filepath.Join(run, pipeline.EpisodesFile))) {
+		for i, st := range ep.Steps {
+			if len(st.Calls) == 0 {
+				continue
+			}
+			if st.Reasoning == "" || st.Reasoning != st.Calls[len(st.Calls)-1].Reasoning && !strings.Contains(st.Reasoning, st.Calls[0].Reasoning) ||
+				st.Reasoning == st.Thought || strings.Contains(st.Thought, "I weigh") {
+				t.Errorf("%s step %d: reasoning %q, calls' %q, thought %q", id, i+1, st.Reasoning, st.Calls[0].Reasoning, st.Thought)
+			}
+			out[id] = append(out[id], st.Reasoning)
+		}
+		if len(out[id]) == 0 {
+			t.Errorf("%s: no step with a call", id)
+		}
+	}
+	return out
+}
+
+func sameReasoning(t *testing.T, what string, got, want map[string][]string) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Errorf("%s: %d episodes, want %d", what, len(got), len(want))
+	}
+	for id, w := range want {
+		if fmt.Sprint(got[id]) != fmt.Sprint(w) {
+			t.Errorf("%s: episode %s reasoning %q, want %q", what, id, got[id], w)
+		}
+	}
+}
+
+func TestReasoningKeptThroughCacheResumeBatchAndMerge(t *testing.T) {
+	for _, field := range []string{"reasoning", "reasoning_content"} {
+		for _, format := range []string{"chat", "tools"} {
+			t.Run(field+"/"+format, func(t *testing.T) {
+				srv, _ := reasoningModel(t, field)
+				tmp := t.TempDir()
+				sets := func(more map[string]any) map[string]any {
+					s := map[string]any{"generate.format": format, "task.limit": 16, "llm.cache_dir": filepath.Join(tmp, "cache")}
+					for k, v := range more {
+						s[k] = v
+					}
+					return s
+				}
+				res, whole := generateWith(t, filepath.Join(tmp, "whole"), srv.URL, sets(nil), nil)
+				if res.code != 0 {
+					t.Fatalf("exit %d: %s", res.code, res.stderr)
+				}
+				want := stepsReasoning(t, whole)
+
+				// The same run over the cache sends nothing and keeps the reasoning.
+				before := srv.Requests()
+				res, again := generateWith(t, filepath.Join(tmp, "again"), srv.URL, sets(nil), nil)
+				if res.code != 0 || srv.Requests() != before {
+					t.Fatalf("cached re-run: exit %d, %d requests: %s", res.code, srv.Requests()-before, res.stderr)
+				}
+				sameReasoning(t, "cached re-run", stepsReasoning(t, again), want)
+
+				// Stopped by the budget, then resumed without the cache.
+				dir := filepath.Join(tmp, "resumed")
+				for _, max := range []int{7, 0} {
+					res, _ := generateWith(t, dir, srv.URL, sets(map[string]any{"llm.max_requests": max, "llm.cache": false, "generate.concurrency": 2}), nil)
+					if res.code != 0 {
+						t.Fatalf("max_requests %d: exit %d: %s", max, res.code, res.stderr)
+					}
+				}
+				if m := readManifest(t, filepath.Join(dir, "run")); m.Resumes < 1 {
+					t.Errorf("resumes %d, want 1", m.Resumes)
+				}
+				sameReasoning(t, "resumed run", stepsReasoning(t, filepath.Join(dir, "run")), want)
+
+				// In batches, without the cache.
+				res, batch := generateWith(t, filepath.Join(tmp, "batch"), srv.URL, sets(map[string]any{
+					"llm.cache": false, "llm.mode": "batch", "llm.batch": map[string]any{"window": "50ms", "poll": "5ms"},
+				}), nil)
+				if res.code != 0 {
+					t.Fatalf("batch: exit %d: %s", res.code, res.stderr)
+				}
+				sameReasoning(t, "batch run", stepsReasoning(t, batch), want)
+
+				// Two shards merged.
+				var shards []string
+				for i := range 2 {
+					cfg := testConfig(t, filepath.Join(tmp, fmt.Sprintf("cfg-%d", i)), srv.URL, sets(nil))
+					out := filepath.Join(tmp, fmt.Sprintf("shard-%d", i))
+					if r := invoke(t, "", map[string]string{"OPENAI_API_KEY": "k"}, "generate", "--config", cfg, "--out", out, "--shard", fmt.Sprintf("%d/2", i)); r.code != 0 {
+						t.Fatalf("shard %d: exit %d: %s", i, r.code, r.stderr)
+					}
+					shards = append(shards, out)
+				}
+				merged := filepath.Join(tmp, "merged")
+				if r := invoke(t, "", nil, append([]string{"merge", merged}, shards...)...); r.code != 0 {
+					t.Fatalf("merge: exit %d: %s", r.code, r.stderr)
+				}
+				sameReasoning(t, "merged shards", stepsReasoning(t, merged), want)
+			})
+		}
+	}
+}
