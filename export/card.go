@@ -2,6 +2,7 @@ package export
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"slices"
 	"sort"
@@ -259,6 +260,7 @@ func renderCard(info CardInfo, cfg pipeline.ExportConfig, views []string, files 
 		"(a react-cot-sc episode that ReAct did not finish) is in the cot view, as its winning chain, or in none. " +
 		"A masked step (filter.mask_steps) stays in its trajectory with no loss on it: weight 0 in openai-chat and openai-tools, " +
 		"train false in axolotl-chat, loss false in agentgym, trainable false in Arrow and Parquet, no row of its own in completion and alpaca.\n")
+	writeReasoning(&b, cfg, t.reasoning)
 	writeSettings(&b, info)
 	b.WriteString("\n## Tokens\n\n")
 	fmt.Fprintf(&b, "Counted with %s: each turn's role and content plus %d tokens of chat template per turn and %d for the reply (OpenAI's accounting).\n", t.counter.Name(), perMessage, replyPriming)
@@ -302,4 +304,39 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	sort.Strings(keys)
 	return keys
+}
+
+// writeReasoning says where the reasoning text of a reasoning model went, per format,
+// when any exported step carries one (export.reasoning).
+func writeReasoning(b *bytes.Buffer, cfg pipeline.ExportConfig, steps int) {
+	if steps == 0 {
+		return
+	}
+	fmt.Fprintf(b, "\n## Reasoning\n\n%d steps of the exported episodes carry the model's reasoning text (what a reasoning model returned apart from its answer), "+
+		"kept apart from the ReAct thought. export.reasoning is %s:\n\n", steps, cmp.Or(cfg.Reasoning, ReasoningKeep))
+	switch cfg.Reasoning {
+	case ReasoningDrop:
+		b.WriteString("- no file carries it; the episode log (episodes.jsonl, steps[].reasoning) still holds it.\n")
+		return
+	case ReasoningInline:
+		b.WriteString("- every format trains on it: `<think>\\n…\\n</think>\\n\\n` before the thought of its assistant turn " +
+			"(before `Thought k:` in completion, alpaca and the text column), as Qwen3 and DeepSeek-R1 write it.\n")
+		return
+	}
+	lines := map[string]string{
+		"openai-chat":  "`reasoning_content` on the assistant messages, the field Qwen3-family and TRL templates render. OpenAI's fine-tuning format has no such field: `reactgen train` uploads the rows without it.",
+		"openai-tools": "`reasoning_content` on the assistant messages; `reactgen train` uploads the rows without it.",
+		"axolotl-chat": "`reasoning_content` on the assistant turns, handed to the chat template with the turn.",
+		"agentgym":     "`reasoning_content` on the gpt turns, which AgentGym's trainer does not read (export.reasoning inline trains on it).",
+		"completion":   "nowhere: the format has no field for it (export.reasoning inline puts it in the completion).",
+		"alpaca":       "nowhere: the format has no field for it (export.reasoning inline puts it in the output).",
+		"arrow":        "the `reasoning` field of `steps`, `messages` and `tool_messages`.",
+		"arrow-file":   "the `reasoning` field of `steps`, `messages` and `tool_messages`.",
+		"parquet":      "the `reasoning` field of `steps`, `messages` and `tool_messages`.",
+	}
+	for _, f := range cfg.Formats {
+		if l, ok := lines[f]; ok {
+			fmt.Fprintf(b, "- %s: %s\n", f, l)
+		}
+	}
 }

@@ -71,8 +71,10 @@ type Message struct {
 	Role      string `json:"role"`
 	Content   string `json:"content"`
 	Trainable bool   `json:"trainable"`
-	// Reasoning is an assistant turn's reasoning text (pipeline.Step.Reasoning), apart
-	// from its content; empty in the act view and for models that return none.
+	// Reasoning is, on an assistant turn, the reasoning text the model returned for it
+	// apart from its answer (pipeline.Step.Reasoning), under export.reasoning keep; the
+	// formats with a place for it write it there (reasoning_content, or a template's
+	// thought words). Inline puts it into Content instead; drop leaves it out.
 	Reasoning string `json:"reasoning,omitempty"`
 }
 
@@ -84,6 +86,14 @@ type Step struct {
 	ActionType  string `json:"action_type"`
 	Argument    string `json:"argument"`
 	Observation string `json:"observation"`
+	// Reasoning is the step's reasoning text (pipeline.Step.Reasoning); empty under
+	// export.reasoning drop and in the act view.
+	Reasoning string `json:"reasoning,omitempty"`
+	// Logprobs, PromptTokenIDs and CompletionTokenIDs are those of the call that decided
+	// the step (its last; pipeline.Call), kept with llm.logprobs and llm.token_ids.
+	Logprobs           []float64 `json:"logprobs,omitempty"`
+	PromptTokenIDs     []int64   `json:"prompt_token_ids,omitempty"`
+	CompletionTokenIDs []int64   `json:"completion_token_ids,omitempty"`
 }
 
 // Example is the rendered training example derived from one episode in one view. Every
@@ -144,6 +154,74 @@ type span struct{ start, end, msg int }
 type RenderOptions struct {
 	System            string // system message; empty = none
 	TrainObservations bool   // observation turns are trainable too
+	// Reasoning is export.reasoning: keep (also ""), drop or inline (see Reasoning*).
+	Reasoning string
+}
+
+// export.reasoning: where a step's reasoning text goes.
+const (
+	// ReasoningKeep puts it in the formats' own fields (reasoning_content on assistant
+	// messages; Message.Reasoning, ToolMessage.Reasoning, Step.Reasoning) and nowhere in
+	// the text.
+	ReasoningKeep = "keep"
+	// ReasoningDrop leaves it out of every format.
+	ReasoningDrop = "drop"
+	// ReasoningInline writes it into the trained text, as <think>…</think> before the
+	// thought, for formats and trainers with no field for it.
+	ReasoningInline = "inline"
+)
+
+// ReasoningModes are the values of export.reasoning.
+var ReasoningModes = []string{ReasoningKeep, ReasoningDrop, ReasoningInline}
+
+// InlineThink is reasoning as inline text ahead of an assistant turn: <think>, the
+// reasoning, </think> on lines of their own and a blank line, the layout of the
+// Qwen3 and DeepSeek-R1 chat templates (and LLaMA-Factory's default thought words).
+func InlineThink(reasoning string) string {
+	if reasoning == "" {
+		return ""
+	}
+	return "<think>\n" + reasoning + "\n</think>\n\n"
+}
+
+// stepReasoning is the reasoning ep's step s carries into view: none in the act view.
+func stepReasoning(s *pipeline.Step, view string, opts RenderOptions) string {
+	if view == ViewAct || opts.Reasoning == ReasoningDrop {
+		return ""
+	}
+	return s.Reasoning
+}
+
+// answerReasoning is the reasoning behind the answer of the cot and standard views: the
+// winning CoT-SC sample's call's, or the one step's of a CoT or Standard episode.
+func answerReasoning(ep *pipeline.Episode, view string, opts RenderOptions) string {
+	if opts.Reasoning == ReasoningDrop {
+		return ""
+	}
+	switch ep.AnsweredBy() {
+	case pipeline.MethodCoTSC:
+		if view != ViewCoT {
+			return ""
+		}
+		for _, s := range ep.Samples {
+			if s.Answer == ep.Prediction && s.Call != nil {
+				return s.Call.Reasoning
+			}
+		}
+	case pipeline.MethodCoT, pipeline.MethodStandard:
+		if len(ep.Steps) == 1 {
+			return ep.Steps[0].Reasoning
+		}
+	}
+	return ""
+}
+
+// lastCall is the call that decided a step: its last.
+func lastCall(s *pipeline.Step) *pipeline.Call {
+	if len(s.Calls) == 0 {
+		return nil
+	}
+	return &s.Calls[len(s.Calls)-1]
 }
 
 // QuestionLine is the first user turn: "Question: q" for HotpotQA, "Claim: c" for FEVER.
@@ -160,6 +238,16 @@ func (ex *Example) Prompt() string { return QuestionLine(ex.Task, ex.Question) +
 
 // Completion returns the part of Text after the prompt: the numbered trajectory.
 func (ex *Example) Completion() string { return strings.TrimPrefix(ex.Text, ex.Prompt()) }
+
+// assistantTurn is an assistant message with its reasoning where export.reasoning puts
+// it: its own field (keep), ahead of the content (inline), or nowhere (drop; the caller
+// passes none).
+func assistantTurn(content, reasoning string, trainable bool, opts RenderOptions) Message {
+	if opts.Reasoning == ReasoningInline {
+		return Message{Role: RoleAssistant, Content: InlineThink(reasoning) + content, Trainable: trainable}
+	}
+	return Message{Role: RoleAssistant, Content: content, Trainable: trainable, Reasoning: reasoning}
+}
 
 // Render builds the example for ep in view (react, act or standard). It does not validate;
 // Validate does. The split is left empty for the caller to set.
@@ -193,7 +281,11 @@ func Render(ep pipeline.Episode, view string, opts RenderOptions) (Example, erro
 		ex.spans = make([]span, 0, len(ep.Steps))
 		ex.masked = maskedOf(&ep)
 		for i, s := range ep.Steps {
-			st := Step{Thought: s.Thought, Action: s.Action, ActionType: s.ActionType, Argument: s.Argument, Observation: s.Observation}
+			st := Step{Thought: s.Thought, Action: s.Action, ActionType: s.ActionType, Argument: s.Argument, Observation: s.Observation,
+				Reasoning: stepReasoning(&ep.Steps[i], view, opts)}
+			if c := lastCall(&ep.Steps[i]); c != nil {
+				st.Logprobs, st.PromptTokenIDs, st.CompletionTokenIDs = c.Logprobs, c.PromptTokenIDs, c.CompletionTokenIDs
+			}
 			if view == ViewAct {
 				st.Thought = ""
 			}
@@ -201,6 +293,9 @@ func Render(ep pipeline.Episode, view string, opts RenderOptions) (Example, erro
 			n := strconv.Itoa(i + 1)
 			sp := span{start: text.Len(), msg: len(ex.Messages)}
 			var turn string
+			if opts.Reasoning == ReasoningInline {
+				text.WriteString(InlineThink(st.Reasoning))
+			}
 			if st.Thought != "" {
 				turn = "Thought: " + st.Thought + "\nAction: " + st.Action
 				text.WriteString("Thought ")
@@ -217,11 +312,7 @@ func Render(ep pipeline.Episode, view string, opts RenderOptions) (Example, erro
 			text.WriteString(st.Action)
 			sp.end = text.Len()
 			ex.spans = append(ex.spans, sp)
-			reasoning := s.Reasoning
-			if view == ViewAct {
-				reasoning = ""
-			}
-			ex.Messages = append(ex.Messages, Message{Role: RoleAssistant, Content: turn, Trainable: !ex.isMasked(i), Reasoning: reasoning})
+			ex.Messages = append(ex.Messages, assistantTurn(turn, st.Reasoning, !ex.isMasked(i), opts))
 			if i == len(ep.Steps)-1 && st.ActionType == pipeline.ActionFinish {
 				break // the Finish step has no observation turn
 			}
@@ -239,13 +330,21 @@ func Render(ep pipeline.Episode, view string, opts RenderOptions) (Example, erro
 		if chain != "" {
 			turn = "Thought: " + chain + "\n" + turn
 		}
+		r := answerReasoning(&ep, view, opts)
+		if opts.Reasoning == ReasoningInline {
+			text.WriteString(InlineThink(r))
+		}
 		text.WriteString(turn)
-		ex.Messages = append(ex.Messages, Message{Role: RoleAssistant, Content: turn, Trainable: true})
+		ex.Messages = append(ex.Messages, assistantTurn(turn, r, true, opts))
 	case ViewStandard:
 		ex.Steps = []Step{}
 		turn := "Answer: " + ep.Prediction
+		r := answerReasoning(&ep, view, opts)
+		if opts.Reasoning == ReasoningInline {
+			text.WriteString(InlineThink(r))
+		}
 		text.WriteString(turn)
-		ex.Messages = append(ex.Messages, Message{Role: RoleAssistant, Content: turn, Trainable: true})
+		ex.Messages = append(ex.Messages, assistantTurn(turn, r, true, opts))
 	default:
 		return Example{}, fmt.Errorf("render episode %s: unknown view %q (want react, act, cot or standard)", ep.ID, view)
 	}

@@ -40,6 +40,21 @@ func goldenKept() []pipeline.Episode {
 	return []pipeline.Episode{hotpot, fever, odd}
 }
 
+// goldenReasoningKept is goldenKept with a reasoning model's texts: reasoning on every
+// step of the first episode (one with characters JSON escapes), on the second's first step
+// only, none on the third, and the log-probabilities and token ids of the first's calls.
+func goldenReasoningKept() []pipeline.Episode {
+	eps := goldenKept()
+	for i := range eps {
+		eps[i].Steps = slices.Clone(eps[i].Steps)
+	}
+	eps[0].Steps[0].Reasoning = "The question names the Lantern Museum; its page should say where it is."
+	eps[0].Steps[1].Reasoning = "The page says \"Aldbrook\" <&>\nso that is the answer."
+	eps[0].Steps[0].Calls = []pipeline.Call{{Completion: "c", Logprobs: []float64{-0.25, -1.5e-7}, PromptTokenIDs: []int64{1, 2, 3}, CompletionTokenIDs: []int64{40, 41}}}
+	eps[1].Steps[0].Reasoning = "A claim about a museum: search it."
+	return eps
+}
+
 // goldenRejected is a wrong answer to q1, for the preference pairs.
 func goldenRejected() iter.Seq2[pipeline.Rejected, error] {
 	wrong := episodetest.Small()
@@ -49,6 +64,10 @@ func goldenRejected() iter.Seq2[pipeline.Rejected, error] {
 		yield(pipeline.Rejected{Episode: wrong, Rejects: []pipeline.Reject{{Rule: "correct", Code: "wrong_answer"}}}, nil)
 	}
 }
+
+// reasoningGoldenFormats are the formats whose reasoning export this package decides (the
+// golden reasoning cases), beside the binary ones.
+var reasoningGoldenFormats = []string{"openai-chat", "openai-tools", "axolotl-chat", "agentgym", "completion", "alpaca", "arrow-file", "parquet"}
 
 // TestGoldenFiles exports the golden input to every format (react view) with the
 // pairs file, and compares each file with its golden. A change of format shows up as a
@@ -65,6 +84,15 @@ func TestGoldenFiles(t *testing.T) {
 		// The card alone: its byte counts are of JSONL files only, so that it changes
 		// with the text formats and not with the bytes of a binary writer.
 		{"card", pipeline.ExportConfig{Formats: []string{"openai-chat", "sharegpt"}, ValidationFraction: 0.4, SplitSeed: 2}},
+		// Reasoning-bearing episodes, kept in the formats' fields and inlined.
+		{"reasoning", pipeline.ExportConfig{
+			Formats: reasoningGoldenFormats, Views: []string{ViewReAct}, System: "Answer the question.", Weights: true,
+			ValidationFraction: 0.4, SplitSeed: 2, CorrectOnly: true, Reasoning: ReasoningKeep,
+		}},
+		{"reasoning-inline", pipeline.ExportConfig{
+			Formats: reasoningGoldenFormats, Views: []string{ViewReAct}, System: "Answer the question.", Weights: true,
+			ValidationFraction: 0.4, SplitSeed: 2, CorrectOnly: true, Reasoning: ReasoningInline,
+		}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -72,8 +100,12 @@ func TestGoldenFiles(t *testing.T) {
 			card := CardInfo{RunID: "run-golden", Model: "test-model", PromptHash: "ph", CorpusHash: "ch", Task: "hotpotqa",
 				Method: "react", Summary: pipeline.Summary{Episodes: 4, Kept: 3, RejectReasons: map[string]int{"correct/wrong_answer": 1},
 					Usage: pipeline.Usage{PromptTokens: 4000, CompletionTokens: 300, TotalTokens: 4300, CostUSD: 0.01}}}
+			kept := goldenKept
+			if strings.HasPrefix(tt.name, "reasoning") {
+				kept = goldenReasoningKept
+			}
 			res, err := Run(t.Context(), RunOptions{Config: tt.cfg, Dir: dir, Card: card,
-				Kept: func() iter.Seq2[pipeline.Episode, error] { return episodetest.Seq(goldenKept()) }, Rejected: goldenRejected})
+				Kept: func() iter.Seq2[pipeline.Episode, error] { return episodetest.Seq(kept()) }, Rejected: goldenRejected})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -82,6 +114,9 @@ func TestGoldenFiles(t *testing.T) {
 				path := filepath.Join(dir, filepath.FromSlash(f.Path))
 				switch f.Format {
 				case "card":
+					if strings.HasPrefix(tt.name, "reasoning") {
+						got["README.md"] = readFile(t, path) // where the reasoning went
+					}
 					continue // TestGoldenFiles/card
 				case "arrow", "arrow-file", "parquet":
 					got[f.Path+".json"] = binaryAsJSON(t, path, f.Format)

@@ -75,7 +75,8 @@ func NewJSONL(dir, format, view string, cfg pipeline.ExportConfig) (*JSONL, erro
 	if err != nil {
 		return nil, err
 	}
-	o := lineOptions{System: cfg.System, Weights: cfg.Weights, ObservationRole: cfg.ObservationRole, TrainObservations: cfg.TrainObservations}
+	o := lineOptions{System: cfg.System, Weights: cfg.Weights, ObservationRole: cfg.ObservationRole, TrainObservations: cfg.TrainObservations,
+		Reasoning: cfg.Reasoning}
 	sharded := cfg.ShardRows > 0 || cfg.ShardBytes > 0
 	e := &JSONL{set: shardSet{
 		stage: dir, format: format, view: view, maxRows: cfg.ShardRows, maxBytes: cfg.ShardBytes,

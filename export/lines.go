@@ -12,6 +12,10 @@ type lineOptions struct {
 	// TrainObservations is export.train_observations: completion and alpaca write one row
 	// with the whole trajectory instead of one row per step (textRows).
 	TrainObservations bool
+	// Reasoning is export.reasoning (keep, drop, inline): the Example carries the
+	// reasoning in its own fields under keep, in the message text under inline; the
+	// ToolMessages carry it apart under both.
+	Reasoning string
 }
 
 // lineFormat builds the rows of ex in one JSONL format: structs whose JSON tags, in their
@@ -42,7 +46,11 @@ var maskedFormats = map[string]bool{"openai-chat": true, "axolotl-chat": true, "
 type chatTurn struct {
 	Role    string `json:"role"`
 	Content string `json:"content"`
-	Weight  *int   `json:"weight,omitempty"`
+	// ReasoningContent is an assistant turn's reasoning (export.reasoning keep), as the
+	// Qwen3-family and TRL templates read it. OpenAI's fine-tuning format has no such
+	// key: reactgen train uploads the rows without it (finetune.ForUpload).
+	ReasoningContent string `json:"reasoning_content,omitempty"`
+	Weight           *int   `json:"weight,omitempty"`
 }
 
 type chatRow struct {
@@ -54,7 +62,7 @@ var weightOf = map[bool]*int{false: new(int), true: func() *int { one := 1; retu
 func openAIChatLine(ex *Example, o lineOptions) []any {
 	row := chatRow{Messages: make([]chatTurn, len(ex.Messages))}
 	for i, m := range ex.Messages {
-		row.Messages[i] = chatTurn{Role: m.Role, Content: m.Content}
+		row.Messages[i] = chatTurn{Role: m.Role, Content: m.Content, ReasoningContent: m.Reasoning}
 		if o.Weights && m.Role == RoleAssistant {
 			row.Messages[i].Weight = weightOf[m.Trainable]
 		}
@@ -66,7 +74,10 @@ func openAIChatLine(ex *Example, o lineOptions) []any {
 type axolotlTurn struct {
 	Role    string `json:"role"`
 	Content string `json:"content"`
-	Train   bool   `json:"train"`
+	// ReasoningContent is an assistant turn's reasoning (export.reasoning keep), which
+	// axolotl's chat_template loader hands to the template with the turn.
+	ReasoningContent string `json:"reasoning_content,omitempty"`
+	Train            bool   `json:"train"`
 }
 
 type axolotlRow struct {
@@ -76,7 +87,7 @@ type axolotlRow struct {
 func axolotlChatLine(ex *Example, _ lineOptions) []any {
 	row := axolotlRow{Messages: make([]axolotlTurn, len(ex.Messages))}
 	for i, m := range ex.Messages {
-		row.Messages[i] = axolotlTurn{Role: m.Role, Content: m.Content, Train: m.Trainable}
+		row.Messages[i] = axolotlTurn{Role: m.Role, Content: m.Content, ReasoningContent: m.Reasoning, Train: m.Trainable}
 	}
 	return []any{row}
 }
@@ -187,6 +198,9 @@ type agentGymTurn struct {
 	From  string `json:"from"`
 	Loss  *bool  `json:"loss"`
 	Value string `json:"value"`
+	// ReasoningContent is a gpt turn's reasoning (export.reasoning keep). AgentGym's
+	// trainer reads from, loss and value only: inline trains on the reasoning.
+	ReasoningContent string `json:"reasoning_content,omitempty"`
 }
 
 type agentGymRow struct {
@@ -214,7 +228,7 @@ func agentGymLine(ex *Example, _ lineOptions) []any {
 		t := agentGymTurn{From: "human", Value: content}
 		switch {
 		case m.Role == RoleAssistant:
-			t.From, t.Loss = "gpt", lossOf[m.Trainable]
+			t.From, t.Loss, t.ReasoningContent = "gpt", lossOf[m.Trainable], m.Reasoning
 		case m.Trainable:
 			t.Loss = lossOf[true]
 		}

@@ -172,7 +172,7 @@ func Run(ctx context.Context, opts RunOptions) (Result, error) {
 	if err != nil {
 		return Result{}, &pipeline.ConfigError{Key: "export.tokenizer", Message: err.Error()}
 	}
-	ropts := RenderOptions{System: cfg.System, TrainObservations: cfg.TrainObservations}
+	ropts := RenderOptions{System: cfg.System, TrainObservations: cfg.TrainObservations, Reasoning: cfg.Reasoning}
 	vopts := ValidateOptions{CorrectOnly: cfg.CorrectOnly, TrainObservations: cfg.TrainObservations}
 
 	// Pairs, pass 1: which questions have a wrong finished trajectory.
@@ -325,7 +325,9 @@ type tally struct {
 	trained  map[string]int    // per view, assistant turns that carry loss
 	masked   map[string]int    // per view, assistant turns masked (weight 0)
 	outside  map[string]int    // per view, exported episodes it cannot hold (InView)
-	counter  bpe.Counter
+	// reasoning counts the steps of the exported episodes that carry a reasoning text.
+	reasoning int
+	counter   bpe.Counter
 	// Per exported episode, for the card's plots: the steps, and the tokens of its
 	// first view's chat.
 	steps  []int
@@ -493,6 +495,11 @@ func writeAll(ctx context.Context, stage string, cfg pipeline.ExportConfig, vs [
 				}
 			}
 			t.steps = append(t.steps, len(ep.Steps))
+			for _, st := range ep.Steps {
+				if st.Reasoning != "" {
+					t.reasoning++
+				}
+			}
 			t.tokens = append(t.tokens, int(rendered[first].Tokens))
 			if t.wrong[ep.QuestionID] && !slices.Contains(vs, ViewReAct) && InView(&ep, ViewReAct) && len(ep.MaskedSteps) == 0 {
 				if _, ok := t.chosen[ep.QuestionID]; !ok {

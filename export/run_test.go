@@ -314,7 +314,7 @@ func TestRunRoundTrip(t *testing.T) {
 		if got, want := string(info.Features["id"]), `{"dtype": "string", "_type": "Value"}`; compactJSON(got) != compactJSON(want) {
 			t.Errorf("feature id: got %s, want %s", got, want)
 		}
-		wantSteps := `[{"thought": {"dtype": "string", "_type": "Value"}, "action": {"dtype": "string", "_type": "Value"}, "action_type": {"dtype": "string", "_type": "Value"}, "argument": {"dtype": "string", "_type": "Value"}, "observation": {"dtype": "string", "_type": "Value"}}]`
+		wantSteps := `[{"thought": {"dtype": "string", "_type": "Value"}, "action": {"dtype": "string", "_type": "Value"}, "action_type": {"dtype": "string", "_type": "Value"}, "argument": {"dtype": "string", "_type": "Value"}, "observation": {"dtype": "string", "_type": "Value"}, "reasoning": {"dtype": "string", "_type": "Value"}, "logprobs": [{"dtype": "float64", "_type": "Value"}], "prompt_token_ids": [{"dtype": "int64", "_type": "Value"}], "completion_token_ids": [{"dtype": "int64", "_type": "Value"}]}]`
 		if got := string(info.Features["steps"]); compactJSON(got) != compactJSON(wantSteps) {
 			t.Errorf("feature steps: got %s, want %s", got, wantSteps)
 		}

@@ -26,11 +26,19 @@ var (
 		{Name: "action_type", Type: arrow.BinaryTypes.String},
 		{Name: "argument", Type: arrow.BinaryTypes.String},
 		{Name: "observation", Type: arrow.BinaryTypes.String},
+		// The step's reasoning text ("" when none), and the log-probabilities and token
+		// ids of the call that decided it (empty lists without llm.logprobs and
+		// llm.token_ids), for RL hand-off.
+		{Name: "reasoning", Type: arrow.BinaryTypes.String},
+		{Name: "logprobs", Type: arrow.ListOf(arrow.PrimitiveTypes.Float64)},
+		{Name: "prompt_token_ids", Type: arrow.ListOf(arrow.PrimitiveTypes.Int64)},
+		{Name: "completion_token_ids", Type: arrow.ListOf(arrow.PrimitiveTypes.Int64)},
 	}
 	messageFields = []arrow.Field{
 		{Name: "role", Type: arrow.BinaryTypes.String},
 		{Name: "content", Type: arrow.BinaryTypes.String},
 		{Name: "trainable", Type: arrow.FixedWidthTypes.Boolean},
+		{Name: "reasoning", Type: arrow.BinaryTypes.String}, // export.reasoning keep; "" when none
 	}
 	stepsType    = arrow.ListOf(arrow.StructOf(stepFields...))
 	messagesType = arrow.ListOf(arrow.StructOf(messageFields...))
@@ -110,7 +118,38 @@ func appendSteps(b array.Builder, ex *Example) {
 		sb.FieldBuilder(2).(*array.StringBuilder).Append(s.ActionType)
 		sb.FieldBuilder(3).(*array.StringBuilder).Append(s.Argument)
 		sb.FieldBuilder(4).(*array.StringBuilder).Append(s.Observation)
+		sb.FieldBuilder(5).(*array.StringBuilder).Append(s.Reasoning)
+		appendFloats(sb.FieldBuilder(6).(*array.ListBuilder), s.Logprobs)
+		appendInts(sb.FieldBuilder(7).(*array.ListBuilder), s.PromptTokenIDs)
+		appendInts(sb.FieldBuilder(8).(*array.ListBuilder), s.CompletionTokenIDs)
 	}
+}
+
+func appendFloats(lb *array.ListBuilder, v []float64) {
+	lb.Append(true)
+	lb.ValueBuilder().(*array.Float64Builder).AppendValues(v, nil)
+}
+
+func appendInts(lb *array.ListBuilder, v []int64) {
+	lb.Append(true)
+	lb.ValueBuilder().(*array.Int64Builder).AppendValues(v, nil)
+}
+
+// floatsAt and intsAt read element k of a list column; nil for an empty list.
+func floatsAt(l *array.List, k int) []float64 {
+	s, e := l.ValueOffsets(k)
+	if s == e {
+		return nil
+	}
+	return append([]float64(nil), l.ListValues().(*array.Float64).Float64Values()[s:e]...)
+}
+
+func intsAt(l *array.List, k int) []int64 {
+	s, e := l.ValueOffsets(k)
+	if s == e {
+		return nil
+	}
+	return append([]int64(nil), l.ListValues().(*array.Int64).Int64Values()[s:e]...)
 }
 
 func readSteps(a arrow.Array, i int, ex *Example) {
@@ -120,17 +159,25 @@ func readSteps(a arrow.Array, i int, ex *Example) {
 	start, end := l.ValueOffsets(i)
 	ex.Steps = make([]Step, 0, end-start)
 	for k := int(start); k < int(end); k++ {
-		ex.Steps = append(ex.Steps, Step{
+		s := Step{
 			Thought: f(0).Value(k), Action: f(1).Value(k), ActionType: f(2).Value(k),
 			Argument: f(3).Value(k), Observation: f(4).Value(k),
-		})
+		}
+		if st.NumField() > 8 { // files written before the reasoning and token columns have none
+			s.Reasoning = f(5).Value(k)
+			s.Logprobs = floatsAt(st.Field(6).(*array.List), k)
+			s.PromptTokenIDs = intsAt(st.Field(7).(*array.List), k)
+			s.CompletionTokenIDs = intsAt(st.Field(8).(*array.List), k)
+		}
+		ex.Steps = append(ex.Steps, s)
 	}
 }
 
 func stepsSize(ex *Example) int {
 	n := 4
 	for _, s := range ex.Steps {
-		n += len(s.Thought) + len(s.Action) + len(s.ActionType) + len(s.Argument) + len(s.Observation) + 20
+		n += len(s.Thought) + len(s.Action) + len(s.ActionType) + len(s.Argument) + len(s.Observation) + len(s.Reasoning) + 36 +
+			8*(len(s.Logprobs)+len(s.PromptTokenIDs)+len(s.CompletionTokenIDs))
 	}
 	return n
 }
@@ -144,6 +191,7 @@ func appendMessages(b array.Builder, ex *Example) {
 		sb.FieldBuilder(0).(*array.StringBuilder).Append(m.Role)
 		sb.FieldBuilder(1).(*array.StringBuilder).Append(m.Content)
 		sb.FieldBuilder(2).(*array.BooleanBuilder).Append(m.Trainable)
+		sb.FieldBuilder(3).(*array.StringBuilder).Append(m.Reasoning)
 	}
 }
 
@@ -152,17 +200,25 @@ func readMessages(a arrow.Array, i int, ex *Example) {
 	st := l.ListValues().(*array.Struct)
 	roles, contents := st.Field(0).(*array.String), st.Field(1).(*array.String)
 	trainable := st.Field(2).(*array.Boolean)
+	var reasoning *array.String
+	if st.NumField() > 3 {
+		reasoning = st.Field(3).(*array.String)
+	}
 	start, end := l.ValueOffsets(i)
 	ex.Messages = make([]Message, 0, end-start)
 	for k := int(start); k < int(end); k++ {
-		ex.Messages = append(ex.Messages, Message{Role: roles.Value(k), Content: contents.Value(k), Trainable: trainable.Value(k)})
+		m := Message{Role: roles.Value(k), Content: contents.Value(k), Trainable: trainable.Value(k)}
+		if reasoning != nil {
+			m.Reasoning = reasoning.Value(k)
+		}
+		ex.Messages = append(ex.Messages, m)
 	}
 }
 
 func messagesSize(ex *Example) int {
 	n := 4
 	for _, m := range ex.Messages {
-		n += len(m.Role) + len(m.Content) + 9
+		n += len(m.Role) + len(m.Content) + len(m.Reasoning) + 13
 	}
 	return n
 }
@@ -271,6 +327,8 @@ type yamlFeature struct {
 	Dtype  string        `yaml:"dtype,omitempty"`
 	List   []yamlFeature `yaml:"list,omitempty"`
 	Struct []yamlFeature `yaml:"struct,omitempty"`
+	// Sequence is the dtype of a list of values (logprobs, token ids).
+	Sequence string `yaml:"sequence,omitempty"`
 }
 
 // hfYAMLFeatures returns the features as the card's dataset_info lists them.
@@ -291,6 +349,7 @@ func toYAMLFeature(name string, dt arrow.DataType) yamlFeature {
 			}
 			return f
 		}
+		return yamlFeature{Name: name, Sequence: hfDtype(lt.Elem())}
 	}
 	if st, ok := dt.(*arrow.StructType); ok {
 		f := yamlFeature{Name: name}

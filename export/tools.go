@@ -39,7 +39,10 @@ type ToolMessage struct {
 	ToolCallID string     `json:"tool_call_id,omitempty"`
 	Name       string     `json:"name,omitempty"` // a tool turn: the function it answers
 	Trainable  bool       `json:"trainable"`
-	Reasoning  string     `json:"reasoning,omitempty"` // an assistant turn's reasoning text, as in Message
+	// Reasoning is an assistant turn's reasoning text, apart from its content (the
+	// thought), under export.reasoning keep and inline; each format puts it where it
+	// goes (reasoning_content, thought words, or inline before the content).
+	Reasoning string `json:"reasoning,omitempty"`
 }
 
 // toolSet is a task's tool definitions in every form the writers need, built once.
@@ -101,19 +104,20 @@ func renderTools(ep *pipeline.Episode, view string, opts RenderOptions) []ToolMe
 	switch view {
 	case ViewStandard:
 		calls, _ := call(0, pipeline.ActionFinish, ep.Prediction)
-		return append(msgs, ToolMessage{Role: RoleAssistant, ToolCalls: calls, Trainable: true})
+		return append(msgs, ToolMessage{Role: RoleAssistant, ToolCalls: calls, Trainable: true, Reasoning: answerReasoning(ep, view, opts)})
 	case ViewCoT:
 		chain, _ := ep.Chain()
 		calls, _ := call(0, pipeline.ActionFinish, ep.Prediction)
-		return append(msgs, ToolMessage{Role: RoleAssistant, Content: chain, ToolCalls: calls, Trainable: true})
+		return append(msgs, ToolMessage{Role: RoleAssistant, Content: chain, ToolCalls: calls, Trainable: true, Reasoning: answerReasoning(ep, view, opts)})
 	}
 	masked := maskedOf(ep)
 	for i, s := range ep.Steps {
-		thought, reasoning := s.Thought, s.Reasoning
+		thought := s.Thought
 		if view == ViewAct {
-			thought, reasoning = "", ""
+			thought = ""
 		}
 		train := !slices.Contains(masked, i)
+		reasoning := stepReasoning(&ep.Steps[i], view, opts)
 		calls, ok := call(i, s.ActionType, s.Argument)
 		if !ok {
 			content := "Action: " + s.Action
@@ -209,11 +213,15 @@ type (
 		ParallelToolCalls bool            `json:"parallel_tool_calls"`
 	}
 	openAIToolMsg struct {
-		Role       string           `json:"role"`
-		Content    *string          `json:"content,omitempty"`
-		ToolCalls  []openAIToolCall `json:"tool_calls,omitempty"`
-		ToolCallID string           `json:"tool_call_id,omitempty"`
-		Weight     *int             `json:"weight,omitempty"`
+		Role    string  `json:"role"`
+		Content *string `json:"content,omitempty"`
+		// ReasoningContent is the turn's reasoning under export.reasoning keep: the field
+		// the Qwen3-family templates render. OpenAI's fine-tuning format has no such key:
+		// reactgen train uploads the rows without it (finetune.ForUpload).
+		ReasoningContent string           `json:"reasoning_content,omitempty"`
+		ToolCalls        []openAIToolCall `json:"tool_calls,omitempty"`
+		ToolCallID       string           `json:"tool_call_id,omitempty"`
+		Weight           *int             `json:"weight,omitempty"`
 	}
 	openAIToolCall struct {
 		ID       string `json:"id"`
@@ -250,13 +258,19 @@ type (
 // array, assistant turns with tool_calls (arguments as a JSON string) and weight 1, tool
 // turns with tool_call_id, parallel_tool_calls false (one call per turn). A call-less
 // assistant turn and the user turn after it are plain chat turns.
-func openAIToolsLine(ex *Example, _ lineOptions) []any {
+func openAIToolsLine(ex *Example, o lineOptions) []any {
 	row := openAIToolsRow{Messages: make([]openAIToolMsg, 0, len(ex.ToolMessages)), Tools: toolsOf(ex.Task).defs}
 	one, zero := 1, 0
 	for _, m := range ex.ToolMessages {
 		om := openAIToolMsg{Role: m.Role, ToolCallID: m.ToolCallID}
-		if m.Content != "" || len(m.ToolCalls) == 0 {
-			om.Content = &m.Content
+		content := m.Content
+		if o.Reasoning == ReasoningInline {
+			content = InlineThink(m.Reasoning) + content
+		} else {
+			om.ReasoningContent = m.Reasoning
+		}
+		if content != "" || len(m.ToolCalls) == 0 {
+			om.Content = &content
 		}
 		for _, c := range m.ToolCalls {
 			var oc openAIToolCall
@@ -375,6 +389,7 @@ var (
 		arrow.Field{Name: "tool_call_id", Type: arrow.BinaryTypes.String},
 		arrow.Field{Name: "name", Type: arrow.BinaryTypes.String},
 		arrow.Field{Name: "trainable", Type: arrow.FixedWidthTypes.Boolean},
+		arrow.Field{Name: "reasoning", Type: arrow.BinaryTypes.String},
 	))
 	toolsType = arrow.ListOf(arrow.StructOf(
 		arrow.Field{Name: "type", Type: arrow.BinaryTypes.String},
@@ -458,6 +473,7 @@ func appendToolMessages(b array.Builder, ex *Example) {
 		sb.FieldBuilder(3).(*array.StringBuilder).Append(m.ToolCallID)
 		sb.FieldBuilder(4).(*array.StringBuilder).Append(m.Name)
 		sb.FieldBuilder(5).(*array.BooleanBuilder).Append(m.Trainable)
+		sb.FieldBuilder(6).(*array.StringBuilder).Append(m.Reasoning)
 	}
 }
 
@@ -472,11 +488,18 @@ func readToolMessages(a arrow.Array, i int, ex *Example) {
 	cname, cargs := cfn.Field(0).(*array.String), cfn.Field(1).(*array.String)
 	callID, name := st.Field(3).(*array.String), st.Field(4).(*array.String)
 	trainable := st.Field(5).(*array.Boolean)
+	var reasoning *array.String
+	if st.NumField() > 6 {
+		reasoning = st.Field(6).(*array.String)
+	}
 	start, end := l.ValueOffsets(i)
 	ex.ToolMessages = make([]ToolMessage, 0, end-start)
 	for k := int(start); k < int(end); k++ {
 		m := ToolMessage{Role: role.Value(k), Content: content.Value(k), ToolCallID: callID.Value(k), Name: name.Value(k),
 			Trainable: trainable.Value(k)}
+		if reasoning != nil {
+			m.Reasoning = reasoning.Value(k)
+		}
 		cs, ce := calls.ValueOffsets(k)
 		for j := int(cs); j < int(ce); j++ {
 			m.ToolCalls = append(m.ToolCalls, ToolCall{ID: cid.Value(j), Name: cname.Value(j), Arguments: cargs.Value(j)})
@@ -488,7 +511,7 @@ func readToolMessages(a arrow.Array, i int, ex *Example) {
 func toolMessagesSize(ex *Example) int {
 	n := 4
 	for _, m := range ex.ToolMessages {
-		n += len(m.Role) + len(m.Content) + len(m.ToolCallID) + len(m.Name) + 24
+		n += len(m.Role) + len(m.Content) + len(m.ToolCallID) + len(m.Name) + len(m.Reasoning) + 28
 		for _, c := range m.ToolCalls {
 			n += len(c.ID) + len(c.Name) + len(c.Arguments) + 24
 		}

@@ -42,6 +42,9 @@ func ChatTokens(c bpe.Counter, msgs []Message) int {
 	n := replyPriming
 	for _, m := range msgs {
 		n += perMessage + c.Count(m.Role) + c.Count(m.Content)
+		if m.Reasoning != "" {
+			n += c.Count(m.Reasoning)
+		}
 	}
 	return n
 }
@@ -52,6 +55,9 @@ func ToolChatTokens(c bpe.Counter, ex *Example) int {
 	n := replyPriming + c.Count(toolsOf(ex.Task).json)
 	for _, m := range ex.ToolMessages {
 		n += perMessage + c.Count(m.Role) + c.Count(m.Content)
+		if m.Reasoning != "" {
+			n += c.Count(m.Reasoning)
+		}
 		for _, call := range m.ToolCalls {
 			n += c.Count(call.Name) + c.Count(call.Arguments)
 		}

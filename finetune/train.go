@@ -500,7 +500,11 @@ func (t *trainer) readSplit(format, split string) (pipeline.TrainingFile, []byte
 		f.Paths = append(f.Paths, out.Path)
 		f.Rows += out.Rows
 	}
-	b := buf.Bytes()
+	// What is uploaded: the rows without their reasoning_content (ForUpload).
+	b, err := ForUpload(buf.Bytes())
+	if err != nil {
+		return f, nil, fmt.Errorf("%s %s files %v: %w", format, split, f.Paths, err)
+	}
 	sum := sha256.Sum256(b)
 	f.Bytes, f.SHA256 = int64(len(b)), hex.EncodeToString(sum[:])
 	return f, b, nil

@@ -268,6 +268,9 @@ type ExportConfig struct {
 	MaxTokens          int      `mapstructure:"max_tokens"`  // leave out episodes longer than this (0 = no limit)
 	Tokenizer          string   `mapstructure:"tokenizer"`   // o200k_base, cl100k_base, or a tokenizer.json path
 	CardCharts         string   `mapstructure:"card_charts"` // a compare report directory whose charts the card shows
+	// Reasoning is where a step's reasoning text goes: keep (the formats' reasoning
+	// fields), drop, or inline (<think>…</think> before the thought in the trained text).
+	Reasoning string `mapstructure:"reasoning"`
 }
 
 // Default returns the configuration before any file, environment or flag.
@@ -301,7 +304,7 @@ func Default() Config {
 		Export: ExportConfig{
 			Formats: []string{"openai-chat", "arrow-file"}, Compression: "none",
 			ValidationFraction: 0.05, SplitSeed: 1, Views: []string{"react"}, CorrectOnly: true,
-			Tokenizer: "o200k_base",
+			Tokenizer: "o200k_base", Reasoning: "keep",
 		},
 	}
 }
@@ -350,6 +353,7 @@ func (c *Config) Validate() error {
 		oneOf("filter.dedupe_policy", c.Filter.DedupePolicy, "first", "shortest", "diverse"),
 		oneOf("filter.balance_by", c.Filter.BalanceBy, "label", "type"),
 		oneOf("export.compression", c.Export.Compression, "none", "zstd", "gzip"),
+		oneOf("export.reasoning", c.Export.Reasoning, "keep", "drop", "inline"),
 	}
 	for _, err := range checks {
 		if err != nil {

@@ -105,6 +105,7 @@ var keyDocs = map[string]string{
 	"filter.mask_steps":        "keep near-miss episodes with these steps masked (no loss on them in the export): invalid_action, repeated_search, error_observation; docs/formats.md, Masked steps",
 
 	"export.formats":             "openai-chat, axolotl-chat, completion, alpaca, sharegpt, agentgym; tool calling: openai-tools, hf-tools, sharegpt-tools; arrow (HF save_to_disk), arrow-file, parquet (HF Hub layout); docs/formats.md",
+	"export.reasoning":           "where a step's reasoning text goes: keep (reasoning_content on the assistant messages of openai-chat, openai-tools, axolotl-chat and agentgym, and the Arrow/Parquet columns), drop, or inline (<think>…</think> before the thought in the trained text of every format; docs/formats.md#reasoning)",
 	"export.compression":         "JSONL compression: none, zstd or gzip",
 	"export.system":              "system message for chat formats (empty = none)",
 	"export.card_charts":         "a `reactgen compare --out` directory: its charts (charts/*.svg, and the PNGs of compare --png) are copied to plots/compare/ and shown in the dataset card; empty = none",

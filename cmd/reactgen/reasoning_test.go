@@ -7,8 +7,11 @@ package main
 // and a merge of shards.
 
 import (
+	"bufio"
 	"context"
+	"encoding/json"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -101,6 +104,10 @@ func TestReasoningKeptThroughCacheResumeBatchAndMerge(t *testing.T) {
 				}
 				sameReasoning(t, "cached re-run", stepsReasoning(t, again), want)
 
+				// Every format this run's reasoning can go to carries it: kept in the
+				// formats' fields, or inlined into the trained text.
+				checkExportedReasoning(t, filepath.Join(tmp, "whole"), whole)
+
 				// Stopped by the budget, then resumed without the cache.
 				dir := filepath.Join(tmp, "resumed")
 				for _, max := range []int{7, 0} {
@@ -122,6 +129,7 @@ func TestReasoningKeptThroughCacheResumeBatchAndMerge(t *testing.T) {
 					t.Fatalf("batch: exit %d: %s", res.code, res.stderr)
 				}
 				sameReasoning(t, "batch run", stepsReasoning(t, batch), want)
+				checkExportedReasoning(t, filepath.Join(tmp, "batch"), batch)
 
 				// Two shards merged.
 				var shards []string
@@ -141,4 +149,99 @@ func TestReasoningKeptThroughCacheResumeBatchAndMerge(t *testing.T) {
 			})
 		}
 	}
+}
+
+// checkExportedReasoning filters and exports run (generated with the config under dir)
+// with export.reasoning keep and inline, and finds every kept step's reasoning in every
+// file of the formats that carry it: as a reasoning_content value (keep: openai-chat,
+// openai-tools, axolotl-chat, agentgym) or as <think> text in the trained text (inline:
+// those and completion, alpaca).
+func checkExportedReasoning(t *testing.T, dir, run string) {
+	t.Helper()
+	cfg := filepath.Join(dir, "cfg", "config.yaml")
+	if _, err := os.Stat(cfg); err != nil {
+		t.Fatalf("no config beside the run: %v", err)
+	}
+	if r := invoke(t, "", nil, "filter", "--config", cfg, "--out", run); r.code != 0 {
+		t.Fatalf("filter: exit %d: %s", r.code, r.stderr)
+	}
+	var texts []string
+	for ep, err := range pipeline.ReadKept(filepath.Join(run, pipeline.KeptFile)) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, st := range ep.Steps {
+			if st.Reasoning != "" {
+				texts = append(texts, st.Reasoning)
+			}
+		}
+	}
+	if len(texts) == 0 {
+		t.Fatal("no kept step carries reasoning")
+	}
+	cases := map[string][]string{
+		"keep":   {"openai-chat", "openai-tools", "axolotl-chat", "agentgym"},
+		"inline": {"openai-chat", "openai-tools", "axolotl-chat", "agentgym", "completion", "alpaca"},
+	}
+	for mode, formats := range cases {
+		r := invoke(t, "", nil, "export", "--config", cfg, "--out", run, "--set", "export.reasoning="+mode,
+			"--set", "export.formats=["+strings.Join(formats, ",")+"]", "--set", "export.validation_fraction=0")
+		if r.code != 0 {
+			t.Fatalf("export %s: exit %d: %s", mode, r.code, r.stderr)
+		}
+		for _, format := range formats {
+			values := jsonStrings(t, filepath.Join(run, "export", format+".train.jsonl"))
+			for _, text := range texts {
+				found := false
+				for _, v := range values {
+					if mode == "keep" && v.key == "reasoning_content" && v.s == text ||
+						mode == "inline" && strings.Contains(v.s, "<think>\n"+text+"\n</think>\n\n") {
+						found = true
+						break
+					}
+				}
+				if !found {
+					t.Errorf("export.reasoning %s, %s: reasoning %q not found", mode, format, text)
+				}
+			}
+		}
+	}
+}
+
+type keyed struct{ key, s string }
+
+// jsonStrings lists every string value of a JSONL file with the key it is under.
+func jsonStrings(t *testing.T, path string) []keyed {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var out []keyed
+	var walk func(key string, v any)
+	walk = func(key string, v any) {
+		switch v := v.(type) {
+		case string:
+			out = append(out, keyed{key, v})
+		case []any:
+			for _, e := range v {
+				walk(key, e)
+			}
+		case map[string]any:
+			for k, e := range v {
+				walk(k, e)
+			}
+		}
+	}
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 1<<24)
+	for sc.Scan() {
+		var v any
+		if err := json.Unmarshal(sc.Bytes(), &v); err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		walk("", v)
+	}
+	return out
 }
