@@ -14,44 +14,70 @@ import (
 // their variable; every header value is hidden, and so is the user information of every
 // URL (llm.base_url, llm.endpoints, env.mediawiki_url).
 func (c Config) Redacted() map[string]any {
-	out := map[string]any{}
-	var walk func(prefix string, v reflect.Value, dst map[string]any)
-	walk = func(prefix string, v reflect.Value, dst map[string]any) {
+	return plain("", reflect.ValueOf(c)).(map[string]any)
+}
+
+// plain turns a config value into what its YAML holds: structs become maps keyed by
+// their mapstructure tags, at any depth (so llm.prices.<model>.cached_prompt reads back
+// as it was written), durations their text, URLs lose their user information, and
+// header values are hidden wherever a headers map sits (llm.headers, each endpoint's).
+func plain(key string, v reflect.Value) any {
+	if v.Type() == reflect.TypeOf(time.Duration(0)) {
+		return time.Duration(v.Int()).String()
+	}
+	switch v.Kind() {
+	case reflect.Struct:
+		out := map[string]any{}
 		t := v.Type()
 		for i := range t.NumField() {
 			tag := t.Field(i).Tag.Get("mapstructure")
-			fv := v.Field(i)
-			if fv.Kind() == reflect.Struct && fv.Type() != reflect.TypeOf(time.Duration(0)) {
-				sub := map[string]any{}
-				walk(tag, fv, sub)
-				dst[tag] = sub
-				continue
-			}
-			val := fv.Interface()
-			if d, ok := val.(time.Duration); ok {
-				val = d.String()
-			}
-			if s, ok := val.(string); ok {
-				val = RedactURL(s) // llm.base_url, env.mediawiki_url: no user:password@
-			}
-			if prefix == "llm" && tag == "headers" {
-				val = redactHeaders(c.LLM.Headers)
-			}
-			if prefix == "llm" && tag == "endpoints" {
-				eps := make([]map[string]any, len(c.LLM.Endpoints))
-				for j := range c.LLM.Endpoints {
-					e := c.LLM.Endpoints[j]
-					e.Headers = redactHeaders(e.Headers)
-					eps[j] = map[string]any{}
-					walk("", reflect.ValueOf(e), eps[j])
-				}
-				val = eps
-			}
-			dst[tag] = val
+			out[tag] = plain(tag, v.Field(i))
 		}
+		return out
+	case reflect.Map:
+		if h, ok := v.Interface().(map[string]string); ok && key == "headers" {
+			return redactHeaders(h)
+		}
+		if v.Type().Elem().Kind() != reflect.Struct {
+			return plainScalars(v)
+		}
+		out := make(map[string]any, v.Len())
+		for _, k := range v.MapKeys() {
+			out[k.String()] = plain("", v.MapIndex(k))
+		}
+		return out
+	case reflect.Slice:
+		if v.Type().Elem().Kind() != reflect.Struct {
+			return plainScalars(v)
+		}
+		out := make([]map[string]any, v.Len())
+		for i := range v.Len() {
+			out[i] = plain("", v.Index(i)).(map[string]any)
+		}
+		return out
+	case reflect.String:
+		return RedactURL(v.String()) // llm.base_url, env.mediawiki_url: no user:password@
 	}
-	walk("", reflect.ValueOf(c), out)
-	return out
+	return v.Interface()
+}
+
+// plainScalars is a map or slice of plain values as it is, its strings' URLs redacted.
+func plainScalars(v reflect.Value) any {
+	switch x := v.Interface().(type) {
+	case []string:
+		out := make([]string, len(x))
+		for i, s := range x {
+			out[i] = RedactURL(s)
+		}
+		return out
+	case map[string]string:
+		out := make(map[string]string, len(x))
+		for k, s := range x {
+			out[k] = RedactURL(s)
+		}
+		return out
+	}
+	return v.Interface()
 }
 
 // RedactedValue is the value that stands for a hidden header value.
