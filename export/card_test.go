@@ -3,12 +3,15 @@ package export
 import (
 	"bytes"
 	"encoding/xml"
+	"errors"
 	"image"
 	imgpng "image/png"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/reactgen/reactgen/internal/chart"
@@ -178,5 +181,59 @@ func TestCardShowsCompareCharts(t *testing.T) {
 	_, err = Run(t.Context(), RunOptions{Config: cfg, Dir: filepath.Join(t.TempDir(), "export"), Kept: episodetest.Stream(10, nil)})
 	if err == nil || !strings.Contains(err.Error(), "export.card_charts") {
 		t.Errorf("a report directory without charts: %v", err)
+	}
+}
+
+// TestCardChartsNeverPublishAFileFromElsewhere: export/plots is made for publishing, so
+// a chart of export.card_charts that is a link out of the compare report (to a secret
+// file standing in for /etc/shadow, to /etc/shadow itself, to /dev/zero) or a named pipe
+// is refused naming the key, without blocking, and nothing of it reaches the export.
+func TestCardChartsNeverPublishAFileFromElsewhere(t *testing.T) {
+	secret := filepath.Join(t.TempDir(), "shadow")
+	if err := os.WriteFile(secret, []byte("root:$6$not-for-publishing"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for name, plant := range map[string]func(p string) error{
+		"link to a secret":  func(p string) error { return os.Symlink(secret, p) },
+		"link to shadow":    func(p string) error { return os.Symlink("/etc/shadow", p) },
+		"link to /dev/zero": func(p string) error { return os.Symlink("/dev/zero", p) },
+		"named pipe":        func(p string) error { return syscall.Mkfifo(p, 0o644) },
+		"link to a pipe elsewhere": func(p string) error {
+			fifo := filepath.Join(t.TempDir(), "fifo")
+			if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+				return err
+			}
+			return os.Symlink(fifo, p)
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			report := t.TempDir()
+			charts := filepath.Join(report, "charts")
+			if err := os.MkdirAll(charts, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			steps := chart.Columns("steps", "Steps", "steps", "episodes", []chart.Bar{{Label: "3", Value: 2}})
+			if err := os.WriteFile(filepath.Join(charts, "steps.svg"), []byte(steps.SVG), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if err := plant(filepath.Join(charts, "x.svg")); err != nil {
+				t.Fatal(err)
+			}
+			dir := filepath.Join(t.TempDir(), "export")
+			cfg := pipeline.ExportConfig{Formats: []string{"openai-chat"}, CardCharts: report}
+			_, err := Run(t.Context(), RunOptions{Config: cfg, Dir: dir, Kept: episodetest.Stream(10, nil), Card: CardInfo{Task: "hotpotqa", Method: "react"}})
+			var ce *pipeline.ConfigError
+			if !errors.As(err, &ce) || ce.Key != "export.card_charts" || !strings.Contains(err.Error(), "x.svg") {
+				t.Fatalf("export with a hostile chart: %v, want a config error naming export.card_charts and x.svg", err)
+			}
+			filepath.WalkDir(filepath.Dir(dir), func(p string, d fs.DirEntry, err error) error {
+				if err == nil && !d.IsDir() {
+					if b, _ := os.ReadFile(p); bytes.Contains(b, []byte("not-for-publishing")) || strings.HasSuffix(p, "x.svg") {
+						t.Errorf("%s holds the hostile chart", p)
+					}
+				}
+				return nil
+			})
+		})
 	}
 }

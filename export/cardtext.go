@@ -3,12 +3,12 @@ package export
 import (
 	"bytes"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 
 	"github.com/reactgen/reactgen/internal/chart"
+	"github.com/reactgen/reactgen/internal/safefile"
 	"github.com/reactgen/reactgen/pipeline"
 )
 
@@ -50,6 +50,9 @@ func writePlots(stage string, t *tally, rejects map[string]int) ([]File, error) 
 // export directory.
 const PlotCompareDir = "plots/compare"
 
+// MaxChartBytes bounds one chart of export.card_charts (compare's are tens of KiB).
+const MaxChartBytes = 16 << 20
+
 // copyCompareCharts copies the charts of a `reactgen compare` report directory (its
 // charts/*.svg, and the *.png compare --png rendered) into the export's plots/compare/.
 func copyCompareCharts(stage, dir string) ([]File, error) {
@@ -68,9 +71,11 @@ func copyCompareCharts(stage, dir string) ([]File, error) {
 	slices.Sort(paths)
 	var out []File
 	for _, p := range paths {
-		data, err := os.ReadFile(p)
+		// The folder is made for publishing: a chart must be a regular file inside the
+		// compare report, never a link to /etc/shadow or a pipe.
+		data, err := safefile.ReadIn(dir, filepath.Join("charts", filepath.Base(p)), MaxChartBytes)
 		if err != nil {
-			return nil, fmt.Errorf("export.card_charts: %w", err)
+			return nil, &pipeline.ConfigError{Key: "export.card_charts", Message: err.Error()}
 		}
 		rel := PlotCompareDir + "/" + filepath.Base(p)
 		size, sum, err := writeWhole(filepath.Join(stage, filepath.FromSlash(rel)), data)

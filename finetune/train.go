@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/reactgen/reactgen/internal/retry"
+	"github.com/reactgen/reactgen/internal/safefile"
 	"github.com/reactgen/reactgen/pipeline"
 )
 
@@ -27,6 +28,10 @@ var Formats = []string{"openai-tools", "openai-chat"}
 
 // PaperBatchSize is the batch size the ReAct paper fine-tuned with.
 const PaperBatchSize = 64
+
+// MaxUploadBytes bounds an export file train uploads (OpenAI takes training files up to
+// 512 MB); the file is read inside the run directory, never through a link out of it.
+const MaxUploadBytes = 512 << 20
 
 // Options configure Train.
 type Options struct {
@@ -488,7 +493,7 @@ func (t *trainer) readSplit(format, split string) (pipeline.TrainingFile, []byte
 		if strings.HasSuffix(base, ".gz") || strings.HasSuffix(base, ".zst") {
 			return f, nil, fmt.Errorf("%s is compressed: fine-tuning services take plain JSONL; export again with export.compression none", out.Path)
 		}
-		b, err := os.ReadFile(filepath.Join(t.o.Dir, filepath.FromSlash(out.Path)))
+		b, err := safefile.ReadIn(t.o.Dir, filepath.FromSlash(out.Path), MaxUploadBytes)
 		if err != nil {
 			return f, nil, fmt.Errorf("read export file: %w", err)
 		}

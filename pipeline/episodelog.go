@@ -15,6 +15,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/reactgen/reactgen/internal/safefile"
 )
 
 // Recovery says what opening an episode log found.
@@ -243,7 +245,7 @@ type EpisodeLine struct {
 // a log that was decoded once. A torn last line is skipped either way.
 func ReadEpisodeLines(path string, decode bool) iter.Seq2[EpisodeLine, error] {
 	return func(yield func(EpisodeLine, error) bool) {
-		f, err := os.Open(path)
+		f, err := safefile.OpenPath(path) // a regular file of its run directory
 		if errors.Is(err, os.ErrNotExist) {
 			return
 		}
@@ -404,7 +406,7 @@ func ReadKept(path string) iter.Seq2[Episode, error] { return readRecords(path, 
 func readRecords[T any](path string, decode func([]byte, *T) error) iter.Seq2[T, error] {
 	return func(yield func(T, error) bool) {
 		var zero T
-		f, err := os.Open(path)
+		f, err := safefile.OpenPath(path) // a regular file of its run directory
 		if errors.Is(err, os.ErrNotExist) {
 			return
 		}

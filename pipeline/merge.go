@@ -16,6 +16,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/reactgen/reactgen/internal/safefile"
 )
 
 // ShardKey is the result key of a shard's run: the only one in which the shards of one
@@ -248,7 +250,7 @@ func describeShard(dir string, m *Manifest) (ShardInput, error) {
 }
 
 func fileSHA256(path string) (string, error) {
-	f, err := os.Open(path)
+	f, err := safefile.OpenPath(path)
 	if err != nil {
 		return "", err
 	}

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/reactgen/reactgen/internal/retry"
+	"github.com/reactgen/reactgen/internal/safefile"
 	"github.com/reactgen/reactgen/pipeline"
 )
 
@@ -36,6 +37,9 @@ type BatchOptions struct {
 
 // BatchStateFile is the batch directory's record of its waves.
 const BatchStateFile = "batches.json"
+
+// MaxBatchStateBytes bounds BatchStateFile (a wave's record is about 300 bytes).
+const MaxBatchStateBytes = 64 << 20
 
 // Batcher is llm.mode batch: a Client whose requests wait, while they come in, to go out
 // together as one wave, one batch of a Batch API (or one wave file for `vllm run-batch`),
@@ -139,7 +143,7 @@ func NewBatcher(ctx context.Context, b batchBackend, o BatchOptions) (*Batcher, 
 	}
 	bt := &Batcher{b: b, o: o, log: log, arrive: make(chan struct{}, 1), waiters: map[string][]chan lineResult{},
 		inflight: map[string]*batchWave{}, unclaimed: map[string]lineResult{}}
-	raw, err := os.ReadFile(filepath.Join(o.Dir, BatchStateFile))
+	raw, err := safefile.ReadIn(o.Dir, BatchStateFile, MaxBatchStateBytes)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
 	case err != nil:

@@ -6,9 +6,10 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"io"
-	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/reactgen/reactgen/internal/safefile"
 )
 
 // legacyVersion is the version of the one-file-per-entry layout, which is still read.
@@ -63,6 +64,10 @@ func (cc *cached) Complete(ctx context.Context, req Request) (Response, error) {
 	return resp, nil
 }
 
+// maxCacheEntryBytes bounds one legacy cache file: a response is at most
+// MaxResponseBytes (4 MiB and the completions) as sent, and stored smaller.
+const maxCacheEntryBytes = 64 << 20
+
 func (cc *cached) load(key string) (Response, bool) {
 	if e, ok := cc.log.get(key); ok {
 		return Response{Choices: e.Choices, Usage: e.Usage, Model: e.Model, Cached: true, PromptTokenIDs: e.PromptTokenIDs}, true
@@ -70,7 +75,7 @@ func (cc *cached) load(key string) (Response, bool) {
 	if !cc.log.legacy {
 		return Response{}, false
 	}
-	b, err := os.ReadFile(filepath.Join(cc.dir, key[:2], key+".json"))
+	b, err := safefile.ReadIn(cc.dir, filepath.Join(key[:2], key+".json"), maxCacheEntryBytes)
 	if err != nil {
 		return Response{}, false
 	}

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/reactgen/reactgen/internal/safefile"
 )
 
 // logVersion changes when the layout of a log line changes; lines of another version
@@ -101,7 +103,7 @@ func openLogStore(dir string) *logStore {
 	slices.Sort(names) // oldest first, so that a later line for the same key wins
 	for _, name := range names {
 		path := filepath.Join(dir, name)
-		f, err := os.Open(path)
+		f, err := safefile.OpenIn(dir, name) // a pipe, a device or a link out of the cache: not a segment
 		if err != nil {
 			continue
 		}
@@ -172,7 +174,7 @@ func (s *logStore) get(key string) (logEntry, bool) {
 		return logEntry{}, false
 	}
 	if seg.f == nil {
-		f, err := os.Open(seg.path)
+		f, err := safefile.OpenPath(seg.path)
 		if err != nil {
 			return logEntry{}, false
 		}
