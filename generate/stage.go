@@ -113,7 +113,9 @@ func (s *Stage) Run(ctx context.Context, r *pipeline.Run) (pipeline.Counts, erro
 	if s.Client != nil {
 		var err error
 		if clients, err = s.Client(ctx, cmp.Or(s.LLM.CacheDir, r.Dir.File(pipeline.LLMCacheDir))); err != nil {
-			return nil, &pipeline.ConfigError{Key: "llm.base_url", Message: err.Error()}
+			// A config mistake names its own key (exit 2); a batch directory that cannot
+			// be read or re-attached is a runtime failure (exit 1), not llm.base_url's.
+			return nil, fmt.Errorf("llm client: %w", err)
 		}
 		defer clients.Close()
 	}

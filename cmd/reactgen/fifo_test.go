@@ -50,30 +50,31 @@ func TestSpecialFilesNeverHangACommand(t *testing.T) {
 		name  string
 		setup func(t *testing.T) []string // the command line
 		want  string                      // in stderr; empty: the command succeeds
+		code  int                         // the exit code: 1 a runtime failure, 2 a config key
 	}{
 		{"merge: a shard's episode log is a pipe", func(t *testing.T) []string {
 			s := copyRun(t, shards[1])
 			fifo(t, filepath.Join(s, pipeline.EpisodesFile))
 			return []string{"merge", filepath.Join(t.TempDir(), "merged"), shards[0], s}
-		}, "named pipe"},
+		}, "named pipe", 1},
 		{"merge: a shard's episode log links to /dev/zero", func(t *testing.T) []string {
 			s := copyRun(t, shards[1])
 			zero(t, filepath.Join(s, pipeline.EpisodesFile))
 			return []string{"merge", filepath.Join(t.TempDir(), "merged"), shards[0], s}
-		}, "leads out of"},
+		}, "leads out of", 1},
 		{"export: a chart of export.card_charts is a pipe", func(t *testing.T) []string {
 			report := t.TempDir()
 			os.MkdirAll(filepath.Join(report, "charts"), 0o755)
 			os.WriteFile(filepath.Join(report, "charts", "a.svg"), []byte("<svg/>"), 0o644)
 			fifo(t, filepath.Join(report, "charts", "x.svg"))
 			return []string{"export", "--out", copyRun(t, demo), "--set", "export.card_charts=" + report}
-		}, "export.card_charts"},
+		}, "export.card_charts", exitUsage},
 		{"export: a chart links to /dev/zero", func(t *testing.T) []string {
 			report := t.TempDir()
 			os.MkdirAll(filepath.Join(report, "charts"), 0o755)
 			zero(t, filepath.Join(report, "charts", "x.svg"))
 			return []string{"export", "--out", copyRun(t, demo), "--set", "export.card_charts=" + report}
-		}, "export.card_charts"},
+		}, "export.card_charts", exitUsage},
 		{"generate: batches.json is a pipe", func(t *testing.T) []string {
 			d := t.TempDir()
 			batches := filepath.Join(d, "batches")
@@ -81,7 +82,15 @@ func TestSpecialFilesNeverHangACommand(t *testing.T) {
 			fifo(t, filepath.Join(batches, "batches.json"))
 			cfg := testConfig(t, d, srv.URL, map[string]any{"task.limit": 4, "llm.mode": "batch", "llm.batch": map[string]any{"dir": batches}})
 			return []string{"generate", "--config", cfg, "--out", filepath.Join(d, "run")}
-		}, "batches.json is a named pipe"},
+		}, "batches.json is a named pipe", 1},
+		{"generate: batches.json is not JSON (a re-attach that fails)", func(t *testing.T) []string {
+			d := t.TempDir()
+			batches := filepath.Join(d, "batches")
+			os.MkdirAll(batches, 0o755)
+			os.WriteFile(filepath.Join(batches, "batches.json"), []byte(`{"waves": [{"n": 1, "batch_id": `), 0o644)
+			cfg := testConfig(t, d, srv.URL, map[string]any{"task.limit": 4, "llm.mode": "batch", "llm.batch": map[string]any{"dir": batches}})
+			return []string{"generate", "--config", cfg, "--out", filepath.Join(d, "run")}
+		}, "batches.json", 1},
 		{"train: the export file to upload is a pipe", func(t *testing.T) []string {
 			run := copyRun(t, demo)
 			m, err := pipeline.ReadManifest(run)
@@ -94,7 +103,7 @@ func TestSpecialFilesNeverHangACommand(t *testing.T) {
 				}
 			}
 			return []string{"train", "--run", run, "--base-model", "gpt-4o-mini-2024-07-18", "--base-url", srv.URL + "/v1", "--detach"}
-		}, "named pipe"},
+		}, "named pipe", 1},
 		{"generate: a response-cache segment is a pipe", func(t *testing.T) []string {
 			d := t.TempDir()
 			cache := filepath.Join(d, "cache")
@@ -103,7 +112,7 @@ func TestSpecialFilesNeverHangACommand(t *testing.T) {
 			zero(t, filepath.Join(cache, "log-00000002.jsonl"))
 			cfg := testConfig(t, d, srv.URL, map[string]any{"task.limit": 4, "llm.cache_dir": cache})
 			return []string{"generate", "--config", cfg, "--out", filepath.Join(d, "run")}
-		}, ""},
+		}, "", 0},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -122,8 +131,8 @@ func TestSpecialFilesNeverHangACommand(t *testing.T) {
 				t.Fatalf("%v: killed (exit %d); stderr:\n%s", args, code, stderr)
 			case tc.want == "" && code != 0:
 				t.Errorf("%v: exit %d, want 0; stderr:\n%s", args, code, stderr)
-			case tc.want != "" && (code == 0 || !strings.Contains(stderr, tc.want)):
-				t.Errorf("%v: exit %d, stderr lacks %q:\n%s", args, code, tc.want, stderr)
+			case code != tc.code || !strings.Contains(stderr, tc.want):
+				t.Errorf("%v: exit %d (want %d), stderr lacks %q:\n%s", args, code, tc.code, tc.want, stderr)
 			}
 		})
 	}

@@ -2,7 +2,6 @@ package llm
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -79,7 +78,9 @@ func (c Clients) Close() {
 }
 
 // NewClient is New with every endpoint's key read through o.Getenv, and the pool
-// returned. With llm.endpoints the chain is
+// returned. A mistake in the config is a *pipeline.ConfigError naming its key; any other
+// error (a batch directory that cannot be read or re-attached, a cache directory that
+// cannot be made) is a runtime failure. With llm.endpoints the chain is
 //
 //	meter → cache → budget → breaker → choices → pool → per endpoint: rate limit → OpenAI
 //
@@ -114,7 +115,7 @@ func NewClient(ctx context.Context, o Options) (Clients, error) {
 		oa, err := NewOpenAI(OpenAIOptions{BaseURL: cfg.BaseURL, APIKey: getenv(cfg.APIKeyEnv), KeyEnv: cfg.APIKeyEnv, Headers: cfg.Headers,
 			Timeout: cfg.Timeout, HTTPClient: &http.Client{Transport: transport(cfg.Concurrency)}})
 		if err != nil {
-			return Clients{}, err
+			return Clients{}, &pipeline.ConfigError{Key: "llm.base_url", Message: err.Error()}
 		}
 		c = WithRetry(oa, RetryPolicy{
 			MaxRetries: cfg.MaxRetries, Base: cfg.BackoffBase, Max: cfg.BackoffMax, Jitter: true,
@@ -137,7 +138,7 @@ func NewClient(ctx context.Context, o Options) (Clients, error) {
 			cacheDir = cfg.CacheDir
 		}
 		if cacheDir == "" {
-			return Clients{}, errors.New("config key llm.cache_dir: is required when llm.cache is on")
+			return Clients{}, &pipeline.ConfigError{Key: "llm.cache_dir", Message: "is required when llm.cache is on"}
 		}
 		if err := os.MkdirAll(cacheDir, 0o755); err != nil {
 			return Clients{}, fmt.Errorf("llm cache dir %s: %w", cacheDir, err)
@@ -160,7 +161,7 @@ func newBatcher(ctx context.Context, cfg pipeline.LLMConfig, apiKey string, o Op
 		dir = o.BatchDir
 	}
 	if dir == "" {
-		return nil, errors.New("config key llm.batch.dir: is required with llm.mode batch")
+		return nil, &pipeline.ConfigError{Key: "llm.batch.dir", Message: "is required with llm.mode batch"}
 	}
 	log := o.Logger
 	if log == nil {
@@ -175,7 +176,7 @@ func newBatcher(ctx context.Context, cfg pipeline.LLMConfig, apiKey string, o Op
 		oa, err := NewOpenAI(OpenAIOptions{BaseURL: cfg.BaseURL, APIKey: apiKey, Headers: cfg.Headers,
 			Timeout: max(cfg.Timeout, 10*time.Minute), HTTPClient: &http.Client{Transport: transport(4)}})
 		if err != nil {
-			return nil, err
+			return nil, &pipeline.ConfigError{Key: "llm.base_url", Message: err.Error()}
 		}
 		be = &openAIBatches{oa: oa, completionWindow: bc.CompletionWindow}
 	}
@@ -201,7 +202,7 @@ func newPool(cfg pipeline.LLMConfig, eps []pipeline.EndpointConfig, getenv func(
 			APIKey: getenv(e.APIKeyEnv), KeyEnv: e.APIKeyEnv, Headers: e.Headers,
 			Timeout: cfg.Timeout, HTTPClient: &http.Client{Transport: transport(e.Concurrency)}})
 		if err != nil {
-			return nil, fmt.Errorf("config key llm.endpoints[%d].base_url: %w", i, err)
+			return nil, &pipeline.ConfigError{Key: fmt.Sprintf("llm.endpoints[%d].base_url", i), Message: err.Error()}
 		}
 		out[i] = Endpoint{Name: oa.baseURL, Client: WithRateLimit(oa, e.RPM, e.TPM), Model: e.Model,
 			Concurrency: e.Concurrency, Weight: *e.Weight, Prices: e.Prices}
