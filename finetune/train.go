@@ -599,6 +599,21 @@ func EvalCommand(run string, rec pipeline.TrainingJob) string {
 	if strings.HasSuffix(rec.Format, "-tools") {
 		format = "tools" // a model trained on tool calls is asked with them
 	}
-	return fmt.Sprintf("reactgen eval --config %s --out %s --set llm.base_url=%s --set llm.model=%s --set generate.format=%s --set generate.prompting=trained --set generate.trained_format=%s --set task.path=EVAL_SPLIT",
-		config, out, rec.BaseURL, rec.FineTunedModel, format, rec.Format)
+	// The model's name comes from the service and the paths from the disk: each word is
+	// quoted for a POSIX shell, so that a name holding $(...), a quote or a space pasted
+	// from the terminal runs nothing and stays one argument.
+	return "reactgen eval --config " + ShellQuote(config) + " --out " + ShellQuote(out) +
+		" --set " + ShellQuote("llm.base_url="+rec.BaseURL) + " --set " + ShellQuote("llm.model="+rec.FineTunedModel) +
+		" --set " + ShellQuote("generate.format="+format) + " --set generate.prompting=trained --set " +
+		ShellQuote("generate.trained_format="+rec.Format) + " --set task.path=EVAL_SPLIT"
+}
+
+// ShellQuote is s as one word of a POSIX shell command line: as it is when it holds only
+// characters no shell treats specially, otherwise in single quotes (a single quote
+// inside written '\'').
+func ShellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_@%+=:,./-") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
