@@ -610,7 +610,7 @@ func EvalCommand(run string, rec pipeline.TrainingJob) string {
 
 // ShellQuote is s as one word of a POSIX shell command line: as it is when it holds only
 // characters no shell treats specially, otherwise in single quotes (a single quote
-// inside written '\'').
+// inside written '\”).
 func ShellQuote(s string) string {
 	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_@%+=:,./-") == "" {
 		return s
