@@ -2,9 +2,11 @@ package report
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"html"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -229,7 +231,67 @@ addEventListener('load', function () {
 
 // Write writes report.html and charts/<name>.svg into dir, each atomically, and returns
 // the paths written.
+// NotReportError is a compare --out directory that holds what compare did not write.
+type NotReportError struct{ Dir, Entry, Why string }
+
+func (e *NotReportError) Error() string {
+	return fmt.Sprintf("compare --out %s: %s %s: compare writes only into a new or empty directory or over its own "+
+		"earlier output (%s and %s/*.svg, *.png); choose another --out", e.Dir, e.Entry, e.Why, ReportFile, ChartsDir)
+}
+
+// CheckOut refuses a --out directory compare must not write into: one that is, or holds
+// at ReportFile or ChartsDir, a symbolic link (compare would write through it), and one
+// holding anything but an earlier report (ReportFile, ChartsDir with *.svg and *.png) and
+// the hidden temporary files of a killed compare, which it removes. A missing or empty
+// directory is fine.
+func CheckOut(dir string) error {
+	if err := pipeline.NotLink(filepath.Clean(dir)); err != nil {
+		return &NotReportError{Dir: dir, Entry: dir, Why: "is a symbolic link"}
+	}
+	ents, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	check := func(where string, ents []os.DirEntry, ok func(os.DirEntry) bool) error {
+		for _, e := range ents {
+			p := filepath.Join(where, e.Name())
+			switch {
+			case strings.HasPrefix(e.Name(), ".") && strings.Contains(e.Name(), ".tmp-") && e.Type().IsRegular():
+				_ = os.Remove(p) // a killed compare's temporary file
+			case e.Type()&fs.ModeSymlink != 0:
+				return &NotReportError{Dir: dir, Entry: p, Why: "is a symbolic link"}
+			case !ok(e):
+				return &NotReportError{Dir: dir, Entry: p, Why: "was not written by compare"}
+			}
+		}
+		return nil
+	}
+	if err := check(dir, ents, func(e os.DirEntry) bool {
+		return e.Name() == ReportFile && e.Type().IsRegular() || e.Name() == ChartsDir && e.IsDir()
+	}); err != nil {
+		return err
+	}
+	charts := filepath.Join(dir, ChartsDir)
+	cents, err := os.ReadDir(charts)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	return check(charts, cents, func(e os.DirEntry) bool {
+		ext := filepath.Ext(e.Name())
+		return e.Type().IsRegular() && (ext == ".svg" || ext == ".png")
+	})
+}
+
 func Write(dir string, runs []*Run, now time.Time) ([]string, error) {
+	if err := CheckOut(dir); err != nil {
+		return nil, err
+	}
 	if err := os.MkdirAll(filepath.Join(dir, ChartsDir), 0o755); err != nil {
 		return nil, err
 	}

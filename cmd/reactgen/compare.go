@@ -36,6 +36,12 @@ model (reactgen train) links the eval runs of that model to its number of traini
   reactgen compare runs/h-react runs/h-cot runs/h-ft-eval --json`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if o.out != "" {
+				// Before anything is printed: --out must be new, empty or an earlier report.
+				if err := report.CheckOut(o.out); err != nil {
+					return usagef("%w", err)
+				}
+			}
 			runs, err := report.Load(args)
 			if err != nil {
 				return usagef("%w", err)
