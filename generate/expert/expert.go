@@ -138,6 +138,13 @@ func (e *Expert) Act(ctx context.Context, q pipeline.Question, history []pipelin
 	budget := pipeline.GenerateConfig{}.MaxStepsFor(q.Task)
 	last := len(history) >= budget-1 // the last step there is: answer rather than run out, if the evidence was seen
 	gs := goals(q)
+	if len(gs) == 0 && !(q.Task == pipeline.TaskFEVER && q.Answer == pipeline.LabelNEI) {
+		// A question whose file names no supporting facts (a JSONL task of id, question
+		// and answer; a claim labelled SUPPORTS or REFUTES without its evidence): the
+		// expert knows no page to show, and an answer it gave would rest on nothing the
+		// trajectory shows.
+		return generate.Move{}, fmt.Errorf("%w: the task file names no supporting facts for this question", ErrNoEvidence)
+	}
 	if len(gs) == 0 {
 		// A claim without evidence (NOT ENOUGH INFO): look at the entity it names once.
 		if len(history) == 0 && !last {

@@ -344,6 +344,35 @@ func TestNoEvidenceNoAnswer(t *testing.T) {
 			t.Fatal("the expert neither answered nor failed")
 		})
 	}
+	// A question with no supporting facts at all (a JSONL task file of id, question and
+	// answer; a FEVER claim labelled SUPPORTS without its evidence) must not be answered
+	// correctly out of the gold answer with no evidence found; NOT ENOUGH INFO needs none.
+	t.Run("no supporting facts", func(t *testing.T) {
+		x := New(envtest.NewMemory(testPages()))
+		for _, q := range []pipeline.Question{
+			{Task: pipeline.TaskHotpotQA, Question: q.Question, Answer: q.Answer},
+			{Task: pipeline.TaskFEVER, Question: "Omvar Teel was born by the Aun River.", Answer: pipeline.LabelSupports},
+		} {
+			var history []pipeline.Step
+			for range 7 {
+				m, err := x.Act(t.Context(), q, history)
+				if err != nil {
+					if !errors.Is(err, ErrNoEvidence) {
+						t.Fatalf("Act: %v, want ErrNoEvidence", err)
+					}
+					break
+				}
+				if strings.HasPrefix(m.Action, "Finish[") {
+					t.Fatalf("%s: the expert answered %s with no evidence", q.Task, m.Action)
+				}
+				history = append(history, pipeline.Step{Action: m.Action, Observation: "Could not find it."})
+			}
+		}
+		nei := pipeline.Question{Task: pipeline.TaskFEVER, Question: "Omvar Teel liked tea.", Answer: pipeline.LabelNEI}
+		if _, err := x.Act(t.Context(), nei, nil); err != nil {
+			t.Errorf("NOT ENOUGH INFO: %v", err)
+		}
+	})
 	t.Run("step limit before the evidence", func(t *testing.T) {
 		x := New(envtest.NewMemory(testPages()))
 		// Six steps that showed nothing: the seventh and last may not answer.
