@@ -103,8 +103,8 @@ func (s Stage) Run(ctx context.Context, r *pipeline.Run) (pipeline.Counts, error
 	}
 	info, err := Build(ctx, s.Dir, sources, BuildOptions{SkipBad: s.SkipBad, Force: force, Logger: s.Logger, Command: "reactgen run (index stage of " + r.Dir.Path + ")"})
 	if err != nil {
-		if ctx.Err() != nil {
-			return nil, err
+		if ctx.Err() != nil || pipeline.IsDiskFailure(err) {
+			return nil, fmt.Errorf("index %s: %w", s.Dir, err) // a full or read-only disk is no config mistake
 		}
 		return nil, &pipeline.ConfigError{Key: "corpus.path", Message: err.Error()}
 	}

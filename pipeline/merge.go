@@ -104,6 +104,8 @@ func Merge(ctx context.Context, out string, shards []string, o MergeOptions) (Me
 		return sum, err
 	}
 	defer lock.Release()
+	// What a killed merge into out left: its episode log and manifest being written.
+	RemoveStale(out, []string{EpisodesFile, ManifestFile}, nil)
 
 	inputs := make([]ShardInput, len(shards))
 	for i, dir := range shards {

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"syscall"
 	"time"
 )
 
@@ -405,6 +406,24 @@ func (e *InputError) Unwrap() error { return e.Err }
 // IsBadInput reports whether err is the user's input to fix (*InputError, *ConfigError,
 // *LinkError)
 // rather than a failure of the run.
+// IsDiskFailure reports an error of the disk rather than of the input: no space left, a
+// quota, a read-only file system, an I/O error, or SQLite saying the same (full,
+// read-only, I/O error). A command that meets one failed at run time (exit 1), whatever
+// stage or input it was handling; running it again where there is room succeeds.
+func IsDiskFailure(err error) bool {
+	if errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EROFS) || errors.Is(err, syscall.EDQUOT) || errors.Is(err, syscall.EIO) {
+		return true
+	}
+	var coded interface{ Code() int } // modernc.org/sqlite's *Error, without importing it
+	if errors.As(err, &coded) {
+		switch coded.Code() & 0xff {
+		case 8, 10, 13: // SQLITE_READONLY, SQLITE_IOERR, SQLITE_FULL
+			return true
+		}
+	}
+	return false
+}
+
 func IsBadInput(err error) bool {
 	var ie *InputError
 	var ce *ConfigError

@@ -31,6 +31,7 @@ func (Stage) Run(ctx context.Context, r *pipeline.Run) (pipeline.Counts, error) 
 		return nil, err
 	}
 	path := r.Dir.File(EvalFile)
+	pipeline.RemoveStale(r.Dir.Path, []string{EvalFile}, nil) // what a killed eval left
 	if err := pipeline.WriteFileAtomic(path, func(w io.Writer) error {
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")

@@ -77,6 +77,8 @@ func exitCode(err error) int {
 	switch {
 	case err == nil:
 		return exitOK
+	case pipeline.IsDiskFailure(err): // a full or read-only disk is no usage error, whoever wrapped it
+		return exitFailure
 	case pipeline.IsBadInput(err), errors.As(err, &re), errors.As(err, &le):
 		return exitUsage
 	case errors.Is(err, context.Canceled):

@@ -212,3 +212,40 @@ func TestShardFromIndexedJobEnvironment(t *testing.T) {
 		t.Errorf("index without completions: exit %d, %q", res.code, res.stderr)
 	}
 }
+
+// What a killed merge and a killed eval leave (their hidden temporary files) the next
+// merge into the same directory and the next eval of the run remove.
+func TestMergeAndEvalRemoveWhatKilledOnesLeft(t *testing.T) {
+	demo, _ := demoRun(t)
+	dir := t.TempDir()
+	shards := shardRuns(t, dir, filepath.Join(demo, pipeline.IndexDir), 2)
+	out := filepath.Join(dir, "merged")
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	left := []string{filepath.Join(out, ".episodes.jsonl.tmp-1234"), filepath.Join(out, ".manifest.json.tmp-99")}
+	for _, p := range left {
+		if err := os.WriteFile(p, []byte(`{"half":`), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if res := invoke(t, "", nil, append([]string{"merge", out}, shards...)...); res.code != 0 {
+		t.Fatalf("merge: exit %d: %s", res.code, res.stderr)
+	}
+	run := filepath.Join(t.TempDir(), "run")
+	if err := os.CopyFS(run, os.DirFS(demo)); err != nil {
+		t.Fatal(err)
+	}
+	evalLeft := filepath.Join(run, ".eval.json.tmp-77")
+	if err := os.WriteFile(evalLeft, []byte(`{"ha`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if res := invoke(t, "", nil, "eval", "--config", "../../configs/demo.yaml", "--out", run); res.code != 0 {
+		t.Fatalf("eval: exit %d: %s", res.code, res.stderr)
+	}
+	for _, p := range append(left, evalLeft) {
+		if _, err := os.Lstat(p); !os.IsNotExist(err) {
+			t.Errorf("%s is still there: %v", p, err)
+		}
+	}
+}
