@@ -9,6 +9,7 @@ import (
 
 	"github.com/reactgen/reactgen/env"
 	"github.com/reactgen/reactgen/index"
+	"github.com/reactgen/reactgen/internal/safefile"
 	"github.com/reactgen/reactgen/pipeline"
 )
 
@@ -70,8 +71,9 @@ func (a *app) runEnv(ctx context.Context, o envOptions) error {
 	defer ix.Close()
 	w := env.New(ix, env.Options{Task: o.task, Observations: o.observations, Actions: o.actions, Gold: o.gold,
 		Sentences: o.sentences, MaxObservationChars: pipeline.Default().Env.MaxObservationChars})
+	in := safefile.Reader(ctx, a.stdin) // SIGTERM and ^C stop a read of an idle stdin
 	if o.json {
-		return env.ServeJSON(ctx, w, a.stdin, a.stdout)
+		return env.ServeJSON(ctx, w, in, a.stdout)
 	}
-	return env.Serve(ctx, w, a.stdin, a.stdout)
+	return env.Serve(ctx, w, in, a.stdout)
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -133,6 +134,63 @@ func TestSpecialFilesNeverHangACommand(t *testing.T) {
 				t.Errorf("%v: exit %d, want 0; stderr:\n%s", args, code, stderr)
 			case code != tc.code || !strings.Contains(stderr, tc.want):
 				t.Errorf("%v: exit %d (want %d), stderr lacks %q:\n%s", args, code, tc.code, tc.want, stderr)
+			}
+		})
+	}
+}
+
+// TestSIGTERMStopsACommandBlockedOnAFIFO: env and play read actions from standard input;
+// connected to a named pipe nobody writes to, they block in the read. SIGTERM must stop
+// them (exit 143), as ^C must: before, the signal was noted and the read went on.
+func TestSIGTERMStopsACommandBlockedOnAFIFO(t *testing.T) {
+	demo, _ := demoRun(t)
+	index := filepath.Join(demo, pipeline.IndexDir)
+	for _, tc := range []struct {
+		name string
+		args []string
+		sig  syscall.Signal
+		code int
+	}{
+		{"env, SIGTERM", []string{"env", "--index", index}, syscall.SIGTERM, exitTerminated},
+		{"env, ^C", []string{"env", "--index", index, "--json"}, syscall.SIGINT, exitInterrupted},
+		{"play, SIGTERM", []string{"play", "--index", index, "--questions", mustAbs(t, demoTasks), "--question", "a40737f241598e2825d59b3f", "--save", filepath.Join(t.TempDir(), "ex.json")}, syscall.SIGTERM, exitTerminated},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fifo := filepath.Join(t.TempDir(), "actions")
+			if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			f, err := os.OpenFile(fifo, os.O_RDWR, 0) // a writer that never writes: reads block
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			cmd := exec.Command(reactgenBinary(t), tc.args...)
+			cmd.Stdin = f
+			var stderr strings.Builder
+			cmd.Stderr = &stderr
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			done := make(chan error, 1)
+			go func() { done <- cmd.Wait() }()
+			// Let it reach the read (it prints nothing first); a signal that came earlier
+			// would stop it as well.
+			select {
+			case err := <-done:
+				t.Fatalf("exited before the signal: %v; stderr:\n%s", err, stderr.String())
+			case <-time.After(time.Second):
+			}
+			cmd.Process.Signal(tc.sig)
+			select {
+			case <-done:
+			case <-time.After(time.Minute):
+				cmd.Process.Kill()
+				<-done
+				t.Fatalf("still blocked a minute after %v; stderr:\n%s", tc.sig, stderr.String())
+			}
+			if code := cmd.ProcessState.ExitCode(); code != tc.code {
+				t.Errorf("exit %d, want %d; stderr:\n%s", code, tc.code, stderr.String())
 			}
 		})
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/reactgen/reactgen/generate/prompt"
 	"github.com/reactgen/reactgen/index"
 	"github.com/reactgen/reactgen/internal/dataset"
+	"github.com/reactgen/reactgen/internal/safefile"
 	"github.com/reactgen/reactgen/pipeline"
 )
 
@@ -76,7 +77,7 @@ func (a *app) runPlay(ctx context.Context, o playOptions) error {
 	opts := env.OptionsFor(o.task, pipeline.Default().Env)
 	opts.Gold = q.Answer
 	w := env.New(ix, opts)
-	ex, err := generate.Play(ctx, *q, w, a.stdin, a.stderr)
+	ex, err := generate.Play(ctx, *q, w, safefile.Reader(ctx, a.stdin), a.stderr) // a signal stops a read of stdin
 	if err != nil {
 		return err
 	}
