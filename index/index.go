@@ -315,14 +315,81 @@ func (ix *Index) match(ctx context.Context, expr string, titlesOnly bool, k int,
 	return out, nil
 }
 
-// matchIDs returns the rowids of the n best rows for expr over all shards, best first.
-// The shards hold alternate batches of pages, so their bm25 statistics agree closely
-// enough to merge by rank.
-func (ix *Index) matchIDs(ctx context.Context, expr string, titlesOnly bool, n int) ([]int64, error) {
-	type hit struct {
-		id   int64
-		rank float64
+// Hit is one page Retrieve found.
+type Hit struct {
+	Title string
+	// Score is the page's bm25 relevance, higher is better (FTS5's rank negated, as
+	// BM25 retrievers report scores).
+	Score float64
+}
+
+// Retrieve returns up to k pages ranked by bm25 relevance of their title and intro
+// text to query, best first, with their scores: the passage retrieval of a search
+// engine, where Similar serves the environment's suggestions. The query is reduced to
+// plain words as in Similar; terms in a large share of pages are left out unless
+// nothing else is left. An empty result means nothing matched.
+func (ix *Index) Retrieve(ctx context.Context, query string, k int) ([]Hit, error) {
+	if k <= 0 {
+		return nil, nil
 	}
+	terms := queryTerms(query)
+	if len(terms) == 0 {
+		return nil, nil
+	}
+	var rare []string
+	for _, t := range terms {
+		if !ix.common[t] {
+			rare = append(rare, t)
+		}
+	}
+	if len(rare) == 0 {
+		rare = terms
+	}
+	hits, err := ix.matchHits(ctx, matchExpr(rare), false, k)
+	if err != nil || len(hits) == 0 {
+		return nil, err
+	}
+	ids := make([]int64, len(hits))
+	for i, h := range hits {
+		ids[i] = h.id
+	}
+	titles, err := ix.titlesOf(ctx, ids)
+	if err != nil {
+		return nil, fmt.Errorf("index retrieve %q: %w", query, err)
+	}
+	out := make([]Hit, 0, len(hits))
+	for _, h := range hits {
+		if t, ok := titles[h.id]; ok {
+			out = append(out, Hit{Title: t, Score: -h.rank})
+		}
+	}
+	return out, nil
+}
+
+// rankedRow is one FTS row and its bm25 rank (lower is better).
+type rankedRow struct {
+	id   int64
+	rank float64
+}
+
+// matchIDs returns the rowids of the n best rows for expr over all shards, best first.
+func (ix *Index) matchIDs(ctx context.Context, expr string, titlesOnly bool, n int) ([]int64, error) {
+	hits, err := ix.matchHits(ctx, expr, titlesOnly, n)
+	if err != nil {
+		return nil, err
+	}
+	ids := make([]int64, len(hits))
+	for i, h := range hits {
+		ids[i] = h.id
+	}
+	return ids, nil
+}
+
+// matchHits returns the n best rows for expr over all shards, best first. The shards
+// hold alternate batches of pages, so their bm25 statistics agree closely enough to
+// merge by rank.
+func (ix *Index) matchHits(ctx context.Context, expr string, titlesOnly bool, n int) ([]rankedRow, error) {
+	type hit = rankedRow
 	var hits []hit
 	for _, sh := range ix.shards {
 		stmt := sh.text
@@ -354,11 +421,7 @@ func (ix *Index) matchIDs(ctx context.Context, expr string, titlesOnly bool, n i
 		}
 		return cmp.Compare(a.id, b.id)
 	})
-	ids := make([]int64, 0, min(n, len(hits)))
-	for _, h := range hits[:min(n, len(hits))] {
-		ids = append(ids, h.id)
-	}
-	return ids, nil
+	return hits[:min(n, len(hits))], nil
 }
 
 // titlesOf looks up the titles of ids in one query.

@@ -243,6 +243,44 @@ func TestSimilar(t *testing.T) {
 	}
 }
 
+func TestRetrieve(t *testing.T) {
+	ix, _ := buildFixture(t)
+	tests := []struct {
+		query, first string
+		k, atLeast   int
+	}{
+		{"lighthouse", "Quillon Bay", 3, 1},
+		{"apple orchard", "Tamsin_Orchard", 3, 1},
+		{"cable ferry passengers", "Marlow Ferry", 2, 1},
+		{"zzzz nothing", "", 5, 0},
+		{"\"\" AND OR * :", "", 5, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.query, func(t *testing.T) {
+			got, err := ix.Retrieve(t.Context(), tt.query, tt.k)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(got) < tt.atLeast || len(got) > tt.k {
+				t.Fatalf("Retrieve(%q, %d): got %+v, want %d to %d hits", tt.query, tt.k, got, tt.atLeast, tt.k)
+			}
+			if tt.first != "" && got[0].Title != tt.first {
+				t.Errorf("Retrieve(%q)[0]: got %q, want %q (all %+v)", tt.query, got[0].Title, tt.first, got)
+			}
+			for i := 1; i < len(got); i++ {
+				if got[i].Score > got[i-1].Score {
+					t.Errorf("Retrieve(%q): scores not best first: %+v", tt.query, got)
+				}
+			}
+			for _, h := range got {
+				if h.Score <= 0 {
+					t.Errorf("Retrieve(%q): %q scores %v, want a positive bm25 score", tt.query, h.Title, h.Score)
+				}
+			}
+		})
+	}
+}
+
 func TestSimilarHostileQueries(t *testing.T) {
 	ix, _ := buildFixture(t)
 	for _, q := range []string{

@@ -1,0 +1,268 @@
+package envserver
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/coder/websocket"
+
+	"github.com/reactgen/reactgen/internal/fastjson"
+)
+
+// session is one WebSocket connection and its episode.
+type session struct {
+	conn *websocket.Conn
+	ep   *episode
+
+	mu       sync.Mutex
+	busy     bool // handling a message
+	draining bool // close once the message in hand is answered
+	closed   bool
+	idle     *time.Timer
+}
+
+// handleWS is OpenEnv's /ws: one session per connection, messages reset, step, state
+// and close, replies observation, state and error.
+func (s *Server) handleWS(w http.ResponseWriter, r *http.Request) {
+	conn, err := websocket.Accept(w, r, &websocket.AcceptOptions{CompressionMode: websocket.CompressionDisabled})
+	if err != nil {
+		return // Accept has answered the request
+	}
+	conn.SetReadLimit(s.opts.MaxBodyBytes)
+	ss := &session{conn: conn, ep: s.newEpisode()}
+	if err := s.admit(ss); err != nil {
+		active, max := s.Sessions(), s.opts.MaxSessions
+		s.send(r.Context(), ss, "error", wsError{Message: err.Error(), Code: CodeCapacityReached, ActiveSessions: &active, MaxSessions: &max})
+		conn.Close(websocket.StatusTryAgainLater, "capacity reached")
+		return
+	}
+	defer s.leave(ss)
+	if d := s.opts.IdleTimeout; d > 0 {
+		ss.idle = time.AfterFunc(d, func() {
+			s.log.Info("session idle: closing it", "idle", d)
+			ss.close(websocket.StatusPolicyViolation, "session idle for longer than "+d.String())
+		})
+		defer ss.idle.Stop()
+	}
+	ctx := r.Context()
+	for {
+		typ, msg, err := conn.Read(ctx)
+		if err != nil {
+			return // closed by the client, by expiry or by the drain
+		}
+		if !ss.begin() {
+			return
+		}
+		if ss.idle != nil {
+			ss.idle.Stop()
+		}
+		stop := s.handleMessage(ctx, ss, typ, msg)
+		draining := ss.end()
+		switch {
+		case stop:
+			ss.close(websocket.StatusNormalClosure, "")
+			return
+		case draining:
+			ss.close(websocket.StatusGoingAway, "server shutting down")
+			return
+		}
+		if ss.idle != nil {
+			ss.idle.Reset(s.opts.IdleTimeout)
+		}
+	}
+}
+
+// admit registers ss, or refuses it at MaxSessions or while draining.
+func (s *Server) admit(ss *session) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.draining {
+		return errors.New("server shutting down")
+	}
+	if len(s.sessions) >= s.opts.MaxSessions {
+		return fmt.Errorf("server at capacity: %d sessions of at most %d", len(s.sessions), s.opts.MaxSessions)
+	}
+	s.sessions[ss] = struct{}{}
+	s.open.Add(1)
+	return nil
+}
+
+func (s *Server) leave(ss *session) {
+	ss.conn.CloseNow()
+	s.mu.Lock()
+	delete(s.sessions, ss)
+	s.mu.Unlock()
+	s.open.Done()
+}
+
+// drain closes every idle session now and every busy one once its message is answered;
+// no session is admitted after it.
+func (s *Server) drain() {
+	s.mu.Lock()
+	s.draining = true
+	all := make([]*session, 0, len(s.sessions))
+	for ss := range s.sessions {
+		all = append(all, ss)
+	}
+	s.mu.Unlock()
+	for _, ss := range all {
+		ss.mu.Lock()
+		ss.draining = true
+		idle := !ss.busy
+		ss.mu.Unlock()
+		if idle {
+			go ss.close(websocket.StatusGoingAway, "server shutting down")
+		}
+	}
+}
+
+// closeAll cuts every session still open (the drain's time is up).
+func (s *Server) closeAll() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for ss := range s.sessions {
+		ss.conn.CloseNow()
+	}
+}
+
+// begin marks the session busy; false means it is draining and must close instead.
+func (ss *session) begin() bool {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	if ss.draining {
+		go ss.close(websocket.StatusGoingAway, "server shutting down")
+		return false
+	}
+	ss.busy = true
+	return true
+}
+
+// end marks the session idle and reports whether a drain asked it to close.
+func (ss *session) end() bool {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	ss.busy = false
+	return ss.draining
+}
+
+// close closes the connection with a close handshake, once.
+func (ss *session) close(code websocket.StatusCode, reason string) {
+	ss.mu.Lock()
+	if ss.closed {
+		ss.mu.Unlock()
+		return
+	}
+	ss.closed = true
+	ss.mu.Unlock()
+	ss.conn.Close(code, reason)
+}
+
+// handleMessage answers one message; it reports whether the session ends (close).
+func (s *Server) handleMessage(ctx context.Context, ss *session, typ websocket.MessageType, msg []byte) (stop bool) {
+	if typ != websocket.MessageText {
+		s.send(ctx, ss, "error", wsError{Message: "Invalid JSON: a binary message; want a JSON text message", Code: CodeInvalidJSON})
+		return false
+	}
+	var m wsMessage
+	if err := json.Unmarshal(msg, &m); err != nil || m == nil {
+		text := "want a JSON object"
+		if err != nil {
+			text = err.Error()
+		}
+		s.send(ctx, ss, "error", wsError{Message: "Invalid JSON: " + text, Code: CodeInvalidJSON})
+		return false
+	}
+	var kind string
+	if raw, ok := m["type"]; ok {
+		json.Unmarshal(raw, &kind)
+	}
+	allowed := map[string][]string{"reset": {"type", "data"}, "step": {"type", "data"}, "state": {"type"}, "close": {"type"}}[kind]
+	if allowed == nil {
+		s.send(ctx, ss, "error", wsError{Message: "Unknown message type: " + kind, Code: CodeUnknownType})
+		return false
+	}
+	if verr := extraFields(m, allowed); verr != nil {
+		s.send(ctx, ss, "error", wsError{Message: "Invalid message", Code: CodeValidationError, Errors: verr})
+		return false
+	}
+	var (
+		reply string
+		data  any
+		err   error
+	)
+	switch kind {
+	case "reset":
+		var p resetParams
+		if p, err = parseReset(m["data"], "data"); err == nil {
+			data, err = ss.ep.reset(p, "data")
+		}
+		reply = "observation"
+	case "step":
+		raw, ok := m["data"]
+		if !ok {
+			err = invalid("missing", "Field required", rawInput(msg), "data")
+		} else {
+			var action string
+			if action, err = parseAction(raw); err == nil {
+				data, err = ss.ep.step(ctx, action)
+				if err == nil {
+					s.steps.Add(1)
+				}
+			}
+		}
+		reply = "observation"
+	case "state":
+		data, reply = ss.ep.state(), "state"
+	case "close":
+		return true
+	}
+	var ve validationError
+	switch {
+	case errors.As(err, &ve):
+		s.send(ctx, ss, "error", wsError{Message: "Invalid message", Code: CodeValidationError, Errors: ve})
+	case err != nil:
+		s.send(ctx, ss, "error", wsError{Message: err.Error(), Code: CodeExecutionError})
+	default:
+		s.send(ctx, ss, reply, data)
+	}
+	return false
+}
+
+// extraFields is pydantic's extra="forbid" on a message model.
+func extraFields(m wsMessage, allowed []string) validationError {
+	var errs validationError
+	for k, v := range m {
+		ok := false
+		for _, a := range allowed {
+			ok = ok || k == a
+		}
+		if !ok {
+			errs = append(errs, fieldError{Type: "extra_forbidden", Loc: []any{k}, Msg: "Extra inputs are not permitted", Input: rawInput(v)})
+		}
+	}
+	return errs
+}
+
+func (s *Server) send(ctx context.Context, ss *session, typ string, data any) {
+	b, err := fastjson.Marshal(wsReply{Type: typ, Data: data})
+	if err != nil {
+		b, _ = fastjson.Marshal(wsReply{Type: "error", Data: wsError{Message: "encode reply: " + err.Error(), Code: CodeExecutionError}})
+	}
+	if err := ss.conn.Write(ctx, websocket.MessageText, b); err != nil {
+		s.log.Debug("write to session", "err", err)
+	}
+}
+
+// secondsDuration converts OpenEnv's timeout_s.
+func secondsDuration(s float64) time.Duration {
+	if s > math.MaxInt64/float64(time.Second) {
+		return math.MaxInt64
+	}
+	return time.Duration(s * float64(time.Second))
+}
