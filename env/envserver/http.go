@@ -77,8 +77,8 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request) (json.RawMessa
 		jerr := json.Unmarshal(b, &x)
 		pos := 0
 		var se *json.SyntaxError
-		if errors.As(jerr, &se) {
-			pos = int(se.Offset)
+		if errors.As(jerr, &se) && se.Offset > 0 {
+			pos = int(se.Offset) - 1 // the offending byte, where Python's json points
 		}
 		return nil, validationError{{Type: "json_invalid", Loc: []any{"body", pos}, Msg: "JSON decode error", Input: map[string]any{}}}
 	}
@@ -103,7 +103,7 @@ func (s *Server) handleReset(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	if b != nil {
+	if b != nil && string(b) != "null" { // no body, or null: ResetRequest's defaults
 		if _, err := bodyObject(b); err != nil {
 			writeError(w, err)
 			return
