@@ -26,6 +26,16 @@ type Config struct {
 	Filter   FilterConfig   `mapstructure:"filter"`
 	Export   ExportConfig   `mapstructure:"export"`
 	Star     StarConfig     `mapstructure:"star"`
+	Serve    ServeConfig    `mapstructure:"serve"`
+}
+
+// ServeConfig tunes `reactgen serve-env`, which serves the config's environment over
+// OpenEnv's protocol and Search-R1's /retrieve.
+type ServeConfig struct {
+	MaxSessions  int           `mapstructure:"max_sessions"`   // WebSocket sessions open at once
+	IdleTimeout  time.Duration `mapstructure:"idle_timeout"`   // a session that sends nothing for this long is closed (0 = never)
+	MaxBodyBytes int64         `mapstructure:"max_body_bytes"` // bound of an HTTP request body and of a WebSocket message
+	DrainTimeout time.Duration `mapstructure:"drain_timeout"`  // after SIGTERM, how long requests and sessions in flight may finish
 }
 
 // StarConfig makes a run the next STaR round of an earlier one.
@@ -306,6 +316,7 @@ func Default() Config {
 			ValidationFraction: 0.05, SplitSeed: 1, Views: []string{"react"}, CorrectOnly: true,
 			Tokenizer: "o200k_base", Reasoning: "keep",
 		},
+		Serve: ServeConfig{MaxSessions: 4096, IdleTimeout: 10 * time.Minute, MaxBodyBytes: 4 << 20, DrainTimeout: 30 * time.Second},
 	}
 }
 
@@ -390,12 +401,15 @@ func (c *Config) Validate() error {
 	}{
 		{"generate.attempts", c.Generate.Attempts}, {"generate.concurrency", c.Generate.Concurrency},
 		{"generate.samples", c.Generate.Samples}, {"llm.concurrency", c.LLM.Concurrency},
-		{"env.sentences", c.Env.Sentences},
+		{"env.sentences", c.Env.Sentences}, {"serve.max_sessions", c.Serve.MaxSessions},
 	}
 	for _, p := range positive {
 		if p.v <= 0 {
 			return &ConfigError{Key: p.key, Message: fmt.Sprintf("must be at least 1, got %d", p.v)}
 		}
+	}
+	if c.Serve.MaxBodyBytes < 1<<10 {
+		return &ConfigError{Key: "serve.max_body_bytes", Message: fmt.Sprintf("must be at least 1024, got %d", c.Serve.MaxBodyBytes)}
 	}
 	if err := oneOf("llm.mode", c.LLM.Mode, "online", "batch"); err != nil {
 		return err

@@ -27,6 +27,7 @@ var needsOutside = map[string]string{
 	"reactgen data --out data":                                                             "the publishers' servers (TestDataCommand runs it against a local mirror)",
 	"reactgen data --out data --only prompts,fever":                                        "the publishers' servers (TestDataCommand runs it against a local mirror)",
 	"reactgen data --out /srv/react --mirror http://mirror.internal/react-data --no-index": "a mirror of the data sets",
+	"reactgen serve-env --config configs/demo.yaml --listen 127.0.0.1:8000":                "a server that runs until it is stopped, on a fixed port (TestServeEnvAnswersAsReactgenEnv runs it on a free one)",
 	"OPENAI_BASE_URL=http://localhost:8000/v1 reactgen run -c configs/hotpotqa-react.yaml --set llm.model=meta-llama/Llama-3.1-70B-Instruct": "a vLLM server on port 8000 and the HotpotQA files",
 	"reactgen generate -c configs/hotpotqa-react.yaml -o runs/h1 --set generate.concurrency=64":                                              "the HotpotQA files",
 	"reactgen eval -c configs/hotpotqa-react.yaml --out runs/h-dev --set task.path=/data/hotpot_dev_distractor_v1.json":                      "the HotpotQA dev split and Wikipedia dump",

@@ -32,6 +32,11 @@ var keyDocs = map[string]string{
 	"env.max_observation_chars":    "rules observations are cut to this many characters (paper observations never are)",
 	"env.max_consecutive_failures": "stop the run (exit 1) once this many environment steps in a row failed, such as a MediaWiki that cannot be reached, before more model requests are paid for (0 = never stop)",
 
+	"serve.max_sessions":   "serve-env: WebSocket sessions open at once; one more gets OpenEnv's CAPACITY_REACHED (OpenEnv's own default is 1)",
+	"serve.idle_timeout":   "serve-env: a WebSocket session that sends nothing for this long is closed with 1008 (0 = never)",
+	"serve.max_body_bytes": "serve-env: the largest HTTP request body (413 beyond it) and WebSocket message (closed with 1009)",
+	"serve.drain_timeout":  "serve-env: after SIGTERM, how long HTTP requests and the message each session is handling may finish before the rest is cut",
+
 	"llm.base_url":                "OpenAI-compatible server; empty means $OPENAI_BASE_URL, else https://api.openai.com/v1",
 	"llm.model":                   "model name sent to the server; also the episodes' policy",
 	"llm.api_key_env":             "name of the environment variable holding the API key (the key itself is never configured)",

@@ -79,7 +79,7 @@ answer, and exports training sets as JSONL, Arrow and Parquet.`,
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return &pipeline.InputError{Err: err} })
 	root.AddCommand(
 		a.newRunCmd(), a.newGenerateCmd(), a.newFilterCmd(), a.newExportCmd(),
-		a.newIndexCmd(), a.newEnvCmd(), a.newStatsCmd(), a.newInspectCmd(),
+		a.newIndexCmd(), a.newEnvCmd(), a.newServeEnvCmd(), a.newStatsCmd(), a.newInspectCmd(),
 		a.newConfigCmd(), a.newDataCmd(), a.newDemoWorldCmd(), a.newPlayCmd(), a.newImportCmd(), a.newTrainCmd(), a.newEvalCmd(), a.newCompareCmd(), a.newMergeCmd(), a.newVersionCmd(),
 	)
 	return root
