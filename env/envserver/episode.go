@@ -9,6 +9,7 @@ import (
 	"strconv"
 
 	"github.com/reactgen/reactgen/env"
+	"github.com/reactgen/reactgen/internal/fastjson"
 	"github.com/reactgen/reactgen/internal/score"
 	"github.com/reactgen/reactgen/pipeline"
 )
@@ -52,7 +53,7 @@ func parseReset(data json.RawMessage, loc string) (resetParams, error) {
 		return p, nil
 	}
 	var m map[string]json.RawMessage
-	if err := json.Unmarshal(data, &m); err != nil {
+	if err := fastjson.Unmarshal(data, &m); err != nil {
 		return p, invalid("dict_type", "Input should be a valid dictionary", rawInput(data), loc)
 	}
 	var errs validationError
@@ -66,7 +67,7 @@ func parseReset(data json.RawMessage, loc string) (resetParams, error) {
 	}
 	if v, ok := m["episode_id"]; ok && string(v) != "null" {
 		var s string
-		if json.Unmarshal(v, &s) != nil {
+		if fastjson.Unmarshal(v, &s) != nil {
 			errs = append(errs, fieldError{Type: "string_type", Loc: []any{loc, "episode_id"}, Msg: "Input should be a valid string", Input: rawInput(v)})
 		} else if len([]rune(s)) > 255 {
 			errs = append(errs, fieldError{Type: "string_too_long", Loc: []any{loc, "episode_id"}, Msg: "String should have at most 255 characters", Input: s})
@@ -76,10 +77,10 @@ func parseReset(data json.RawMessage, loc string) (resetParams, error) {
 	}
 	if v, ok := m["question_id"]; ok && string(v) != "null" {
 		var s string
-		if json.Unmarshal(v, &s) != nil {
+		if fastjson.Unmarshal(v, &s) != nil {
 			// A numeric id is read as its text: task files give ids as strings.
 			var n json.Number
-			if json.Unmarshal(v, &n) != nil {
+			if fastjson.Unmarshal(v, &n) != nil {
 				errs = append(errs, fieldError{Type: "string_type", Loc: []any{loc, "question_id"}, Msg: "Input should be a valid string", Input: rawInput(v)})
 			}
 			s = n.String()
@@ -106,7 +107,7 @@ func parseReset(data json.RawMessage, loc string) (resetParams, error) {
 // nonNegativeInt reads a JSON integer >= 0 (pydantic's int with ge=0: 3.0 is 3).
 func nonNegativeInt(v json.RawMessage) (int, error) {
 	var f float64
-	if err := json.Unmarshal(v, &f); err != nil || f != math.Trunc(f) || math.IsInf(f, 0) {
+	if err := fastjson.Unmarshal(v, &f); err != nil || f != math.Trunc(f) || math.IsInf(f, 0) {
 		return 0, errors.New("Input should be a valid integer")
 	}
 	if f < 0 {
@@ -121,7 +122,7 @@ func nonNegativeInt(v json.RawMessage) (int, error) {
 // rawInput is a JSON value as the input of a validation error.
 func rawInput(v json.RawMessage) any {
 	var x any
-	if json.Unmarshal(v, &x) != nil {
+	if fastjson.Unmarshal(v, &x) != nil {
 		return string(v)
 	}
 	return x
@@ -131,7 +132,7 @@ func rawInput(v json.RawMessage) any {
 // string field action, an optional metadata object, nothing else.
 func parseAction(data json.RawMessage, loc ...any) (string, error) {
 	var m map[string]json.RawMessage
-	if len(data) == 0 || json.Unmarshal(data, &m) != nil || m == nil {
+	if len(data) == 0 || fastjson.Unmarshal(data, &m) != nil || m == nil {
 		return "", invalid("model_type", "Input should be a valid dictionary or instance of ReActAction", rawInput(data), loc...)
 	}
 	var errs validationError
@@ -140,7 +141,7 @@ func parseAction(data json.RawMessage, loc ...any) (string, error) {
 	switch {
 	case !ok:
 		errs = append(errs, fieldError{Type: "missing", Loc: append(loc[:len(loc):len(loc)], "action"), Msg: "Field required", Input: rawInput(data)})
-	case json.Unmarshal(v, &action) != nil:
+	case fastjson.Unmarshal(v, &action) != nil:
 		errs = append(errs, fieldError{Type: "string_type", Loc: append(loc[:len(loc):len(loc)], "action"), Msg: "Input should be a valid string", Input: rawInput(v)})
 	}
 	for k, v := range m {
@@ -148,7 +149,7 @@ func parseAction(data json.RawMessage, loc ...any) (string, error) {
 		case "action":
 		case "metadata":
 			var md map[string]any
-			if json.Unmarshal(v, &md) != nil || md == nil {
+			if fastjson.Unmarshal(v, &md) != nil || md == nil {
 				errs = append(errs, fieldError{Type: "dict_type", Loc: append(loc[:len(loc):len(loc)], "metadata"), Msg: "Input should be a valid dictionary", Input: rawInput(v)})
 			}
 		default:

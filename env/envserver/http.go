@@ -89,7 +89,7 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request) (json.RawMessa
 // object when empty is allowed (ResetRequest defaults).
 func bodyObject(b json.RawMessage) (map[string]json.RawMessage, error) {
 	var m map[string]json.RawMessage
-	if err := json.Unmarshal(b, &m); err != nil || m == nil {
+	if err := fastjson.Unmarshal(b, &m); err != nil || m == nil {
 		return nil, invalid("model_attributes_type", "Input should be a valid dictionary or object to extract fields from", rawInput(b), "body")
 	}
 	return m, nil
@@ -153,7 +153,7 @@ func (s *Server) handleStep(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	if v, ok := m["timeout_s"]; ok && string(v) != "null" {
 		var t float64
-		if json.Unmarshal(v, &t) != nil || t <= 0 {
+		if fastjson.Unmarshal(v, &t) != nil || t <= 0 {
 			writeError(w, invalid("greater_than", "Input should be greater than 0", rawInput(v), "body", "timeout_s"))
 			return
 		}
@@ -309,7 +309,7 @@ func parseRetrieve(b json.RawMessage) (retrieveRequest, error) {
 	var errs validationError
 	if v, ok := m["queries"]; !ok {
 		errs = append(errs, fieldError{Type: "missing", Loc: []any{"body", "queries"}, Msg: "Field required", Input: rawInput(b)})
-	} else if json.Unmarshal(v, &req.Queries) != nil || req.Queries == nil {
+	} else if fastjson.Unmarshal(v, &req.Queries) != nil || req.Queries == nil {
 		errs = append(errs, fieldError{Type: "list_type", Loc: []any{"body", "queries"}, Msg: "Input should be a valid list of strings", Input: rawInput(v)})
 	} else if len(req.Queries) > MaxQueries {
 		errs = append(errs, fieldError{Type: "too_long", Loc: []any{"body", "queries"}, Msg: fmt.Sprintf("List should have at most %d items, not %d", MaxQueries, len(req.Queries)), Input: len(req.Queries)})
@@ -325,7 +325,7 @@ func parseRetrieve(b json.RawMessage) (retrieveRequest, error) {
 			req.TopK = &n
 		}
 	}
-	if v, ok := m["return_scores"]; ok && json.Unmarshal(v, &req.ReturnScores) != nil {
+	if v, ok := m["return_scores"]; ok && fastjson.Unmarshal(v, &req.ReturnScores) != nil {
 		errs = append(errs, fieldError{Type: "bool_type", Loc: []any{"body", "return_scores"}, Msg: "Input should be a valid boolean", Input: rawInput(v)})
 	}
 	if len(errs) > 0 {

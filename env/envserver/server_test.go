@@ -198,6 +198,17 @@ func TestHTTPStepIsReactgenEnvsFirstStep(t *testing.T) {
 	}
 }
 
+// tempDirs are the indexes the tests and benchmarks share, removed by TestMain.
+var tempDirs []string
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	for _, d := range tempDirs {
+		os.RemoveAll(d)
+	}
+	os.Exit(code)
+}
+
 var (
 	demoOnce  sync.Once
 	demoIndex *index.Index
@@ -213,6 +224,7 @@ func openDemo(t testing.TB) *index.Index {
 			demoErr = err
 			return
 		}
+		tempDirs = append(tempDirs, dir)
 		ixDir := filepath.Join(dir, "index")
 		if _, demoErr = index.Build(t.Context(), ixDir, []string{"../../data/demo/corpus.jsonl"}, index.BuildOptions{}); demoErr != nil {
 			return

@@ -2,7 +2,6 @@ package envserver
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -170,7 +169,7 @@ func (s *Server) handleMessage(ctx context.Context, ss *session, typ websocket.M
 		return false
 	}
 	var m wsMessage
-	if err := json.Unmarshal(msg, &m); err != nil || m == nil {
+	if err := fastjson.Unmarshal(msg, &m); err != nil || m == nil {
 		text := "want a JSON object"
 		if err != nil {
 			text = err.Error()
@@ -180,10 +179,15 @@ func (s *Server) handleMessage(ctx context.Context, ss *session, typ websocket.M
 	}
 	var kind string
 	if raw, ok := m["type"]; ok {
-		json.Unmarshal(raw, &kind)
+		fastjson.Unmarshal(raw, &kind)
 	}
-	allowed := map[string][]string{"reset": {"type", "data"}, "step": {"type", "data"}, "state": {"type"}, "close": {"type"}}[kind]
-	if allowed == nil {
+	var allowed []string
+	switch kind {
+	case "reset", "step":
+		allowed = withData
+	case "state", "close":
+		allowed = typeOnly
+	default:
 		s.send(ctx, ss, "error", wsError{Message: "Unknown message type: " + kind, Code: CodeUnknownType})
 		return false
 	}
@@ -233,6 +237,13 @@ func (s *Server) handleMessage(ctx context.Context, ss *session, typ websocket.M
 	}
 	return false
 }
+
+// The fields of OpenEnv's message models (WSResetMessage and WSStepMessage;
+// WSStateMessage and WSCloseMessage).
+var (
+	withData = []string{"type", "data"}
+	typeOnly = []string{"type"}
+)
 
 // extraFields is pydantic's extra="forbid" on a message model.
 func extraFields(m wsMessage, allowed []string) validationError {
