@@ -376,7 +376,7 @@ func (o *OpenAI) malformed(seen *capture, resp Response, chat bool) *APIError {
 // emptyReply names what a decoded reply lacks, or is empty when it holds a completion:
 // a body of null or {}, no choices, a null choice, and a choice without its text
 // (completions) or message content (chat), or with it null, a message with tool calls
-// excepted. body is the raw reply; nil checks resp's choices only.
+// excepted, and one with only reasoning. body is the raw reply; nil checks resp's choices only.
 func emptyReply(body []byte, resp Response, chat bool) string {
 	if len(resp.Choices) == 0 {
 		return "no choices"
@@ -385,8 +385,10 @@ func emptyReply(body []byte, resp Response, chat bool) string {
 		Choices []*struct {
 			Text    *string `json:"text"`
 			Message *struct {
-				Content   *string         `json:"content"`
-				ToolCalls json.RawMessage `json:"tool_calls"`
+				Content          *string         `json:"content"`
+				ToolCalls        json.RawMessage `json:"tool_calls"`
+				Reasoning        *string         `json:"reasoning"`
+				ReasoningContent *string         `json:"reasoning_content"`
 			} `json:"message"`
 		} `json:"choices"`
 	}
@@ -399,7 +401,10 @@ func emptyReply(body []byte, resp Response, chat bool) string {
 			return fmt.Sprintf("choice %d null", i)
 		case chat && c.Message == nil:
 			return fmt.Sprintf("choice %d holding no message", i)
-		case chat && c.Message.Content == nil && (len(c.Message.ToolCalls) == 0 || string(c.Message.ToolCalls) == "null"):
+		case chat && c.Message.Content == nil && (len(c.Message.ToolCalls) == 0 || string(c.Message.ToolCalls) == "null") &&
+			!nonEmpty(c.Message.Reasoning) && !nonEmpty(c.Message.ReasoningContent):
+			// A reasoning model cut short while it thought sends its reasoning and no
+			// content: a completion, not a malformed reply.
 			return fmt.Sprintf("choice %d's message content null", i)
 		case !chat && c.Text == nil:
 			return fmt.Sprintf("choice %d holding no text", i)
@@ -407,6 +412,8 @@ func emptyReply(body []byte, resp Response, chat bool) string {
 	}
 	return ""
 }
+
+func nonEmpty(s *string) bool { return s != nil && *s != "" }
 
 var titleRE = regexp.MustCompile(`(?is)<title[^>]*>(.*?)</title>`)
 

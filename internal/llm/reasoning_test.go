@@ -227,3 +227,22 @@ func TestLogprobsThroughTheCache(t *testing.T) {
 		}
 	}
 }
+
+// TestReasoningOnlyReplyIsACompletion: a reasoning model cut off while it thought
+// answers content null and its reasoning; that is a completion with empty text, not a
+// malformed reply to retry.
+func TestReasoningOnlyReplyIsACompletion(t *testing.T) {
+	for _, field := range reasoningFields {
+		srv := llmtest.NewServer(t, func(context.Context, llmtest.Req) llmtest.Reply {
+			return llmtest.Reply{Body: `{"id":"x","object":"chat.completion","model":"m","choices":[{"index":0,"finish_reason":"length",` +
+				`"message":{"role":"assistant","content":null,"` + field + `":"Still thinking about"}}],"usage":{"prompt_tokens":1,"completion_tokens":1,"total_tokens":2}}`}
+		})
+		resp, err := newClient(t, srv.URL, 0).Complete(t.Context(), chatReq("q"))
+		if err != nil {
+			t.Fatalf("%s: %v", field, err)
+		}
+		if c := resp.Choices[0]; c.Text != "" || c.Reasoning != "Still thinking about" || c.FinishReason != "length" || srv.Requests() != 1 {
+			t.Errorf("%s: %+v after %d requests", field, c, srv.Requests())
+		}
+	}
+}
