@@ -4,17 +4,17 @@ import (
 	"bufio"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 
 	"github.com/klauspost/compress/gzip"
 	"github.com/klauspost/compress/zstd"
 	"github.com/reactgen/reactgen/internal/fastjson"
+	"github.com/reactgen/reactgen/internal/safefile"
 )
 
 // openJSONL opens a JSONL file written by the exporter, decompressing by extension.
 func openJSONL(path string) (io.Reader, func() error, error) {
-	f, err := os.Open(path)
+	f, err := safefile.OpenPath(path)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -7,6 +7,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+
+	"github.com/reactgen/reactgen/internal/safefile"
 )
 
 // CommitFile is the journal of a commit in progress (Run.Commit) in a run directory. It
@@ -105,10 +107,13 @@ func (r *Run) finish(j commitJournal) error {
 	return nil
 }
 
+// maxCommitBytes bounds a commit journal (a few moves: about 200 bytes each).
+const maxCommitBytes = 16 << 20
+
 // recoverCommit finishes a commit a kill interrupted, if the run directory holds its
 // journal, and says what it did ("" for nothing).
 func (r *Run) recoverCommit() (string, error) {
-	b, err := os.ReadFile(r.Dir.File(CommitFile))
+	b, err := safefile.ReadIn(r.Dir.Path, CommitFile, maxCommitBytes)
 	if errors.Is(err, os.ErrNotExist) {
 		return "", nil
 	}
@@ -129,9 +134,12 @@ func (r *Run) recoverCommit() (string, error) {
 // holds its journal: the next command that opens the run completes it. Readers that do
 // not take the run's lock (stats) say so instead of reading half a result.
 func PendingCommit(dir string) (string, bool) {
-	b, err := os.ReadFile(filepath.Join(dir, CommitFile))
-	if err != nil {
+	b, err := safefile.ReadIn(dir, CommitFile, maxCommitBytes)
+	if errors.Is(err, os.ErrNotExist) {
 		return "", false
+	}
+	if err != nil {
+		return "unknown", true
 	}
 	var j commitJournal
 	if json.Unmarshal(b, &j) != nil {

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"syscall"
 	"testing"
 )
 
@@ -173,4 +174,21 @@ func (fakeCommit) Name() string { return StageExport }
 
 func (s fakeCommit) Run(_ context.Context, r *Run) (Counts, error) {
 	return nil, r.Commit(StageExport, s.moves, s.remove, s.outs, "")
+}
+
+// A commit journal that is a named pipe or a link out of the run directory is read
+// without blocking: stats says a commit is pending, and nothing hangs.
+func TestCommitJournalThatIsAPipeNeverBlocks(t *testing.T) {
+	for name, plant := range map[string]func(p string) error{
+		"pipe":         func(p string) error { return syscall.Mkfifo(p, 0o644) },
+		"link to zero": func(p string) error { return os.Symlink("/dev/zero", p) },
+	} {
+		dir := t.TempDir()
+		if err := plant(filepath.Join(dir, CommitFile)); err != nil {
+			t.Fatal(err)
+		}
+		if stage, ok := PendingCommit(dir); !ok || stage != "unknown" {
+			t.Errorf("%s: PendingCommit = %q, %v; want unknown, true", name, stage, ok)
+		}
+	}
 }

@@ -28,6 +28,7 @@ import (
 
 	"github.com/reactgen/reactgen/env"
 	"github.com/reactgen/reactgen/internal/retry"
+	"github.com/reactgen/reactgen/internal/safefile"
 	"github.com/reactgen/reactgen/internal/sentence"
 	"github.com/reactgen/reactgen/pipeline"
 )
@@ -231,7 +232,7 @@ func (c *Client) get(ctx context.Context, q url.Values, v *queryResponse) error 
 	}
 	path := c.cachePath(u)
 	if path != "" {
-		if body, err := os.ReadFile(path); err == nil {
+		if body, err := safefile.ReadIn(filepath.Dir(path), filepath.Base(path), maxBody); err == nil {
 			if err := json.Unmarshal(body, v); err == nil {
 				return nil
 			}

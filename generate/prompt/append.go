@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 
+	"github.com/reactgen/reactgen/internal/safefile"
 	"github.com/reactgen/reactgen/pipeline"
 )
 
@@ -20,7 +21,7 @@ var ErrNotExemplarFile = errors.New("not an exemplar file")
 // atomically, so a crash leaves the old one or the new one.
 func AppendExemplar(path, task string, ex Exemplar) (int, error) {
 	set := Set{Task: task, Instruction: DefaultInstruction(task)}
-	if b, err := os.ReadFile(path); err == nil {
+	if b, err := safefile.ReadFile(path, maxExemplarBytes); err == nil {
 		if err := json.Unmarshal(b, &set); err != nil {
 			return 0, fmt.Errorf("%s exists but is %w: %w", path, ErrNotExemplarFile, err)
 		}

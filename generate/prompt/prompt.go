@@ -72,6 +72,9 @@ type Set struct {
 // example, a Standard prompt file cannot serve ReAct).
 var ErrKind = errors.New("prompt: exemplars do not fit the method")
 
+// maxExemplarBytes bounds an exemplar file (the paper's largest is 60 KiB).
+const maxExemplarBytes = 16 << 20
+
 // Load reads the exemplars named by ref for task. An empty ref is the embedded default
 // prompts/<task>.json in fsys; "FILE" is a reactgen exemplar JSON file on disk;
 // "FILE#key" is one entry of a paper-style prompt file (a JSON object of prompt strings in
@@ -93,8 +96,6 @@ func Load(ref, task string, fsys fs.FS) (Set, error) {
 		return decodeSet(name, b, task)
 	}
 	file, key, paper := strings.Cut(ref, "#")
-	// maxExemplarBytes bounds an exemplar file (the paper's largest is 60 KiB).
-	const maxExemplarBytes = 16 << 20
 	b, err := pipeline.ReadInputFile(file, maxExemplarBytes)
 	if err != nil {
 		return Set{}, fmt.Errorf("load exemplars: %w", err)
