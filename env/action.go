@@ -2,7 +2,6 @@ package env
 
 import (
 	"strings"
-	"unicode"
 	"unicode/utf8"
 
 	"github.com/reactgen/reactgen/internal/python"
@@ -96,56 +95,4 @@ func (a Action) String() string {
 		return "Finish[" + a.Argument + "]"
 	}
 	return strings.TrimSpace(a.Raw)
-}
-
-// NormalizeTitle folds a page title or a searched entity to the key that Corpus.Page
-// matches on: underscores become spaces, runs of white space collapse to one space,
-// quotes (' " ` and the typographic and angle quotes) are trimmed from both ends,
-// repeatedly, as is white space, and the result is lower-cased. "Ada_Lovelace",
-// " ada  lovelace " and “Ada Lovelace” all fold to "ada lovelace". index.NormalizeTitle
-// follows exactly the same rule, so every backend agrees on which page a Search finds.
-func NormalizeTitle(s string) string { return foldTitle(s, true) }
-
-// CleanTitle is NormalizeTitle without the lower-casing: the title to ask a backend for
-// that folds case itself (MediaWiki folds only the first letter).
-func CleanTitle(s string) string { return foldTitle(s, false) }
-
-// foldTitle reads underscores as spaces, collapses and trims whitespace, strips
-// surrounding quotes and, with lower, lower-cases: in one pass, since an index build
-// folds every title of the corpus.
-func foldTitle(s string, lower bool) string {
-	var b strings.Builder
-	b.Grow(len(s))
-	space := false
-	for _, r := range s {
-		if r == '_' || unicode.IsSpace(r) {
-			space = b.Len() > 0
-			continue
-		}
-		if space {
-			b.WriteByte(' ')
-			space = false
-		}
-		if lower {
-			r = unicode.ToLower(r)
-		}
-		b.WriteRune(r)
-	}
-	out := b.String()
-	for {
-		t := strings.TrimSpace(strings.TrimFunc(out, isQuote))
-		if t == out {
-			return out
-		}
-		out = t
-	}
-}
-
-// isQuote reports whether r is a quotation mark that NormalizeTitle trims.
-func isQuote(r rune) bool {
-	switch r {
-	case '"', '\'', '`', '\u2018', '\u2019', '\u201A', '\u201B', '\u201C', '\u201D', '\u201E', '\u201F', '\u00AB', '\u00BB', '\u2039', '\u203A':
-		return true
-	}
-	return false
 }

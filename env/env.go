@@ -47,11 +47,12 @@ func PageText(p Page) string {
 // Corpus is a searchable set of pages.
 //
 // Implementations are safe for concurrent use by many episodes. Page blocks on I/O and
-// returns ok=false with a nil error when no page's normalised title equals title (see
-// NormalizeTitle). Similar returns at most k titles ranked by full-text relevance over
-// titles and text, best first; an empty result means nothing matched.
+// returns the page a Search for title finds under m (Match.Pick among the pages whose
+// NormalizeTitle equals title's), or ok=false with a nil error when there is none.
+// Similar returns at most k titles ranked by full-text relevance over titles and text,
+// best first; an empty result means nothing matched.
 type Corpus interface {
-	Page(ctx context.Context, title string) (Page, bool, error)
+	Page(ctx context.Context, title string, m Match) (Page, bool, error)
 	Similar(ctx context.Context, query string, k int) ([]string, error)
 }
 

@@ -56,6 +56,11 @@ func OptionsFor(task string, c pipeline.EnvConfig) Options {
 		MaxObservationChars: c.MaxObservationChars}
 }
 
+// DisambiguationSuffix ends the title of Wikipedia's disambiguation pages. A rules
+// Search for a missing title X shows the page "X (disambiguation)" when there is one;
+// wikienv.py has no such fallback, and paper mode neither.
+const DisambiguationSuffix = "(disambiguation)"
+
 // SimilarCount is how many similar titles a failed Search lists, as in the paper.
 const SimilarCount = 5
 
@@ -184,7 +189,7 @@ func (w *Wiki) reward(answer string) int {
 // refer to:" is searched again as "[entity]"; a miss lists similar titles and keeps the
 // current page and its lookup; a hit shows the first sentences and ends any lookup.
 func (w *Wiki) paperSearch(ctx context.Context, entity string, redirects int) (string, error) {
-	p, ok, err := w.corpus.Page(ctx, entity)
+	p, ok, err := w.corpus.Page(ctx, entity, MatchPaper)
 	if err != nil {
 		return "", err
 	}
@@ -225,8 +230,13 @@ func PaperSentences(text string) []string {
 	return out
 }
 
+// search is reactgen's own Search: a title found by MatchRules or, when there is none,
+// the page "<title> (disambiguation)"; a miss lists similar titles and leaves no page.
 func (w *Wiki) search(ctx context.Context, entity string) (string, error) {
-	p, ok, err := w.corpus.Page(ctx, entity)
+	p, ok, err := w.corpus.Page(ctx, entity, MatchRules)
+	if err == nil && !ok && !strings.HasSuffix(NormalizeTitle(entity), DisambiguationSuffix) {
+		p, ok, err = w.corpus.Page(ctx, CleanTitle(entity)+" "+DisambiguationSuffix, MatchRules)
+	}
 	if err != nil {
 		return "", err
 	}

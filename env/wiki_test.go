@@ -13,7 +13,7 @@ import (
 // failing is a corpus whose backend is down.
 type failing struct{ err error }
 
-func (f failing) Page(context.Context, string) (env.Page, bool, error) {
+func (f failing) Page(context.Context, string, env.Match) (env.Page, bool, error) {
 	return env.Page{}, false, f.err
 }
 func (f failing) Similar(context.Context, string, int) ([]string, error) {

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/reactgen/reactgen/env"
 	"github.com/reactgen/reactgen/index/synth"
 )
 
@@ -140,7 +141,7 @@ func BenchmarkPageExact(b *testing.B) {
 			t := titles[(i*7919)%len(titles)]
 			i++
 			start := time.Now()
-			_, ok, err := ix.Page(b.Context(), t)
+			_, ok, err := ix.Page(b.Context(), t, env.MatchPaper)
 			lat = append(lat, time.Since(start))
 			if err != nil || !ok {
 				b.Fatalf("Page(%q): ok=%v err=%v", t, ok, err)
@@ -166,7 +167,7 @@ func BenchmarkSimilarMiss(b *testing.B) {
 			q := queries[i%len(queries)]
 			i++
 			start := time.Now()
-			_, ok, err := ix.Page(b.Context(), q)
+			_, ok, err := ix.Page(b.Context(), q, env.MatchPaper)
 			if err == nil && !ok {
 				_, err = ix.Similar(b.Context(), q, 5)
 			}

@@ -20,6 +20,7 @@ import (
 	"github.com/klauspost/compress/s2"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/reactgen/reactgen/env"
 	"github.com/reactgen/reactgen/index/wikidump"
 	"github.com/reactgen/reactgen/pipeline"
 )
@@ -29,7 +30,10 @@ import (
 // Version 2 splits the index into pages.db and FTS shards fts-N.db, built in parallel,
 // and stores bodies S2-compressed. Version 3 stores each page's text with its sentences
 // marked in it (see layoutBody), so that paper observations can split the text itself.
-const FormatVersion = 3
+// Version 4 keeps pages whose titles differ only in letter case (one page per
+// env.TitleKey, several per normalised title) and marks sentences with a byte that text
+// cannot hold (0xFF, where version 3 used U+001E and replaced it in the text).
+const FormatVersion = 4
 
 // ErrExists is returned by Build when dir already holds something and Force is off.
 var ErrExists = errors.New("index already exists (use force to rebuild)")
@@ -39,7 +43,7 @@ var ErrExists = errors.New("index already exists (use force to rebuild)")
 type Info struct {
 	FormatVersion  int             `json:"format_version"`
 	Pages          int64           `json:"pages"`
-	Duplicates     int64           `json:"duplicates"`     // pages dropped: an earlier page had the same normalised title
+	Duplicates     int64           `json:"duplicates"`     // pages dropped: an earlier page had the same title (env.TitleKey)
 	Skipped        int64           `json:"skipped"`        // malformed records skipped (SkipBad)
 	Repaired       int64           `json:"repaired"`       // records with invalid UTF-8 replaced (SkipBad)
 	Disambiguation int64           `json:"disambiguation"` // disambiguation pages
@@ -137,8 +141,8 @@ func ReadInfo(dir string) (Info, error) {
 // Build reads every source and writes an index to dir. It builds in a temporary
 // directory beside dir and renames it into place, so a failed or killed build never
 // leaves a partial index under dir. It refuses to replace an existing index unless
-// opts.Force. Pages whose normalised title repeats an earlier one are dropped and
-// counted.
+// opts.Force. Pages whose title repeats an earlier one (env.TitleKey: underscores and
+// white space aside, the same text; letter case counts) are dropped and counted.
 func Build(ctx context.Context, dir string, sources []string, opts BuildOptions) (Info, error) {
 	start := time.Now()
 	log := opts.Logger
@@ -422,8 +426,9 @@ CREATE TABLE pages (
 	body   BLOB NOT NULL
 );
 -- Kept during the load, by the pages writer, which has time to spare: created after
--- it, the index cost a serial scan of every body (12 s at a million pages).
-CREATE UNIQUE INDEX pages_norm ON pages(norm);
+-- it, the index cost a serial scan of every body (12 s at a million pages). Not unique:
+-- titles that differ only in case share a normalised title.
+CREATE INDEX pages_norm ON pages(norm);
 `
 
 // The FTS table merges nothing during the load (automerge 0, crisismerge high) and is
@@ -600,7 +605,7 @@ func storeCommonTerms(ctx context.Context, db *sql.DB, pages int64) error {
 // jobPages is how many pages one row worker job carries.
 const jobPages = 512
 
-// produce reads the sources in order, drops pages whose normalised title was seen
+// produce reads the sources in order, drops pages whose title (env.TitleKey) was seen
 // before (the first wins), numbers the rest and sends them in jobs; each job's result
 // channel goes on order in the same sequence. It owns info.Sources, Skipped, Repaired
 // and Duplicates; dispatch owns the rest.
@@ -645,11 +650,12 @@ func produce(ctx context.Context, sources []string, opts BuildOptions, jobs chan
 				skipped++
 				continue
 			}
-			if _, dup := seen[norm]; dup {
+			key := env.TitleKey(doc.Title)
+			if _, dup := seen[key]; dup {
 				info.Duplicates++
 				continue
 			}
-			seen[norm] = struct{}{}
+			seen[key] = struct{}{}
 			id++
 			batch = append(batch, pending{id: id, norm: norm, doc: doc})
 			if len(batch) == jobPages {
@@ -721,11 +727,9 @@ func dispatch(ctx context.Context, order <-chan chan []row, toPages chan<- []row
 func makeRow(p pending, ftsChars int) row {
 	sents := p.doc.Sentences
 	for i, s := range sents {
-		if strings.Contains(s, sentenceSep) {
-			sents[i] = strings.ReplaceAll(s, sentenceSep, " ")
-		}
+		sents[i] = validText(s)
 	}
-	stored := layoutBody(strings.ReplaceAll(p.doc.Text, sentenceSep, " "), sents)
+	stored := layoutBody(validText(p.doc.Text), sents)
 	var body []byte
 	if len(stored) >= 256 {
 		// S2 (Snappy's successor) rather than zstd: about 1 µs a page against zstd's
@@ -748,7 +752,7 @@ func makeRow(p pending, ftsChars int) row {
 		open := end + strings.Index(stored[end:], sentenceSep) // end is past the previous sentence's closing mark
 		end = open + 1 + len(s) + 1
 	}
-	fts := stored[:max(end-1, 0)] // without the last closing mark
+	fts := strings.ReplaceAll(stored[:max(end-1, 0)], sentenceSep, " ") // without the last closing mark
 	return row{
 		id:        p.id,
 		norm:      p.norm,
@@ -759,6 +763,16 @@ func makeRow(p pending, ftsChars int) row {
 		sentences: len(sents),
 		textBytes: len(stored) - 2*len(sents),
 	}
+}
+
+// validText is s with any byte that is not UTF-8 replaced by U+FFFD, so that no text
+// holds sentenceSep. The corpus readers pass only valid UTF-8 (a record that is not is
+// refused or, with SkipBad, repaired and counted); this is the index's own guarantee.
+func validText(s string) string {
+	if strings.Contains(s, sentenceSep) {
+		return strings.ToValidUTF8(s, "\uFFFD")
+	}
+	return s
 }
 
 // layoutBody lays a page out for storage: its text with sentenceSep before and after

@@ -3,7 +3,7 @@
 // modernc.org/sqlite): pages.db, a table of pages keyed by normalised title, and the
 // shards fts-0.db, fts-1.db, ..., FTS5 full-text indexes over titles and intro text,
 // each holding alternate batches of pages so that they are written in parallel. Open
-// serves them read-only as an env.Corpus (Page for exact titles, Similar for
+// serves them read-only as an env.Corpus (Page for titles, Similar for
 // bm25-ranked suggestions merged over the shards). The index directory also holds
 // info.json, which records the SHA-256 of every source file and the index's identity
 // (IdentityOf: its sources and build options). Builds of one directory are serialised
@@ -34,10 +34,11 @@ import (
 const (
 	pagesFile = "pages.db"
 	infoFile  = "info.json"
-	// sentenceSep marks where each sentence of a page's stored text begins and ends;
-	// the record separator never occurs in encyclopedia text (Build replaces any that
-	// does).
-	sentenceSep = "\x1e"
+	// sentenceSep marks where each sentence of a page's stored text begins and ends: a
+	// byte that UTF-8 text never holds (the corpus readers pass only valid UTF-8, and
+	// Build replaces what is not), so every character of a page's text, U+001E and the
+	// other separators included, is kept as the text of the page.
+	sentenceSep = "\xff"
 	// bodyRaw and bodyS2 are the first byte of a stored body (1 was zstd, format 1).
 	bodyRaw = 0
 	bodyS2  = 2
@@ -87,7 +88,8 @@ func open(dir string) (*Index, error) {
 		return nil, err
 	}
 	if info.FormatVersion != FormatVersion {
-		return nil, fmt.Errorf("open index %s: format version %d, this build reads %d (rebuild it with --force)", dir, info.FormatVersion, FormatVersion)
+		return nil, fmt.Errorf("open index %s: format version %d, this build reads only %d (it would find other pages and sentences): "+
+			"rebuild it with reactgen index --force, or let reactgen run rebuild it from corpus.path", dir, info.FormatVersion, FormatVersion)
 	}
 	n := max(4, 2*runtime.GOMAXPROCS(0))
 	ix := &Index{info: info}
@@ -98,7 +100,7 @@ func open(dir string) (*Index, error) {
 	if ix.pages, err = openRead(filepath.Join(dir, pagesFile), n); err != nil {
 		return fail(err)
 	}
-	if ix.page, err = ix.pages.Prepare(`SELECT title, disamb, body FROM pages WHERE norm = ?`); err != nil {
+	if ix.page, err = ix.pages.Prepare(`SELECT title, disamb, body FROM pages WHERE norm = ? ORDER BY id`); err != nil {
 		return fail(err)
 	}
 	if ix.titles, err = ix.pages.Prepare(`SELECT id, title FROM pages WHERE id IN (SELECT value FROM json_each(?))`); err != nil {
@@ -195,43 +197,52 @@ func (ix *Index) Close() error {
 // Info describes the index as Build wrote it.
 func (ix *Index) Info() Info { return ix.info }
 
-// Page returns the page whose normalised title equals the normalised title argument.
-// When only "title (disambiguation)" exists, that page is returned. ok is false with a
-// nil error when neither exists.
-func (ix *Index) Page(ctx context.Context, title string) (env.Page, bool, error) {
+// Page returns the page a Search for title finds under m: m.Pick among the pages whose
+// normalised title (NormalizeTitle) equals title's, in the order Build stored them. ok is
+// false with a nil error when there is none.
+func (ix *Index) Page(ctx context.Context, title string, m env.Match) (env.Page, bool, error) {
 	norm := NormalizeTitle(title)
 	if norm == "" {
 		return env.Page{}, false, nil
 	}
-	p, ok, err := ix.lookup(ctx, norm)
-	if err != nil || ok || strings.HasSuffix(norm, disambiguationSuffix) {
-		return p, ok, err
+	rows, err := ix.page.QueryContext(ctx, norm)
+	if err != nil {
+		return env.Page{}, false, fmt.Errorf("index page %q: %w", norm, err)
 	}
-	return ix.lookup(ctx, norm+" "+disambiguationSuffix)
-}
-
-func (ix *Index) lookup(ctx context.Context, norm string) (env.Page, bool, error) {
-	var (
+	defer rows.Close()
+	type stored struct {
 		title  string
 		disamb bool
 		body   []byte
-	)
-	err := ix.page.QueryRowContext(ctx, norm).Scan(&title, &disamb, &body)
-	if errors.Is(err, sql.ErrNoRows) {
+	}
+	var found []stored
+	for rows.Next() {
+		var p stored
+		if err := rows.Scan(&p.title, &p.disamb, &p.body); err != nil {
+			return env.Page{}, false, fmt.Errorf("index page %q: %w", norm, err)
+		}
+		found = append(found, p)
+	}
+	if err := rows.Err(); err != nil {
+		return env.Page{}, false, fmt.Errorf("index page %q: %w", norm, err)
+	}
+	titles := make([]string, len(found))
+	for i, p := range found {
+		titles[i] = p.title
+	}
+	i, ok := m.Pick(title, titles)
+	if !ok {
 		return env.Page{}, false, nil
 	}
+	text, err := ix.decodeBody(found[i].body)
 	if err != nil {
-		return env.Page{}, false, fmt.Errorf("index page %q: %w", norm, err)
-	}
-	text, err := ix.decodeBody(body)
-	if err != nil {
-		return env.Page{}, false, fmt.Errorf("index page %q: %w", norm, err)
+		return env.Page{}, false, fmt.Errorf("index page %q: %w", found[i].title, err)
 	}
 	sents, text, err := readBody(text)
 	if err != nil {
-		return env.Page{}, false, fmt.Errorf("index page %q: %w", norm, err)
+		return env.Page{}, false, fmt.Errorf("index page %q: %w", found[i].title, err)
 	}
-	return env.Page{Title: title, Sentences: sents, Text: text, Disambiguation: disamb}, true, nil
+	return env.Page{Title: found[i].title, Sentences: sents, Text: text, Disambiguation: found[i].disamb}, true, nil
 }
 
 func (ix *Index) decodeBody(b []byte) (string, error) {

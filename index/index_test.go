@@ -12,7 +12,9 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"unicode/utf8"
 
+	"github.com/reactgen/reactgen/env"
 	"github.com/reactgen/reactgen/internal/shareddata"
 	"github.com/reactgen/reactgen/pipeline"
 )
@@ -25,7 +27,8 @@ const fixtureJSONL = `{"title": "Marlow Ferry", "text": "Marlow Ferry is a small
 {"title": "Ferrier", "text": "Ferrier may refer to:"}
 {"title": "Tamsin_Orchard", "text": "Tamsin Orchard is an apple orchard beside the River Tamsin."}
 {"title": "\"Hollow Song\"", "text": "\"Hollow Song\" is a ballad recorded by the band Ash Lantern in 1974."}
-{"title": "marlow ferry", "text": "A second page with a clashing title, which Build drops."}
+{"title": "Marlow_Ferry", "text": "A second page with the same title, which Build drops."}
+{"title": "MARLOW FERRY", "text": "MARLOW FERRY is a song by the Oakshire band Quillon, a page of its own."}
 {"title": "Élan Vital Club", "text": "The Élan Vital Club is a cycling club in Oakshire."}
 `
 
@@ -89,44 +92,50 @@ func TestNormalizeTitle(t *testing.T) {
 func TestPage(t *testing.T) {
 	ix, _ := buildFixture(t)
 	tests := []struct {
-		query, title string
-		ok, disamb   bool
+		query        string
+		paper, rules string // the title found under env.MatchPaper and env.MatchRules; "" for none
+		disamb       bool
 		first        string
 	}{
-		{"Marlow Ferry", "Marlow Ferry", true, false, "Marlow Ferry is a small cable ferry on the River Tamsin."},
-		{"marlow ferry", "Marlow Ferry", true, false, ""},
-		{"MARLOW_FERRY", "Marlow Ferry", true, false, ""},
-		{"  Marlow \n Ferry  ", "Marlow Ferry", true, false, ""},
-		{"\u201cMarlow Ferry\u201d", "Marlow Ferry", true, false, ""},
-		{"'marlow ferry'", "Marlow Ferry", true, false, ""},
-		{"tamsin orchard", "Tamsin_Orchard", true, false, ""},
-		{"Hollow Song", "\"Hollow Song\"", true, false, ""},
-		{"élan vital club", "Élan Vital Club", true, false, ""},
-		{"Quillon", "Quillon (disambiguation)", true, true, "Quillon may refer to:"},
-		{"quillon (disambiguation)", "Quillon (disambiguation)", true, true, ""},
-		{"Ferrier", "Ferrier", true, true, ""},
-		{"Marlow", "", false, false, ""},
-		{"", "", false, false, ""},
+		{"Marlow Ferry", "Marlow Ferry", "Marlow Ferry", false, "Marlow Ferry is a small cable ferry on the River Tamsin."},
+		{"marlow ferry", "Marlow Ferry", "Marlow Ferry", false, ""},
+		{"MARLOW_FERRY", "MARLOW FERRY", "MARLOW FERRY", false, "MARLOW FERRY is a song by the Oakshire band Quillon, a page of its own."},
+		{"Marlow_Ferry", "Marlow Ferry", "Marlow Ferry", false, "Marlow Ferry is a small cable ferry on the River Tamsin."},
+		{"  Marlow \n Ferry  ", "Marlow Ferry", "Marlow Ferry", false, ""},
+		// wikienv.py searched what the model wrote: only MediaWiki's pair of double quotes goes.
+		{"\u201cMarlow Ferry\u201d", "", "Marlow Ferry", false, ""},
+		{"'marlow ferry'", "", "Marlow Ferry", false, ""},
+		{`"Marlow Ferry"`, "Marlow Ferry", "Marlow Ferry", false, ""},
+		{"tamsin orchard", "Tamsin_Orchard", "Tamsin_Orchard", false, ""},
+		{"Hollow Song", "", "\"Hollow Song\"", false, ""},
+		{`"Hollow Song"`, "\"Hollow Song\"", "\"Hollow Song\"", false, ""},
+		{"élan vital club", "Élan Vital Club", "Élan Vital Club", false, ""},
+		// A missing title is missing: the rules Wiki, not the corpus, tries "(disambiguation)".
+		{"Quillon", "", "", false, ""},
+		{"quillon (disambiguation)", "Quillon (disambiguation)", "Quillon (disambiguation)", true, "Quillon may refer to:"},
+		{"Ferrier", "Ferrier", "Ferrier", true, ""},
+		{"Marlow", "", "", false, ""},
+		{"", "", "", false, ""},
 	}
 	for _, tt := range tests {
-		t.Run(tt.query, func(t *testing.T) {
-			p, ok, err := ix.Page(t.Context(), tt.query)
+		for m, want := range map[env.Match]string{env.MatchPaper: tt.paper, env.MatchRules: tt.rules} {
+			p, ok, err := ix.Page(t.Context(), tt.query, m)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if ok != tt.ok || p.Title != tt.title || p.Disambiguation != tt.disamb {
-				t.Errorf("Page(%q): got %q ok=%v disamb=%v, want %q ok=%v disamb=%v", tt.query, p.Title, ok, p.Disambiguation, tt.title, tt.ok, tt.disamb)
+			if ok != (want != "") || p.Title != want || ok && p.Disambiguation != tt.disamb {
+				t.Errorf("Page(%q, match %d): got %q ok=%v disamb=%v, want %q disamb=%v", tt.query, m, p.Title, ok, p.Disambiguation, want, tt.disamb)
 			}
-			if tt.first != "" && (len(p.Sentences) == 0 || p.Sentences[0] != tt.first) {
+			if ok && tt.first != "" && (len(p.Sentences) == 0 || p.Sentences[0] != tt.first) {
 				t.Errorf("Page(%q) first sentence: got %q, want %q", tt.query, p.Sentences, tt.first)
 			}
-		})
+		}
 	}
 }
 
 func TestPageSentences(t *testing.T) {
 	ix, _ := buildFixture(t)
-	p, _, err := ix.Page(t.Context(), "River Tamsin")
+	p, _, err := ix.Page(t.Context(), "River Tamsin", env.MatchPaper)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -144,7 +153,7 @@ func TestPageText(t *testing.T) {
 		{"Quillon Bay", "Quillon Bay is a sheltered inlet. Its lighthouse dates from 1901."},
 	}
 	for _, tt := range tests {
-		p, ok, err := ix.Page(t.Context(), tt.title)
+		p, ok, err := ix.Page(t.Context(), tt.title, env.MatchPaper)
 		if err != nil || !ok || p.Text != tt.text {
 			t.Errorf("Page(%s) text: got %q ok=%v err=%v, want %q", tt.title, p.Text, ok, err, tt.text)
 		}
@@ -181,8 +190,8 @@ func TestLayoutBody(t *testing.T) {
 func TestInfo(t *testing.T) {
 	ix, src := buildFixture(t)
 	info := ix.Info()
-	if info.Pages != 8 || info.Duplicates != 1 || info.Disambiguation != 2 {
-		t.Errorf("counts: got pages %d dup %d disamb %d, want 8, 1, 2", info.Pages, info.Duplicates, info.Disambiguation)
+	if info.Pages != 9 || info.Duplicates != 1 || info.Disambiguation != 2 {
+		t.Errorf("counts: got pages %d dup %d disamb %d, want 9, 1, 2", info.Pages, info.Duplicates, info.Disambiguation)
 	}
 	if info.FormatVersion != FormatVersion || info.BuiltAt.IsZero() {
 		t.Errorf("info: got version %d built %v", info.FormatVersion, info.BuiltAt)
@@ -293,7 +302,7 @@ func TestSimilarHostileQueries(t *testing.T) {
 			if _, err := ix.Similar(t.Context(), q, 5); err != nil {
 				t.Errorf("Similar(%q): %v", q, err)
 			}
-			if _, _, err := ix.Page(t.Context(), q); err != nil {
+			if _, _, err := ix.Page(t.Context(), q, env.MatchPaper); err != nil {
 				t.Errorf("Page(%q): %v", q, err)
 			}
 		})
@@ -314,7 +323,7 @@ func TestConcurrentReaders(t *testing.T) {
 	for g := range 16 {
 		wg.Go(func() {
 			for i := range 20 {
-				p, ok, err := ix.Page(t.Context(), "river tamsin")
+				p, ok, err := ix.Page(t.Context(), "river tamsin", env.MatchPaper)
 				if err != nil || !ok || p.Title != "River Tamsin" {
 					errs <- fmt.Errorf("goroutine %d page %d: %q %v %v", g, i, p.Title, ok, err)
 					return
@@ -426,7 +435,7 @@ func TestBuildFormats(t *testing.T) {
 	}{
 		{"questions", questions, "auto", 2, "Birch Moor", []string{"Birch Moor is a heath.", "It is windy."}, 1},
 		{"hotpotqa-wiki", wiki, "auto", 4, "Marlow Ferry", []string{"Marlow Ferry is a small cable ferry on the River Tamsin.", "It has carried passengers since 1887.", "The ferry was rebuilt in 1952 after a flood."}, 3},
-		{"hotpotqa-wiki named", wiki, "hotpotqa-wiki", 4, "Quillon", []string{"Quillon may refer to:", "Quillon Bay, an inlet.", "Quillon, a crossguard part of a sword."}, 3},
+		{"hotpotqa-wiki named", wiki, "hotpotqa-wiki", 4, "Quillon (disambiguation)", []string{"Quillon may refer to:", "Quillon Bay, an inlet.", "Quillon, a crossguard part of a sword."}, 3},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -449,7 +458,7 @@ func TestBuildFormats(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer ix.Close()
-			p, ok, err := ix.Page(t.Context(), tt.title)
+			p, ok, err := ix.Page(t.Context(), tt.title, env.MatchPaper)
 			if err != nil || !ok || !slices.Equal(p.Sentences, tt.sentences) {
 				t.Errorf("Page(%q): got %q %v %v, want %q", tt.title, p.Sentences, ok, err, tt.sentences)
 			}
@@ -472,7 +481,7 @@ func TestSharedFeverIntros(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ix.Close()
-	p, ok, err := ix.Page(t.Context(), "14th dalai lama")
+	p, ok, err := ix.Page(t.Context(), "14th dalai lama", env.MatchPaper)
 	if err != nil || !ok || len(p.Sentences) < 3 {
 		t.Errorf("Page(14th dalai lama): got %q %v %v, want a page of several sentences", p.Title, ok, err)
 	}
@@ -482,12 +491,51 @@ func TestSharedFeverIntros(t *testing.T) {
 	}
 }
 
+// TestTextKeepsSeparators checks that a page's text keeps every character the source
+// gives, the index's own sentence marks aside: U+001E and the other information
+// separators are text (Python's str.split("\n") and ". " do not split there; str.strip
+// strips them at a line's ends), and invalid UTF-8, which the readers refuse, cannot
+// reach the store.
+func TestTextKeepsSeparators(t *testing.T) {
+	src := writeSource(t, "sep.jsonl", `{"title": "Record Hall", "text": "Record Hall stands\u001eon the quay. It keeps\u001fthe ledgers.\nThe hall opened in 1890.\u001e"}
+{"id": "Unit_Hall", "text": "", "lines": "0\tUnit Hall\u001ehas two doors .\n1\tIt was built in 1901 ."}
+`)
+	dir := filepath.Join(t.TempDir(), "ix")
+	if _, err := Build(t.Context(), dir, []string{src}, BuildOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	ix, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ix.Close()
+	p, ok, err := ix.Page(t.Context(), "Record Hall", env.MatchPaper)
+	if want := "Record Hall stands\u001eon the quay. It keeps\u001fthe ledgers.\nThe hall opened in 1890.\u001e"; err != nil || !ok || p.Text != want {
+		t.Errorf("text: got %q ok=%v err=%v, want %q", p.Text, ok, err, want)
+	}
+	// What wikienv.py shows for that text: no break at U+001E, which strip() drops at
+	// the end of the line.
+	res, err := env.New(ix, env.Options{}).Step(t.Context(), "Search[Record Hall]")
+	if want := "Record Hall stands\u001eon the quay. It keeps\u001fthe ledgers.. The hall opened in 1890.."; err != nil || res.Observation != want {
+		t.Errorf("paper Search: got %q err=%v, want %q", res.Observation, err, want)
+	}
+	p, ok, err = ix.Page(t.Context(), "Unit Hall", env.MatchPaper)
+	if want := []string{"Unit Hall\u001ehas two doors .", "It was built in 1901 ."}; err != nil || !ok || !slices.Equal(p.Sentences, want) {
+		t.Errorf("FEVER lines: got %q ok=%v err=%v, want %q", p.Sentences, ok, err, want)
+	}
+	for _, s := range []string{"a\xffb", "\xff", "ok"} {
+		if got := validText(s); !utf8.ValidString(got) || strings.Contains(got, sentenceSep) {
+			t.Errorf("validText(%q) = %q, want valid UTF-8 without the mark", s, got)
+		}
+	}
+}
+
 func TestBuildDuplicatesAcrossInsertBatches(t *testing.T) {
 	var b strings.Builder
 	for i := range 100 {
 		fmt.Fprintf(&b, "{\"title\": \"Page %d\", \"text\": \"First text of page %d.\"}\n", i, i)
 		if i%10 == 0 {
-			fmt.Fprintf(&b, "{\"title\": \"page_%d\", \"text\": \"Second text.\"}\n", i)
+			fmt.Fprintf(&b, "{\"title\": \"Page_%d\", \"text\": \"Second text.\"}\n", i)
 		}
 	}
 	src := writeSource(t, "dups.jsonl", b.String())
@@ -505,7 +553,7 @@ func TestBuildDuplicatesAcrossInsertBatches(t *testing.T) {
 	}
 	defer ix.Close()
 	for _, i := range []int{0, 50, 90, 99} {
-		p, ok, err := ix.Page(t.Context(), fmt.Sprintf("page %d", i))
+		p, ok, err := ix.Page(t.Context(), fmt.Sprintf("page %d", i), env.MatchPaper)
 		want := fmt.Sprintf("First text of page %d.", i)
 		if err != nil || !ok || len(p.Sentences) != 1 || p.Sentences[0] != want {
 			t.Errorf("Page(page %d): got %q %v %v, want %q", i, p.Sentences, ok, err, want)
@@ -592,9 +640,11 @@ func TestStageRebuildsOtherFormat(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, infoFile), b, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Open(dir); err == nil {
-		t.Fatal("Open of an older format: got no error")
+	if _, err := Open(dir); err == nil || !strings.Contains(err.Error(), fmt.Sprintf("format version %d, this build reads only %d", FormatVersion-1, FormatVersion)) ||
+		!strings.Contains(err.Error(), "--force") {
+		t.Fatalf("Open of an older format: got %v, want an error naming both versions and the rebuild", err)
 	}
+
 	if !st.Needed(run) {
 		t.Fatal("Needed with an older format: got false")
 	}
@@ -606,7 +656,7 @@ func TestStageRebuildsOtherFormat(t *testing.T) {
 		t.Fatalf("Open after the rebuild: %v", err)
 	}
 	defer ix.Close()
-	if p, ok, err := ix.Page(t.Context(), "Marlow Ferry"); err != nil || !ok || p.Text == "" {
+	if p, ok, err := ix.Page(t.Context(), "Marlow Ferry", env.MatchPaper); err != nil || !ok || p.Text == "" {
 		t.Errorf("Page after the rebuild: got %+v ok=%v err=%v", p, ok, err)
 	}
 }

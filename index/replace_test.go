@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/reactgen/reactgen/env"
 	"github.com/reactgen/reactgen/index/wikidump"
 	"github.com/reactgen/reactgen/pipeline"
 )
@@ -15,7 +16,7 @@ import (
 // pageOf reports whether the open index serves a page of that title.
 func pageOf(t *testing.T, ix *Index, title string) bool {
 	t.Helper()
-	_, ok, err := ix.Page(t.Context(), title)
+	_, ok, err := ix.Page(t.Context(), title, env.MatchPaper)
 	if err != nil {
 		t.Fatal(err)
 	}

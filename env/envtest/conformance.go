@@ -54,6 +54,17 @@ func RunConformance(t *testing.T, newCorpus func(t *testing.T, pages []env.Page)
 			step{"Lookup[band]", "(Result 1 / 1) Harrow (band), a rock band from Karsa."},
 		)
 	})
+	t.Run("search titles differing in case", func(t *testing.T) {
+		steps(t, c, rules(env.Options{}), step{"Search[Tamsin Reach]", first("Tamsin Reach", 5)})
+		steps(t, c, rules(env.Options{}), step{"Search[TAMSIN REACH]", first("TAMSIN REACH", 5)})
+		steps(t, c, rules(env.Options{}), step{"Search['TAMSIN_REACH']", first("TAMSIN REACH", 5)})
+	})
+	t.Run("search falls back to the disambiguation page", func(t *testing.T) {
+		steps(t, c, rules(env.Options{}),
+			step{"Search[Kell]", "Kell may refer to: Kell Hills, a range in Karsa. Kell Tarn, a lake in the Kell Hills."},
+			step{"Lookup[tarn]", "(Result 1 / 1) Kell Tarn, a lake in the Kell Hills."},
+		)
+	})
 	t.Run("search miss lists similar titles", func(t *testing.T) {
 		tests := []struct {
 			entity string
@@ -191,14 +202,14 @@ func RunConformance(t *testing.T, newCorpus func(t *testing.T, pages []env.Page)
 	})
 	t.Run("corpus page and similar", func(t *testing.T) {
 		ctx := t.Context()
-		if _, ok, err := c.Page(ctx, "No Such Page Anywhere"); ok || err != nil {
+		if _, ok, err := c.Page(ctx, "No Such Page Anywhere", env.MatchRules); ok || err != nil {
 			t.Errorf("Page(missing): got ok=%v err=%v, want ok=false err=nil", ok, err)
 		}
-		p, ok, err := c.Page(ctx, "marrow_lake")
+		p, ok, err := c.Page(ctx, "marrow_lake", env.MatchRules)
 		if err != nil || !ok || p.Title != "Marrow Lake" || len(p.Sentences) != len(lake) {
 			t.Errorf("Page(marrow_lake): got %q with %d sentences ok=%v err=%v, want Marrow Lake with %d", p.Title, len(p.Sentences), ok, err, len(lake))
 		}
-		if p, _, _ := c.Page(ctx, "Vint"); !p.Disambiguation {
+		if p, _, _ := c.Page(ctx, "Vint", env.MatchRules); !p.Disambiguation {
 			t.Errorf("Page(Vint): got Disambiguation=false, want true")
 		}
 		got, err := c.Similar(ctx, "Karsa Vint", 2)

@@ -18,7 +18,7 @@ import (
 // Memory is an env.Corpus over pages held in memory. It is safe for concurrent use.
 type Memory struct {
 	pages  []env.Page
-	byKey  map[string]int // env.NormalizeTitle(title) -> index in pages; the first page wins
+	byKey  map[string][]int // env.NormalizeTitle(title) -> indices in pages, in order
 	tokens []memTokens
 }
 
@@ -29,16 +29,22 @@ type memTokens struct {
 
 var _ env.Corpus = (*Memory)(nil)
 
-// NewMemory returns a Memory over pages. Pages whose titles normalise alike are reached
-// by the first of them. Similar ranks pages by how many distinct query words occur in
+// NewMemory returns a Memory over pages. Of pages with the same env.TitleKey the first
+// is kept, as an index keeps it; which of the pages whose titles normalise alike a Search
+// finds is env.Match.Pick's choice. Similar ranks pages by how many distinct query words occur in
 // the title (weighing three) and in the text (one), ties broken by title.
 func NewMemory(pages []env.Page) env.Corpus {
-	m := &Memory{pages: slices.Clone(pages), byKey: make(map[string]int, len(pages))}
-	for i, p := range m.pages {
-		key := env.NormalizeTitle(p.Title)
-		if _, dup := m.byKey[key]; !dup {
-			m.byKey[key] = i
+	m := &Memory{byKey: make(map[string][]int, len(pages))}
+	seen := map[string]bool{}
+	for _, p := range pages {
+		exact := env.TitleKey(p.Title)
+		if seen[exact] {
+			continue
 		}
+		seen[exact] = true
+		key := env.NormalizeTitle(p.Title)
+		m.byKey[key] = append(m.byKey[key], len(m.pages))
+		m.pages = append(m.pages, p)
 		m.tokens = append(m.tokens, memTokens{
 			title: setOf(words(p.Title)),
 			text:  setOf(words(strings.Join(p.Sentences, " "))),
@@ -47,16 +53,21 @@ func NewMemory(pages []env.Page) env.Corpus {
 	return m
 }
 
-// Page returns the page whose normalised title equals the normalised title asked for.
-func (m *Memory) Page(ctx context.Context, title string) (env.Page, bool, error) {
+// Page returns the page a Search for title finds under match.
+func (m *Memory) Page(ctx context.Context, title string, match env.Match) (env.Page, bool, error) {
 	if err := ctx.Err(); err != nil {
 		return env.Page{}, false, err
 	}
-	i, ok := m.byKey[env.NormalizeTitle(title)]
+	idx := m.byKey[env.NormalizeTitle(title)]
+	titles := make([]string, len(idx))
+	for j, i := range idx {
+		titles[j] = m.pages[i].Title
+	}
+	j, ok := match.Pick(title, titles)
 	if !ok {
 		return env.Page{}, false, nil
 	}
-	p := m.pages[i]
+	p := m.pages[idx[j]]
 	p.Sentences = slices.Clone(p.Sentences)
 	return p, true, nil
 }

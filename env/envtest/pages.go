@@ -9,9 +9,11 @@ import (
 // Pages returns the fictional page set that RunConformance builds a corpus from: ordinary
 // pages, two disambiguation pages (one that already says "may refer to", one that is a
 // bare list), a long page with a keyword beyond its first five sentences, a forty-sentence
-// page for lookup cycling, a title with an apostrophe and one with accents. The two
-// disambiguation pages give their text, one entry a line; the others leave it to their
-// sentences joined by spaces (env.PageText). Each call returns a fresh copy.
+// page for lookup cycling, a title with an apostrophe and one with accents, two titles
+// that differ only in letter case (Tamsin Reach, TAMSIN REACH), and a disambiguation
+// page titled "Kell (disambiguation)" with no page Kell. The disambiguation pages give
+// their text, one entry a line; the others leave it to their sentences joined by spaces
+// (env.PageText). Each call returns a fresh copy.
 func Pages() []env.Page {
 	tower := make([]string, 0, 40)
 	for i := range 40 {
@@ -68,6 +70,17 @@ func Pages() []env.Page {
 			"Brannock's Ferry is a hamlet at a river crossing in Elsmere.",
 			"The crossing was replaced by a bridge in 1967.",
 		}},
+		{Title: "Tamsin Reach", Sentences: []string{
+			"Tamsin Reach is a slow stretch of the Vint River below Marrow Lake.",
+		}},
+		{Title: "TAMSIN REACH", Sentences: []string{
+			"TAMSIN REACH is a radio survey of the Karsan uplands, begun in 1962.",
+		}},
+		{Title: "Kell (disambiguation)", Disambiguation: true, Sentences: []string{
+			"Kell may refer to:",
+			"Kell Hills, a range in Karsa.",
+			"Kell Tarn, a lake in the Kell Hills.",
+		}, Text: "Kell may refer to:\nKell Hills, a range in Karsa.\nKell Tarn, a lake in the Kell Hills."},
 		{Title: "Zélie Marché", Sentences: []string{
 			"Zélie Marché (1901–1988) was a painter of harbour scenes.",
 			"She painted Kestrel Bay more than forty times.",

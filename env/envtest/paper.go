@@ -49,6 +49,29 @@ func runPaper(t *testing.T, c env.Corpus) {
 		// A list without "may refer to:" is a page like any other, one paragraph a line.
 		steps(t, c, paper, step{"Search[Harrow]", "Harrow Town, a market town in Elsmere.. Harrow (band), a rock band from Karsa.."})
 	})
+	t.Run("titles as wikienv.py's search finds them", func(t *testing.T) {
+		tamsin := "Tamsin Reach is a slow stretch of the Vint River below Marrow Lake.."
+		survey := "TAMSIN REACH is a radio survey of the Karsan uplands, begun in 1962.."
+		bay := "Kestrel Bay is a sheltered inlet on the western coast of Elsmere. Its harbour was dredged in 1931.."
+		// Titles that differ only in case are two pages; the exact one is found.
+		steps(t, c, paper, step{"Search[Tamsin Reach]", tamsin}, step{"Search[TAMSIN REACH]", survey}, step{"Search[Tamsin_Reach]", tamsin})
+		// Case, underscores and white space are read as MediaWiki reads them, and a pair
+		// of straight double quotes is stripped as its near match strips it.
+		for _, v := range []string{"kestrel bay", "KESTREL BAY", " Kestrel_Bay ", `"Kestrel Bay"`} {
+			steps(t, c, paper, step{"Search[" + v + "]", bay})
+		}
+		// No other quotes are stripped, and no disambiguation page stands in for a title.
+		for _, v := range []string{"'Kestrel Bay'", "“Kestrel Bay”", "`Kestrel Bay`", `"Kestrel Bay`, "Kell"} {
+			w := env.New(c, paper)
+			res, err := w.Step(t.Context(), "Search["+v+"]")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if prefix := "Could not find " + v + ". Similar: ["; !strings.HasPrefix(res.Observation, prefix) {
+				t.Errorf("Search[%s]: got %q, want %s...].", v, res.Observation, prefix)
+			}
+		}
+	})
 	t.Run("miss names the entity as written", func(t *testing.T) {
 		steps(t, c, paper, step{"Search[Qzxvw Plkjh]", missing})
 		w := env.New(c, paper)

@@ -135,14 +135,19 @@ type queryResponse struct {
 	} `json:"query"`
 }
 
-// Page fetches the intro of title, following redirects. MediaWiki folds only the first
-// letter's case, so when the exact title is missing the client looks for a search result
-// whose env.NormalizeTitle equals the title's and fetches that one.
-func (c *Client) Page(ctx context.Context, title string) (env.Page, bool, error) {
+// Page fetches the intro of the page a Search for title finds under m, following
+// redirects. MediaWiki matches titles exactly but for the first letter, so when that
+// page is missing the client asks for the titles a search for it finds and, among those
+// that normalise alike (env.NormalizeTitle), fetches the one m.Pick chooses: a case
+// variant, or (paper) the title inside a pair of double quotes, or (rules) any.
+func (c *Client) Page(ctx context.Context, title string, m env.Match) (env.Page, bool, error) {
 	if err := ctx.Err(); err != nil {
 		return env.Page{}, false, err
 	}
-	t := cleanTitle(title)
+	t := env.TitleKey(title)
+	if m == env.MatchRules {
+		t = cleanTitle(title)
+	}
 	if t == "" || strings.ContainsAny(t, "|[]{}<>#") {
 		return env.Page{}, false, nil
 	}
@@ -155,10 +160,14 @@ func (c *Client) Page(ctx context.Context, title string) (env.Page, bool, error)
 		return env.Page{}, false, err
 	}
 	key := env.NormalizeTitle(t)
+	var alike []string
 	for _, s := range titles {
 		if env.NormalizeTitle(s) == key && s != t {
-			return c.fetchPage(ctx, s)
+			alike = append(alike, s)
 		}
+	}
+	if i, ok := m.Pick(title, alike); ok {
+		return c.fetchPage(ctx, alike[i])
 	}
 	return env.Page{}, false, nil
 }

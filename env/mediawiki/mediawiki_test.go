@@ -49,7 +49,7 @@ func TestConformance(t *testing.T) {
 func TestRedirectAndUserAgent(t *testing.T) {
 	f, srv := newFake(t, envtest.Pages(), map[string]string{"Orla Vint (poet)": "Orla Vint"})
 	c := newClient(t, srv.URL, nil)
-	p, ok, err := c.Page(t.Context(), "orla_Vint_(poet)")
+	p, ok, err := c.Page(t.Context(), "orla_Vint_(poet)", env.MatchPaper)
 	if err != nil || !ok || p.Title != "Orla Vint" || len(p.Sentences) != 3 {
 		t.Errorf("Page(redirect): got %q with %d sentences ok=%v err=%v, want Orla Vint with 3", p.Title, len(p.Sentences), ok, err)
 	}
@@ -96,7 +96,7 @@ func TestTransportErrorRetried(t *testing.T) {
 	_, srv := newFake(t, envtest.Pages(), nil)
 	srv.Close()
 	c := newClient(t, srv.URL, func(o *Options) { o.MaxRetries = 2 })
-	if _, _, err := c.Page(t.Context(), "Orla Vint"); err == nil {
+	if _, _, err := c.Page(t.Context(), "Orla Vint", env.MatchPaper); err == nil {
 		t.Errorf("Page on a closed server: got nil error, want one")
 	}
 }
@@ -202,7 +202,7 @@ func TestEndlessResponseStopsAtTheBound(t *testing.T) {
 	// user:secret in the endpoint must not reach the error.
 	endpoint := strings.Replace(srv.URL, "http://", "http://user:s3cret@", 1) + "/w/api.php"
 	c := newClient(t, endpoint, func(o *Options) { o.MaxRetries = 3 })
-	_, _, err := c.Page(t.Context(), "Orla Vint")
+	_, _, err := c.Page(t.Context(), "Orla Vint", env.MatchPaper)
 	var tl *pipeline.TooLargeError
 	if !errors.As(err, &tl) || !strings.Contains(err.Error(), "16 MiB") {
 		t.Fatalf("got %v, want a TooLargeError naming the bound", err)

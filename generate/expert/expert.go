@@ -78,7 +78,7 @@ func (e *Expert) replay(ctx context.Context, history []pipeline.Step) (replay, e
 		case pipeline.ActionSearch:
 			r.searched[env.NormalizeTitle(a.Argument)] = true
 			r.current = ""
-			p, ok, err := e.corpus.Page(ctx, a.Argument)
+			p, ok, err := e.corpus.Page(ctx, a.Argument, env.MatchPaper)
 			if err != nil {
 				return r, fmt.Errorf("expert: read page %q: %w", a.Argument, err)
 			}
@@ -155,7 +155,7 @@ func (e *Expert) Act(ctx context.Context, q pipeline.Question, history []pipelin
 		return finish, nil
 	}
 	for _, g := range gs {
-		p, ok, err := e.corpus.Page(ctx, g.title)
+		p, ok, err := e.corpus.Page(ctx, g.title, env.MatchPaper)
 		if err != nil {
 			return generate.Move{}, fmt.Errorf("expert: read page %q: %w", g.title, err)
 		}

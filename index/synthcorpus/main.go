@@ -22,6 +22,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/reactgen/reactgen/env"
 	"github.com/reactgen/reactgen/index"
 	"github.com/reactgen/reactgen/index/synth"
 )
@@ -98,7 +99,7 @@ func run(ctx context.Context, pages int, out string, reuse bool, dir string, que
 	var exact []time.Duration
 	for _, t := range titles {
 		s := time.Now()
-		if _, ok, err := ix.Page(ctx, t); err != nil || !ok {
+		if _, ok, err := ix.Page(ctx, t, env.MatchPaper); err != nil || !ok {
 			return fmt.Errorf("page %q: ok=%v err=%v", t, ok, err)
 		}
 		exact = append(exact, time.Since(s))
@@ -111,7 +112,7 @@ func run(ctx context.Context, pages int, out string, reuse bool, dir string, que
 		q := g.Query()
 		s := time.Now()
 		var got []string
-		_, ok, err := ix.Page(ctx, q)
+		_, ok, err := ix.Page(ctx, q, env.MatchPaper)
 		if err == nil && !ok {
 			got, err = ix.Similar(ctx, q, 5)
 		}
