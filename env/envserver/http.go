@@ -262,7 +262,7 @@ func (s *Server) handleRetrieve(w http.ResponseWriter, r *http.Request) {
 			}
 			out := make([]scored, 0, len(hits))
 			for _, h := range hits {
-				p, ok, err := s.opts.Corpus.Page(ctx, h.Title)
+				p, ok, err := s.opts.Corpus.Page(ctx, h.Title, env.MatchPaper)
 				if err != nil {
 					return fmt.Errorf("retrieve %q: page %q: %w", q, h.Title, err)
 				}

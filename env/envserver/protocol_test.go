@@ -435,7 +435,7 @@ type slowCorpus struct {
 	once             bool
 }
 
-func (c *slowCorpus) Page(ctx context.Context, title string) (env.Page, bool, error) {
+func (c *slowCorpus) Page(ctx context.Context, title string, m env.Match) (env.Page, bool, error) {
 	if !c.once {
 		c.once = true
 		close(c.started)
@@ -445,7 +445,7 @@ func (c *slowCorpus) Page(ctx context.Context, title string) (env.Page, bool, er
 			return env.Page{}, false, ctx.Err()
 		}
 	}
-	return c.Corpus.Page(ctx, title)
+	return c.Corpus.Page(ctx, title, m)
 }
 
 func waitFor(t *testing.T, cond func() bool) {
