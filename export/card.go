@@ -88,13 +88,14 @@ func sizeCategory(n int) string {
 }
 
 // cardSource picks the files the card's configs point at: the Parquet shards when
-// written, else the first JSONL format's files.
+// written, else the first JSONL format's files (not an interchange format's: its rows are
+// trajectories for converters, not training rows).
 func cardSource(formats []string) string {
 	if slices.Contains(formats, "parquet") {
 		return "parquet"
 	}
 	for _, f := range formats {
-		if _, ok := jsonlFormats[f]; ok {
+		if _, ok := jsonlFormats[f]; ok && !slices.Contains(interchangeFormats, f) {
 			return f
 		}
 	}

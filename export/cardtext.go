@@ -224,6 +224,14 @@ func writeLoading(b *bytes.Buffer, cfg pipeline.ExportConfig, files []File) {
 			break
 		}
 	}
+	if has("adp") {
+		b.WriteString("- **Agent Data Protocol**: the `adp.*.jsonl` trajectories (ADP schema " + ADPSchemaVersion + ") and `" + ADPMetadata +
+			"` go into ADP's `datasets/<name>/` (the metadata as `metadata.json`); its `agents/<agent>/std_to_sft.py` converts them for an agent.\n")
+	}
+	if has("atif") {
+		b.WriteString("- **ATIF**: the `atif.*.jsonl` trajectories (" + ATIFSchemaVersion + ", one per line, with per-step token, cost and log-probability metrics) " +
+			"are what Harbor's trajectory tools and NVIDIA's agent tooling read.\n")
+	}
 	if slices.ContainsFunc(files, func(f File) bool { return f.Format == "pairs-openai" }) {
 		b.WriteString("- **Preference tuning**: `pairs.jsonl` for TRL's `DPOTrainer`; `pairs-openai.jsonl` for OpenAI's DPO (`method: dpo`).\n")
 	}

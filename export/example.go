@@ -127,6 +127,9 @@ type Example struct {
 
 	spans  []span // per step, in the react and act views: where Render wrote it
 	masked []int  // the 0-based steps the filter masked (pipeline.Episode.MaskedSteps), in the react and act views
+	// src are the episode's steps, in the react and act views: what the interchange
+	// formats carry beyond the rendered step (reasoning, the calls' usage and log-probabilities).
+	src []pipeline.Step
 }
 
 // isMasked reports whether step k (0-based) of the example is masked: its assistant turn
@@ -280,6 +283,7 @@ func Render(ep pipeline.Episode, view string, opts RenderOptions) (Example, erro
 		ex.Steps = make([]Step, 0, len(ep.Steps))
 		ex.spans = make([]span, 0, len(ep.Steps))
 		ex.masked = maskedOf(&ep)
+		ex.src = ep.Steps
 		for i, s := range ep.Steps {
 			st := Step{Thought: s.Thought, Action: s.Action, ActionType: s.ActionType, Argument: s.Argument, Observation: s.Observation,
 				Reasoning: stepReasoning(&ep.Steps[i], view, opts)}

@@ -37,6 +37,9 @@ var jsonlFormats = map[string]lineFormat{
 	"openai-tools":   openAIToolsLine,
 	"hf-tools":       hfToolsLine,
 	"sharegpt-tools": shareGPTToolsLine,
+	// The interchange formats (interchange.go).
+	"adp":  adpLine,
+	"atif": atifLine,
 }
 
 // maskedFormats are the JSONL formats that carry a per-turn loss mask, checked after writing.

@@ -206,7 +206,8 @@ func Run(ctx context.Context, opts RunOptions) (Result, error) {
 	defer os.RemoveAll(stage) // nothing left to remove once the commit moved it
 
 	t := tally{splits: map[string]int{}, wrong: wrong, chosen: map[string]string{}, dropped: map[string]int{},
-		byView: map[string]int{}, outside: map[string]int{}, trained: map[string]int{}, masked: map[string]int{}, counter: counter}
+		byView: map[string]int{}, outside: map[string]int{}, trained: map[string]int{}, masked: map[string]int{}, counter: counter,
+		tasks: map[string]bool{}}
 	files, err := writeAll(ctx, stage, cfg, vs, ropts, vopts, opts.Kept, &t)
 	if err != nil {
 		return Result{}, err
@@ -215,6 +216,13 @@ func Run(ctx context.Context, opts RunOptions) (Result, error) {
 	chosen := t.chosen
 	if err := checkWritten(ctx, stage, cfg, files); err != nil {
 		return Result{}, err
+	}
+	if slices.Contains(cfg.Formats, "adp") {
+		f, err := writeADPMetadata(stage, t.tasks)
+		if err != nil {
+			return Result{}, err
+		}
+		files = append(files, f)
 	}
 	if cfg.Pairs && opts.Rejected != nil {
 		for _, pf := range pairFormats {
@@ -273,7 +281,8 @@ func Run(ctx context.Context, opts RunOptions) (Result, error) {
 // unmaskableFormats are the configured formats that cannot leave an assistant turn
 // untrained, so cannot hold an example with masked steps: openai-chat without
 // export.weights, sharegpt and sharegpt-tools (LLaMA-Factory trains every assistant
-// turn), hf-tools (no per-turn flag; the trainer's assistant mask decides), and
+// turn), hf-tools (no per-turn flag; the trainer's assistant mask decides), adp and atif
+// (trajectories, with no loss mask; their converters train every agent action), and
 // completion and alpaca under export.train_observations (one row, the whole trajectory).
 func unmaskableFormats(cfg pipeline.ExportConfig) []string {
 	var out []string
@@ -283,7 +292,7 @@ func unmaskableFormats(cfg pipeline.ExportConfig) []string {
 			if !cfg.Weights {
 				out = append(out, "openai-chat without export.weights")
 			}
-		case "sharegpt", "sharegpt-tools", "hf-tools":
+		case "sharegpt", "sharegpt-tools", "hf-tools", "adp", "atif":
 			out = append(out, f)
 		case "completion", "alpaca":
 			if cfg.TrainObservations {
@@ -332,6 +341,7 @@ type tally struct {
 	// first view's chat.
 	steps  []int
 	tokens []int
+	tasks  map[string]bool // the tasks of the exported episodes (adp's metadata)
 }
 
 // writeAll reads the kept episodes once, renders and validates each in every view, and
@@ -512,6 +522,7 @@ func writeAll(ctx context.Context, stage string, cfg pipeline.ExportConfig, vs [
 			}
 			t.examples++
 			t.splits[split]++
+			t.tasks[ep.Task] = true
 		}
 		for i := range vs {
 			if len(batches[i]) > 0 {

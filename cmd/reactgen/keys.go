@@ -109,7 +109,7 @@ var keyDocs = map[string]string{
 	"filter.answered_by":       "answered_by: keep episodes answered by these methods (react, act, cot, cot-sc, standard; a hybrid's branch that answered); the default react, act keeps trajectories the agent walked",
 	"filter.mask_steps":        "keep near-miss episodes with these steps masked (no loss on them in the export): invalid_action, repeated_search, error_observation; docs/formats.md, Masked steps",
 
-	"export.formats":             "openai-chat, axolotl-chat, completion, alpaca, sharegpt, agentgym; tool calling: openai-tools, hf-tools, sharegpt-tools; arrow (HF save_to_disk), arrow-file, parquet (HF Hub layout); docs/formats.md",
+	"export.formats":             "openai-chat, axolotl-chat, completion, alpaca, sharegpt, agentgym; tool calling: openai-tools, hf-tools, sharegpt-tools; trajectory interchange: adp (ADP 1.2.0), atif (ATIF-v1.7); arrow (HF save_to_disk), arrow-file, parquet (HF Hub layout); docs/formats.md",
 	"export.reasoning":           "where a step's reasoning text goes: keep (reasoning_content on the assistant messages of openai-chat, openai-tools, axolotl-chat and agentgym, and the Arrow/Parquet columns), drop, or inline (<think>…</think> before the thought in the trained text of every format; docs/formats.md#reasoning)",
 	"export.compression":         "JSONL compression: none, zstd or gzip",
 	"export.system":              "system message for chat formats (empty = none)",
