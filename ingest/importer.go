@@ -1,8 +1,10 @@
 // Package ingest turns existing ReAct corpora into reactgen episodes, so that they can
-// be filtered and exported like generated ones. It consumes files in one of four
-// formats (FireAct's OpenAI chat and Alpaca files, the paper's GPT-3 transcripts, and
-// FireAct's raw trajectory dumps) plus an optional gold file, and produces
-// pipeline.Episode records with Policy "import:<format>" and Method "react". Stage is
+// be filtered and exported like generated ones. It consumes files in one of six
+// formats (FireAct's OpenAI chat and Alpaca files, the paper's GPT-3 transcripts,
+// FireAct's raw trajectory dumps, and the interchange formats ADP and ATIF) plus an
+// optional gold file, and produces pipeline.Episode records with Policy
+// "import:<format>" and Method "react" (a trajectory reactgen exported to ADP or ATIF
+// keeps its own id, method and policy). Stage is
 // the import stage of a run: a source of episodes in place of generate, followed by the
 // same filter and export stages.
 package ingest
@@ -28,7 +30,7 @@ import (
 )
 
 // Formats are the input formats Import reads.
-var Formats = []string{"openai-chat", "alpaca", "react-transcript", "fireact-trajs"}
+var Formats = []string{"openai-chat", "alpaca", "react-transcript", "fireact-trajs", "adp", "atif"}
 
 // Options configures one import.
 type Options struct {
@@ -67,6 +69,10 @@ type record struct {
 	outcome                   *bool // the corpus' recorded verdict, when it has one
 	em, f1                    *float64
 	questionType              string
+	// What a trajectory reactgen exported says of its episode (adp, atif): its id,
+	// method and policy; empty for every other source.
+	id, method, policy, task string
+	llmCalls                 int // the requests its steps record (atif metrics)
 }
 
 // Import reads files in opts.Format and calls emit for each episode, in file order.
@@ -93,6 +99,10 @@ func Import(ctx context.Context, opts Options, files []string, emit func(pipelin
 		read = readTranscripts
 	case "fireact-trajs":
 		read = readTrajs
+	case "adp":
+		read = readADP
+	case "atif":
+		read = readATIF
 	default:
 		return rep, fmt.Errorf("import: format %q is not one of %s", opts.Format, strings.Join(Formats, ", "))
 	}
@@ -113,6 +123,9 @@ func Import(ctx context.Context, opts Options, files []string, emit func(pipelin
 			rep.Read++
 			if err == nil && (strings.TrimSpace(r.question) == "" || len(r.steps) == 0) {
 				err = fmt.Errorf("%w: no question or no steps", ErrBadRecord)
+			}
+			if err == nil && r.task != "" && r.task != opts.Task {
+				err = fmt.Errorf("%w: a %s trajectory, imported as %s (give --task %s)", ErrBadRecord, r.task, opts.Task, r.task)
 			}
 			if err != nil {
 				if opts.SkipBad {
@@ -153,10 +166,15 @@ func build(opts Options, gold *goldSet, r record, perQuestion map[string]int) pi
 	attempt := perQuestion[qid]
 	perQuestion[qid]++
 	ep := pipeline.Episode{
-		Schema: pipeline.SchemaVersion, ID: pipeline.EpisodeID(opts.Task, qid, "import-"+format, attempt, false),
+		Schema: pipeline.SchemaVersion, ID: cmpOr(r.id, pipeline.EpisodeID(opts.Task, qid, "import-"+format, attempt, false)),
 		RunID: opts.RunID, Task: opts.Task, QuestionID: qid, Question: question, Answer: r.gold,
-		QuestionType: r.questionType, Method: "react", Policy: "import:" + format, Attempt: attempt,
-		Steps: r.steps, Prediction: r.pred, StopReason: pipeline.StopMaxSteps,
+		QuestionType: r.questionType, Method: cmpOr(r.method, "react"), Policy: cmpOr(r.policy, "import:"+format), Attempt: attempt,
+		Steps: r.steps, Prediction: r.pred, StopReason: pipeline.StopMaxSteps, LLMCalls: r.llmCalls,
+	}
+	for _, s := range r.steps {
+		for _, c := range s.Calls {
+			ep.Usage = ep.Usage.Add(c.Usage)
+		}
 	}
 	if format == "openai-chat" {
 		ep.Format = "chat"

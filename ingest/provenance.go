@@ -40,6 +40,10 @@ func DefaultProvenance(format string, files []string) Provenance {
 			p.Model = "text-davinci-002"
 		}
 		return p
+	case "adp":
+		return Provenance{Source: "Agent Data Protocol trajectories", Model: "unknown"}
+	case "atif":
+		return Provenance{Source: "ATIF trajectories", Model: "unknown"}
 	}
 	return Provenance{Source: format, Model: "unknown"}
 }

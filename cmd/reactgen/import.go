@@ -28,7 +28,9 @@ func (a *app) newImportCmd() *cobra.Command {
 		Use:   "import --format FORMAT --out DIR FILE...",
 		Short: "Turn existing trajectory corpora into a run directory of episodes, then filter and export them",
 		Long: `Reads existing corpora (OpenAI chat JSONL such as FireAct's gpt_format files, Alpaca JSON,
-the ReAct paper's printed transcripts, FireAct's raw trajectories) into reactgen episodes in
+the ReAct paper's printed transcripts, FireAct's raw trajectories, Agent Data Protocol
+standardized trajectories and ATIF trajectories as JSONL, a JSON array or one JSON document;
+reactgen's own adp and atif exports come back as the same episodes) into reactgen episodes in
 a new run directory, keeping the outcome a file records and re-scoring against --gold when
 given, then runs the filter and export stages on them (with --config's filter and export
 sections, or the defaults).`,
@@ -37,7 +39,7 @@ sections, or the defaults).`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error { return a.runImport(cmd.Context(), o, args) },
 	}
-	cmd.Flags().StringVar(&o.format, "format", "", "openai-chat, alpaca, react-transcript or fireact-trajs")
+	cmd.Flags().StringVar(&o.format, "format", "", "openai-chat, alpaca, react-transcript, fireact-trajs, adp or atif")
 	cmd.MarkFlagRequired("format")
 	cmd.Flags().StringVar(&o.task, "task", pipeline.TaskHotpotQA, "hotpotqa or fever")
 	cmd.Flags().StringVar(&o.gold, "gold", "", "gold answers to re-score against: a question file of --task (HotpotQA JSON, FEVER JSONL, JSONL {id, question, answer})")

@@ -211,3 +211,49 @@ func TestPlayWritesAnExemplar(t *testing.T) {
 }
 
 var paperSpelling = regexp.MustCompile(`\b(search|lookup|finish)\[`)
+
+// TestImportInterchangeFiltersAndExports imports ADP and ATIF trajectories of another
+// corpus (ingest/testdata, shaped like ADP's published samples and Harbor's
+// trajectory.json) with a gold file, and runs the filter and the export on them as on
+// any run: the trajectory whose answer the gold file does not confirm is rejected, the
+// others are exported to the text, tool, interchange and Parquet formats.
+func TestImportInterchangeFiltersAndExports(t *testing.T) {
+	testdata := filepath.Join("..", "..", "ingest", "testdata")
+	gold := filepath.Join(testdata, "interchange_gold.jsonl")
+	cfg := writeConfig(t, minimalConfig+"filter:\n  rules: [finished, correct]\nexport:\n  formats: [openai-chat, hf-tools, adp, atif, parquet]\n  validation_fraction: 0\n")
+	for _, tt := range []struct {
+		format string
+		files  []string
+		kept   int
+	}{
+		{"adp", []string{filepath.Join(testdata, "adp_sample_std.json")}, 2},
+		{"atif", []string{filepath.Join(testdata, "atif_samples.json"), filepath.Join(testdata, "atif_trajectory.json")}, 3},
+	} {
+		t.Run(tt.format, func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "run")
+			res := invoke(t, "", nil, append([]string{"import", "--format", tt.format, "--gold", gold, "--config", cfg, "--out", out}, tt.files...)...)
+			if res.code != 0 {
+				t.Fatalf("import: exit %d: %s", res.code, res.stderr)
+			}
+			m, err := pipeline.ReadManifest(out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if f := m.Stages["filter"].Counts; f["kept"] != tt.kept {
+				t.Errorf("filter kept %d, want %d (%v)", f["kept"], tt.kept, f)
+			}
+			for _, name := range []string{"openai-chat.train.jsonl", "hf-tools.train.jsonl", "adp.train.jsonl", "atif.train.jsonl"} {
+				if got := countLines(t, filepath.Join(out, "export", name)); got != tt.kept {
+					t.Errorf("%s: %d rows, want %d", name, got, tt.kept)
+				}
+			}
+			card, err := os.ReadFile(filepath.Join(out, "export", "README.md"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := map[string]string{"adp": "Agent Data Protocol trajectories", "atif": "ATIF trajectories"}[tt.format]; !strings.Contains(string(card), want) {
+				t.Errorf("the card does not name the source %q", want)
+			}
+		})
+	}
+}
