@@ -442,9 +442,16 @@ func NewParquet(dir, view string, cfg pipeline.ExportConfig) *Parquet {
 // parquetProps: zstd everywhere, dictionaries only for the low-cardinality columns, and
 // data pages v2: arrow v15 re-grows the level buffer of a v1 page on every RLE literal
 // run, which made nested columns (steps, messages) quadratic. pyarrow, and so Hugging Face
-// datasets, DuckDB and Polars read v2 pages.
+// datasets, DuckDB and Polars read v2 pages, and so does hyparquet.
+//
+// The schema's root is REQUIRED, as parquet-cpp (pyarrow) and DuckDB write it: arrow v15
+// marks it REPEATED by default, which readers that count every REPEATED element of a
+// column's path as a repetition level (hyparquet) take for one level more than the file
+// has, so they misread every column's levels (v1 pages: all 22 columns; v2 pages, whose
+// levels stand apart: the boolean, dictionary and nested ones).
 func parquetProps() []parquet.WriterProperty {
 	p := []parquet.WriterProperty{
+		parquet.WithRootRepetition(parquet.Repetitions.Required),
 		parquet.WithDataPageVersion(parquet.DataPageV2),
 		parquet.WithCompression(compress.Codecs.Zstd),
 		// zstd level 1: twice as fast as the default level 3 on this text, a few per cent

@@ -1,13 +1,18 @@
 package export
 
 import (
+	"bytes"
 	"encoding/json"
+	"fmt"
+	"iter"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 
+	"github.com/reactgen/reactgen/internal/episodetest"
 	"github.com/reactgen/reactgen/internal/tool"
 	"github.com/reactgen/reactgen/pipeline"
 )
@@ -128,6 +133,148 @@ func TestJSReadersReadToolColumns(t *testing.T) {
 			if g := r.toExample(t); !reflect.DeepEqual(g, w) {
 				t.Errorf("%s row %d:\n JavaScript %+v\n Go         %+v", filepath.Base(p), i, g, w)
 			}
+		}
+	}
+}
+
+// everyColumnEpisodes feeds every view: ReAct trajectories with tool calls (some with an
+// invalid action), CoT answers for the cot view, reasoning text and calls with
+// log-probabilities and token ids, FEVER and HotpotQA.
+func everyColumnEpisodes(n int) func() iter.Seq2[pipeline.Episode, error] {
+	return episodetest.Stream(n, func(i int, ep *pipeline.Episode) {
+		switch {
+		case i%7 == 3 && len(ep.Steps) > 2:
+			ep.Steps[1].Action, ep.Steps[1].ActionType, ep.Steps[1].Argument = "Searhc[x]", pipeline.ActionInvalid, ""
+			ep.Steps[1].Observation = "Invalid action: Searhc[x]"
+		case i%5 == 4:
+			last := ep.Steps[len(ep.Steps)-1]
+			ep.Method, ep.Steps = pipeline.MethodCoT, []pipeline.Step{{Thought: "A chain: " + last.Thought, Action: last.Action,
+				ActionType: pipeline.ActionFinish, Argument: last.Argument}}
+		}
+		for k := range ep.Steps {
+			if k%2 == 0 {
+				ep.Steps[k].Reasoning = fmt.Sprintf("Reasoning %d of step %d: \"quoted\"\n", i, k)
+				ep.Steps[k].Calls = []pipeline.Call{{Model: "m", Usage: pipeline.Usage{PromptTokens: 100 + k, CompletionTokens: 9, TotalTokens: 109 + k},
+					Reasoning: ep.Steps[k].Reasoning, Logprobs: []float64{-0.5, -1.25e-7, -3}, PromptTokenIDs: []int64{151644, int64(i)},
+					CompletionTokenIDs: []int64{785, int64(k)}}}
+			}
+		}
+	})
+}
+
+// goRows decodes a binary export file with the Go Arrow readers into one JSON object per
+// row, the columns by name (arrow's RecordToJSON).
+func goRows(t *testing.T, path, format string) []map[string]any {
+	t.Helper()
+	lines := bytes.Split(bytes.TrimSpace(binaryAsJSON(t, path, format)), []byte("\n"))
+	var rows []map[string]any
+	for _, l := range lines {
+		if !bytes.HasPrefix(l, []byte("{")) {
+			continue // the schema, printed before the rows
+		}
+		rows = append(rows, normalizeJSON(t, l).(map[string]any))
+	}
+	return rows
+}
+
+// normalizeJSON decodes JSON with every number as a float64 (token ids, counts and
+// scores alike are exact in a double here), so that the readers' spellings of one number
+// (1, 1.0, 1e0) compare equal.
+func normalizeJSON(t *testing.T, data []byte) any {
+	t.Helper()
+	var v any
+	if err := json.Unmarshal(data, &v); err != nil {
+		t.Fatalf("%v: %.200s", err, data)
+	}
+	return v
+}
+
+// TestJSReadersReadEveryColumn exports every view to Parquet, the Arrow directory and the
+// Arrow file, and reads every column of every file with readers that share no code with
+// the writer: each Parquet shard with hyparquet (with hyparquet-compressors) and with
+// DuckDB, each Arrow file with apache-arrow. Every reader reads every row, and every
+// value equals what the Go readers decode (TestRunRoundTrip holds those to what was
+// written). Arrow JS has no Parquet reader, so the Parquet files' third reader is the
+// Arrow files' own.
+func TestJSReadersReadEveryColumn(t *testing.T) {
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Skip("node is not installed")
+	}
+	for _, mod := range []string{"apache-arrow", "@duckdb/node-api", "hyparquet", "hyparquet-compressors"} {
+		if _, err := os.Stat(filepath.Join("..", "jscheck", "node_modules", mod)); err != nil {
+			t.Skipf("%s is not installed: run make jsdeps", mod)
+		}
+	}
+	cfg := pipeline.ExportConfig{Formats: []string{"arrow", "arrow-file", "parquet"}, Views: Views, System: "Use the tools.",
+		ValidationFraction: 0.25, SplitSeed: 1, ShardRows: 20}
+	res, dir := runExport(t, cfg, everyColumnEpisodes(60))
+	formats := map[string]string{}
+	for _, f := range res.Files {
+		if f.Format == "parquet" || f.Format == "arrow-file" || (f.Format == "arrow" && strings.HasSuffix(f.Path, ".arrow")) {
+			formats[filepath.Join(dir, f.Path)] = f.Format
+		}
+	}
+	args := []string{filepath.Join("..", "jscheck", "columns.mjs")}
+	for p := range formats {
+		args = append(args, p)
+	}
+	cmd := exec.CommandContext(t.Context(), node, args...)
+	cmd.Stderr = os.Stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("jscheck/columns.mjs: %v", err)
+	}
+	var got map[string]map[string]json.RawMessage
+	if err := json.Unmarshal(out, &got); err != nil {
+		t.Fatal(err)
+	}
+	readers := map[string]int{}
+	for p, format := range formats {
+		want := goRows(t, p, format)
+		if len(want) == 0 && format == "parquet" {
+			continue // an empty split's file; its readers still must not fail
+		}
+		wantReaders := []string{"apache-arrow"}
+		if format == "parquet" {
+			wantReaders = []string{"hyparquet", "duckdb"}
+		}
+		for _, reader := range wantReaders {
+			raw, ok := got[p][reader]
+			if !ok {
+				t.Errorf("%s: %s did not report", p, reader)
+				continue
+			}
+			var failed struct {
+				Error string `json:"error"`
+			}
+			if json.Unmarshal(raw, &failed) == nil && failed.Error != "" {
+				t.Errorf("%s: %s failed: %s", p, reader, failed.Error)
+				continue
+			}
+			rows, _ := normalizeJSON(t, raw).([]any)
+			if len(rows) != len(want) {
+				t.Errorf("%s: %s read %d rows, Go %d", p, reader, len(rows), len(want))
+				continue
+			}
+			for i, r := range rows {
+				row := r.(map[string]any)
+				for col, w := range want[i] {
+					if g, ok := row[col]; !ok || !reflect.DeepEqual(g, w) {
+						t.Errorf("%s row %d column %s: %s read\n %.300v\nGo read\n %.300v", filepath.Base(p), i, col, reader, g, w)
+					}
+				}
+				if len(row) != len(want[i]) {
+					t.Errorf("%s row %d: %s read %d columns, Go %d", filepath.Base(p), i, reader, len(row), len(want[i]))
+				}
+			}
+			readers[reader] += len(rows)
+		}
+	}
+	t.Logf("rows read: %v, from %d files", readers, len(formats))
+	for _, r := range []string{"hyparquet", "duckdb", "apache-arrow"} {
+		if readers[r] == 0 {
+			t.Errorf("%s read no row", r)
 		}
 	}
 }
