@@ -128,7 +128,7 @@ type Example struct {
 	spans  []span // per step, in the react and act views: where Render wrote it
 	masked []int  // the 0-based steps the filter masked (pipeline.Episode.MaskedSteps), in the react and act views
 	// src are the episode's steps, in the react and act views: what the interchange
-	// formats carry beyond the rendered step (reasoning, the calls' usage and log-probabilities).
+	// formats carry beyond the rendered step (the calls' usage, cost and model).
 	src []pipeline.Step
 }
 

@@ -94,8 +94,10 @@ type interchangeStep struct {
 }
 
 // interchangeSteps lays out the example's trajectory: per step in the react and act
-// views (the act view without thoughts or reasoning), and in the cot and standard views the one
-// finish call, with the winning chain as its thought (cot).
+// views (the act view without thoughts or reasoning), and in the cot and standard views the
+// one finish call, with the winning chain as its thought (cot). The reasoning is where
+// export.reasoning leaves it (Step.Reasoning): in reasoning_content under keep and
+// inline (both formats have the field), nowhere under drop.
 func interchangeSteps(ex *Example) []interchangeStep {
 	call := func(i int, actionType, arg string) *ToolCall {
 		name, args, ok := tool.FromAction(actionType, arg)
@@ -105,26 +107,21 @@ func interchangeSteps(ex *Example) []interchangeStep {
 		return &ToolCall{ID: toolCallID(ex.ID, i), Name: name, Arguments: args}
 	}
 	if ex.View == ViewCoT || ex.View == ViewStandard {
-		thought := ""
-		if ex.View == ViewCoT {
-			for _, m := range ex.ToolMessages {
-				if m.Role == RoleAssistant {
-					thought = m.Content
-				}
+		var st interchangeStep
+		for _, m := range ex.ToolMessages {
+			if m.Role == RoleAssistant {
+				st.Thought, st.Reasoning = m.Content, m.Reasoning
 			}
 		}
-		return []interchangeStep{{Thought: thought, Action: "Finish[" + ex.Prediction + "]",
-			Call: call(0, pipeline.ActionFinish, ex.Prediction)}}
+		st.Action, st.Call = "Finish["+ex.Prediction+"]", call(0, pipeline.ActionFinish, ex.Prediction)
+		return []interchangeStep{st}
 	}
 	out := make([]interchangeStep, len(ex.Steps))
 	for i, s := range ex.Steps {
-		st := interchangeStep{Thought: s.Thought, Action: s.Action, Call: call(i, s.ActionType, s.Argument),
+		st := interchangeStep{Thought: s.Thought, Action: s.Action, Call: call(i, s.ActionType, s.Argument), Reasoning: s.Reasoning,
 			Observation: s.Observation, HasObservation: !(i == len(ex.Steps)-1 && s.ActionType == pipeline.ActionFinish)}
 		if i < len(ex.src) {
 			st.Calls = ex.src[i].Calls
-			if ex.View != ViewAct { // the act view trains acting without reasoning
-				st.Reasoning = ex.src[i].Reasoning
-			}
 		}
 		out[i] = st
 	}
