@@ -224,10 +224,14 @@ func renderCard(info CardInfo, cfg pipeline.ExportConfig, views []string, files 
 	row("completion tokens", fmt.Sprint(sum.Usage.CompletionTokens))
 	row("total tokens", fmt.Sprint(sum.Usage.TotalTokens))
 	row("cached prompt tokens", fmt.Sprint(sum.Usage.CachedTokens))
-	row("cost (USD)", fmt.Sprintf("%.4f", sum.Usage.CostUSD))
+	unpriced := sum.Usage.UnpricedCalls
+	row("cost (USD)", pipeline.FormatUSD(sum.Usage.CostUSD, unpriced, "%.4f", ""))
+	if unpriced > 0 {
+		row("unpriced calls", fmt.Sprintf("%d: their model has no price in llm.prices nor in reactgen's table of %s, so their cost is unknown and left out", unpriced, pipeline.PricesAsOf))
+	}
 	if sum.Kept > 0 {
-		row("cost per kept trajectory (USD)", fmt.Sprintf("%.6f", sum.Usage.CostUSD/float64(sum.Kept)))
-		row("cost per kept trajectory without prompt caching (USD)", fmt.Sprintf("%.6f", sum.Usage.CostWithoutCacheUSD()/float64(sum.Kept)))
+		row("cost per kept trajectory (USD)", pipeline.FormatUSD(sum.Usage.CostUSD/float64(sum.Kept), unpriced, "%.6f", ""))
+		row("cost per kept trajectory without prompt caching (USD)", pipeline.FormatUSD(sum.Usage.CostWithoutCacheUSD()/float64(sum.Kept), unpriced, "%.6f", ""))
 		row("tokens per kept trajectory", fmt.Sprintf("%.0f", float64(sum.Usage.TotalTokens)/float64(sum.Kept)))
 	}
 	if len(sum.Classes) > 0 {

@@ -57,6 +57,7 @@ func send(ctx context.Context, c llm.Client, req llm.Request, pr prompt.Request,
 		PromptTokens: resp.Usage.PromptTokens, CompletionTokens: resp.Usage.CompletionTokens,
 		TotalTokens: resp.Usage.TotalTokens, CostUSD: resp.CostUSD,
 		CachedTokens: resp.Usage.CachedPromptTokens, CacheSavingUSD: resp.CacheSavingUSD,
+		UnpricedCalls: resp.UnpricedCalls(),
 	}
 	return call, resp, nil
 }

@@ -114,12 +114,8 @@ func (p *progress) line(now time.Time) string {
 	if p.done > 0 {
 		rate = 100 * float64(p.correct) / float64(p.done)
 	}
-	perKept := "-"
-	if p.kept > 0 {
-		perKept = fmt.Sprintf("$%.4f", p.usage.CostUSD/float64(p.kept))
-	}
-	fmt.Fprintf(&b, "  correct %d (%.1f%%)  requests %d  tokens %d  cost $%.4f  per kept %s",
-		p.correct, rate, p.requests, p.usage.TotalTokens, p.usage.CostUSD, perKept)
+	fmt.Fprintf(&b, "  correct %d (%.1f%%)  requests %d  tokens %d  cost %s  per kept %s",
+		p.correct, rate, p.requests, p.usage.TotalTokens, p.usage.CostText(), p.usage.CostPerText(p.kept))
 	if p.stopped != "" {
 		fmt.Fprintf(&b, "  stopped: %s", p.stopped)
 		return b.String()

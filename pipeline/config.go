@@ -591,8 +591,16 @@ func (l LLMConfig) pricedForBudget() error {
 }
 
 // LookupPrice is the price of model in prices: its own entry, else the longest key that
-// is a prefix of its name (so "gpt-4o-mini" prices "gpt-4o-mini-2024-07-18").
+// is a prefix of its name (so "gpt-4o-mini" prices "gpt-4o-mini-2024-07-18"); a model
+// prices does not name is looked up in DefaultPrices the same way.
 func LookupPrice(prices map[string]Price, model string) (Price, bool) {
+	if p, ok := lookupIn(prices, model); ok {
+		return p, true
+	}
+	return lookupIn(DefaultPrices, model)
+}
+
+func lookupIn(prices map[string]Price, model string) (Price, bool) {
 	if p, ok := prices[model]; ok {
 		return p, true
 	}

@@ -92,6 +92,9 @@ type Usage struct {
 	CachedTokens int `json:"cached_tokens,omitempty"`
 	// CacheSavingUSD is what prompt caching saved: without it, CostUSD + CacheSavingUSD.
 	CacheSavingUSD float64 `json:"cache_saving_usd,omitempty"`
+	// UnpricedCalls counts the calls whose model had no price (in llm.prices or
+	// DefaultPrices): their cost is unknown, not 0, and CostUSD leaves them out.
+	UnpricedCalls int `json:"unpriced_calls,omitempty"`
 }
 
 // Add returns the sum of u and v.
@@ -103,6 +106,7 @@ func (u Usage) Add(v Usage) Usage {
 		CostUSD:          u.CostUSD + v.CostUSD,
 		CachedTokens:     u.CachedTokens + v.CachedTokens,
 		CacheSavingUSD:   u.CacheSavingUSD + v.CacheSavingUSD,
+		UnpricedCalls:    u.UnpricedCalls + v.UnpricedCalls,
 	}
 }
 

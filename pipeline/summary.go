@@ -202,9 +202,9 @@ func (s *Summary) Print(w io.Writer) error {
 	fmt.Fprintf(tw, "mean steps\t%.2f\n", s.MeanSteps)
 	fmt.Fprintf(tw, "llm calls\t%d (bad %d)\n", s.LLMCalls, s.BadCalls)
 	fmt.Fprintf(tw, "tokens\t%d prompt, %d completion\n", s.Usage.PromptTokens, s.Usage.CompletionTokens)
-	fmt.Fprintf(tw, "cost\t$%.4f (per kept: $%.4f)\n", s.Usage.CostUSD, s.CostPerKept)
-	fmt.Fprintf(tw, "prompt caching\t%d cached prompt tokens; without caching $%.4f (per kept: $%.4f)\n",
-		s.Usage.CachedTokens, s.Usage.CostWithoutCacheUSD(), s.CostPerKeptNoCache)
+	fmt.Fprintf(tw, "cost\t%s (per kept: %s)\n", s.Usage.CostText(), s.Usage.CostPerText(s.Kept))
+	fmt.Fprintf(tw, "prompt caching\t%d cached prompt tokens; without caching %s (per kept: %s)\n",
+		s.Usage.CachedTokens, s.Usage.WithoutCache().CostText(), s.Usage.WithoutCache().CostPerText(s.Kept))
 	fmt.Fprintf(tw, "kept / rejected\t%d / %d\n", s.Kept, s.Rejected)
 	fmt.Fprintf(tw, "reject reasons\t%s\n", formatCounts(s.RejectReasons))
 	if len(s.MaskedSteps) > 0 {

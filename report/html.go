@@ -68,7 +68,10 @@ func Charts(runs []*Run) []chart.Chart {
 	var costBars []chart.Bar
 	for i, r := range runs {
 		note := fmt.Sprintf("%d correct", r.CorrectAll)
-		if r.Usage.CostUSD == 0 {
+		switch {
+		case r.Usage.UnpricedCalls > 0:
+			note += ", " + r.Usage.CostPerText(r.CorrectAll) + " each"
+		case r.Usage.CostUSD == 0:
 			note += ", no cost recorded"
 		}
 		costBars = append(costBars, chart.Bar{Label: runName(r), Value: r.CostPerCorrect, Note: note, Colour: i})

@@ -94,7 +94,7 @@ func WriteDetails(w io.Writer, r *Run) error {
 	fmt.Fprintf(tw, "stop reasons\t%s\n", counts(r.StopReasons))
 	fmt.Fprintf(tw, "llm calls\t%d\n", r.LLMCalls)
 	fmt.Fprintf(tw, "tokens\t%d prompt, %d completion\n", r.Usage.PromptTokens, r.Usage.CompletionTokens)
-	fmt.Fprintf(tw, "cost\t$%.4f (per correct episode: $%.4f)\n", r.Usage.CostUSD, r.CostPerCorrect)
+	fmt.Fprintf(tw, "cost\t%s (per correct episode: %s)\n", r.Usage.CostText(), r.Usage.CostPerText(r.CorrectAll))
 	return tw.Flush()
 }
 

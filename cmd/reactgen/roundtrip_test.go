@@ -5,7 +5,11 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
+	"strings"
 	"testing"
+
+	"github.com/reactgen/reactgen/internal/llm/llmtest"
 )
 
 // TestRecordedConfigLoadsAgain round-trips every shipped config through what a run
@@ -85,4 +89,43 @@ func setFlags(sets []string) []string {
 		out = append(out, "--set", s)
 	}
 	return out
+}
+
+// TestUnpricedModelIsNeverFree runs a model that no price table names: the progress
+// line, stats and the dataset card say "unpriced", never $0, and a model the built-in
+// table prices (a fine-tuned gpt-4o-mini) gets a cost without llm.prices.
+func TestUnpricedModelIsNeverFree(t *testing.T) {
+	srv := llmtest.NewServer(t, newFakeModel(t).handle)
+	dir := t.TempDir()
+	env := map[string]string{"OPENAI_API_KEY": "sk-test"}
+	cfg := testConfig(t, filepath.Join(dir, "cfg"), srv.URL, map[string]any{"task.limit": 12, "generate.progress": "lines"})
+	out := filepath.Join(dir, "local")
+	res := invoke(t, "", env, "run", "--config", cfg, "--out", out)
+	if res.code != 0 {
+		t.Fatalf("run: exit %d: %s", res.code, res.stderr)
+	}
+	if !strings.Contains(res.stderr, "cost unpriced  per kept unpriced") || strings.Contains(res.stderr, "$0.0000") {
+		t.Errorf("the progress line of an unpriced model:\n%s", res.stderr)
+	}
+	st := invoke(t, "", nil, "stats", "--run", out)
+	if !regexp.MustCompile(`cost\s+unpriced \(per kept: unpriced\)`).MatchString(st.stdout) || strings.Contains(st.stdout, "$0.0000") {
+		t.Errorf("stats of an unpriced model:\n%s", st.stdout)
+	}
+	card, err := os.ReadFile(filepath.Join(out, "export", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(card), "| cost (USD) | unpriced |") || !strings.Contains(string(card), "| unpriced calls |") {
+		t.Errorf("the card of an unpriced model does not say so")
+	}
+
+	out = filepath.Join(dir, "ft")
+	res = invoke(t, "", env, "run", "--config", cfg, "--out", out, "--set", "llm.model=ft:gpt-4o-mini-2024-07-18:acme::x1")
+	if res.code != 0 {
+		t.Fatalf("run: exit %d: %s", res.code, res.stderr)
+	}
+	st = invoke(t, "", nil, "stats", "--run", out)
+	if strings.Contains(st.stdout, "unpriced") || !regexp.MustCompile(`cost\s+\$0\.\d*[1-9]`).MatchString(st.stdout) {
+		t.Errorf("stats of a fine-tuned gpt-4o-mini with no llm.prices:\n%s", st.stdout)
+	}
 }

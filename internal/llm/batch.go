@@ -264,8 +264,8 @@ func (bt *Batcher) finish(r lineResult, req Request, start time.Time) (Response,
 		resp.Model = req.Model
 	}
 	if bt.o.Prices != nil {
-		cost, saving := price(resp, req.Model, bt.o.Prices)
-		resp.CostUSD, resp.CacheSavingUSD, resp.Priced = cost*bt.o.PriceFactor, saving*bt.o.PriceFactor, true
+		cost, saving, unpriced := price(resp, req.Model, bt.o.Prices)
+		resp.CostUSD, resp.CacheSavingUSD, resp.Priced, resp.Unpriced = cost*bt.o.PriceFactor, saving*bt.o.PriceFactor, true, unpriced
 	}
 	resp.Latency = time.Since(start)
 	return resp, nil

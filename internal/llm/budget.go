@@ -107,7 +107,7 @@ func (bc *Budgeted) Complete(ctx context.Context, req Request) (Response, error)
 		return resp, nil
 	}
 	if !resp.Priced {
-		resp.CostUSD, resp.CacheSavingUSD = price(resp, req.Model, bc.prices)
+		resp.CostUSD, resp.CacheSavingUSD, resp.Unpriced = price(resp, req.Model, bc.prices)
 	}
 	total := resp.Usage.TotalTokens
 	if total == 0 {
@@ -117,7 +117,7 @@ func (bc *Budgeted) Complete(ctx context.Context, req Request) (Response, error)
 	bc.spent = bc.spent.Add(pipeline.Usage{
 		PromptTokens: resp.Usage.PromptTokens, CompletionTokens: resp.Usage.CompletionTokens,
 		TotalTokens: total, CostUSD: resp.CostUSD, CachedTokens: resp.Usage.CachedPromptTokens,
-		CacheSavingUSD: resp.CacheSavingUSD,
+		CacheSavingUSD: resp.CacheSavingUSD, UnpricedCalls: resp.UnpricedCalls(),
 	})
 	bc.mu.Unlock()
 	return resp, err
@@ -126,20 +126,23 @@ func (bc *Budgeted) Complete(ctx context.Context, req Request) (Response, error)
 // price is what resp costs by prices, and what the server's prompt cache saved on it. The
 // server's name for the model is looked up first (it may be more specific), then the
 // requested one.
-func price(resp Response, requested string, prices map[string]pipeline.Price) (cost, saving float64) {
+func price(resp Response, requested string, prices map[string]pipeline.Price) (cost, saving float64, unpriced bool) {
 	model := resp.Model
 	if _, ok := lookupPrice(model, prices); !ok {
 		model = requested
 	}
+	if _, ok := lookupPrice(model, prices); !ok {
+		return 0, 0, true
+	}
 	cost = Cost(model, resp.Usage, prices)
-	return cost, CostWithoutCache(model, resp.Usage, prices) - cost
+	return cost, CostWithoutCache(model, resp.Usage, prices) - cost, false
 }
 
 // Cost prices u for model in USD, with prices in USD per 1M prompt and completion tokens;
 // the prompt tokens served from the server's prompt cache are priced at CachedPrompt
 // when it is set. A model missing from the table is priced by the longest key that is a
-// prefix of its name (so "gpt-4o-mini" prices "gpt-4o-mini-2024-07-18"); with none, it
-// costs 0.
+// prefix of its name (so "gpt-4o-mini" prices "gpt-4o-mini-2024-07-18"), then by
+// pipeline.DefaultPrices; with none, it costs 0 (Response.Unpriced says so).
 func Cost(model string, u Usage, prices map[string]pipeline.Price) float64 {
 	p, ok := lookupPrice(model, prices)
 	if !ok {

@@ -124,6 +124,9 @@ type Response struct {
 	// Priced says CostUSD and CacheSavingUSD are set (by a pool endpoint with prices of
 	// its own), so that the budget does not price the response again.
 	Priced bool
+	// Unpriced says no price table named the model: CostUSD is 0 because the cost is
+	// unknown, not because the response was free.
+	Unpriced bool
 	// Endpoint names the pool endpoint that served the response; empty outside a pool.
 	Endpoint string
 	// PromptTokenIDs are the prompt's token ids (a request with TokenIDs, to vLLM).
@@ -136,4 +139,13 @@ type Response struct {
 // or ctx ends. A Response with no error has at least one Choice (its Text may be empty).
 type Client interface {
 	Complete(ctx context.Context, req Request) (Response, error)
+}
+
+// UnpricedCalls is 1 for a response the server charged for (not a cached one) whose
+// model had no price, else 0: what pipeline.Usage.UnpricedCalls counts.
+func (r Response) UnpricedCalls() int {
+	if r.Unpriced && !r.Cached {
+		return 1
+	}
+	return 0
 }

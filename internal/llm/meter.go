@@ -20,10 +20,10 @@ type MeterStats struct {
 // Meter counts the requests that pass through it, for progress lines. It is a Client and
 // safe for concurrent use.
 type Meter struct {
-	next                               Client
-	requests, cached, failed, retries  atomic.Int64
-	prompt, completion, total, microUS atomic.Int64
-	cachedTokens, savedMicroUS         atomic.Int64
+	next                                 Client
+	requests, cached, failed, retries    atomic.Int64
+	prompt, completion, total, microUS   atomic.Int64
+	cachedTokens, savedMicroUS, unpriced atomic.Int64
 }
 
 var _ Client = (*Meter)(nil)
@@ -53,6 +53,7 @@ func (m *Meter) Complete(ctx context.Context, req Request) (Response, error) {
 	m.microUS.Add(int64(resp.CostUSD*1e6 + 0.5))
 	m.cachedTokens.Add(int64(resp.Usage.CachedPromptTokens))
 	m.savedMicroUS.Add(int64(resp.CacheSavingUSD*1e6 + 0.5))
+	m.unpriced.Add(int64(resp.UnpricedCalls()))
 	return resp, err
 }
 
@@ -65,6 +66,7 @@ func (m *Meter) Snapshot() MeterStats {
 			PromptTokens: int(m.prompt.Load()), CompletionTokens: int(m.completion.Load()),
 			TotalTokens: int(m.total.Load()), CostUSD: float64(m.microUS.Load()) / 1e6,
 			CachedTokens: int(m.cachedTokens.Load()), CacheSavingUSD: float64(m.savedMicroUS.Load()) / 1e6,
+			UnpricedCalls: int(m.unpriced.Load()),
 		},
 	}
 }

@@ -346,7 +346,7 @@ func (pl *Pool) Complete(ctx context.Context, req Request) (Response, error) {
 			resp.Latency = time.Since(start)
 			resp.Endpoint = e.Name
 			if e.Prices != nil {
-				resp.CostUSD, resp.CacheSavingUSD = price(resp, req.Model, e.Prices)
+				resp.CostUSD, resp.CacheSavingUSD, resp.Unpriced = price(resp, req.Model, e.Prices)
 				resp.Priced = true
 			}
 			return resp, nil
