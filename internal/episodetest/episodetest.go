@@ -89,7 +89,7 @@ func Small() pipeline.Episode {
 func Full() pipeline.Episode {
 	call := pipeline.Call{Model: "gpt", PromptHash: "ab12", Prompt: "Question: <x> & y", Completion: "Thought: é \"q\"\n",
 		FinishReason: "stop", Usage: pipeline.Usage{PromptTokens: 10, CompletionTokens: 5, TotalTokens: 15, CostUSD: 0.00125,
-			CachedTokens: 4, CacheSavingUSD: 0.0005},
+			CachedTokens: 4, CacheSavingUSD: 0.0005, UnpricedCalls: 1},
 		LatencyMS: 321, Retries: 2, Cached: true, Bad: true, Error: "boom", Choice: 1,
 		ToolCalls: []pipeline.ToolCall{{ID: "call_1", Name: "search", Arguments: `{"entity":"Ada \"L\""}`}, {Name: "browse", Arguments: "not json"}},
 		Reasoning: "First <think> about \"Ada\"\n", Logprobs: []float64{-0.25, -1.5e-7, -12.75},
@@ -108,7 +108,7 @@ func Full() pipeline.Episode {
 		Prediction: "Ada", Finished: true, Correct: true, EM: 1, F1: 0.6666666666666666, StopReason: pipeline.StopFinished,
 		LLMCalls: 2, BadCalls: 1, LatencyMS: 1 << 50, Rationalized: true, Round: 2, Error: "none",
 		MaskedSteps: []pipeline.MaskedStep{{Step: 1, Code: "repeated_search"}},
-		Usage: pipeline.Usage{PromptTokens: 1 << 40, CompletionTokens: 7, TotalTokens: 1<<40 + 7, CostUSD: 1e-9,
+		Usage: pipeline.Usage{PromptTokens: 1 << 40, CompletionTokens: 7, TotalTokens: 1<<40 + 7, CostUSD: 1e-9, UnpricedCalls: 2,
 			CachedTokens: 3, CacheSavingUSD: 2e-9},
 	}
 }
