@@ -172,6 +172,7 @@ func (s *Stage) Run(ctx context.Context, r *pipeline.Run) (pipeline.Counts, erro
 		b := clients.Batch.Stats()
 		counts["batch_waves"], counts["batch_attached"], counts["batch_lines"] = b.Waves, b.Attached, b.Lines
 		counts["batch_retried_lines"] = b.Retried
+		counts["batch_duplicate_lines"], counts["batch_unreadable_lines"] = b.Duplicates, b.Malformed
 	}
 	if meter != nil {
 		m := meter.Snapshot()

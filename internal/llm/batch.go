@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
@@ -68,13 +69,16 @@ type Batcher struct {
 	wg     sync.WaitGroup
 	arrive chan struct{} // a request joined the pending wave
 
-	mu        sync.Mutex
-	state     batchState
-	pending   []*pendingLine               // requests of the next wave, in arrival order
-	waiters   map[string][]chan lineResult // by custom_id: every caller of that request
-	inflight  map[string]*batchWave        // custom_id -> the wave it is out in
-	unclaimed map[string]lineResult        // answers from re-attached waves nobody asked for yet
-	stats     BatchStats
+	lock    *pipeline.Lock // on Dir: one run at a time
+	answers *logStore      // Dir/answers: every answer bought, stored before its wave is collected
+	hook    func(stage string)
+
+	mu       sync.Mutex
+	state    batchState
+	pending  []*pendingLine               // requests of the next wave, in arrival order
+	waiters  map[string][]chan lineResult // by custom_id: every caller of that request
+	inflight map[string]*batchWave        // custom_id -> the wave it is out in
+	stats    BatchStats
 }
 
 var _ Client = (*Batcher)(nil)
@@ -87,6 +91,12 @@ type BatchStats struct {
 	Retried   int // lines sent again after a retryable failure
 	Failed    int // requests that got an error
 	Delivered int // requests answered
+	// Duplicates counts output and error lines for a custom_id already read in the same
+	// wave: the first answer is kept (an answer over an error), the others are not used.
+	Duplicates int
+	// Malformed counts lines that could not be read (not JSON, no custom_id, over the line
+	// bound): each fails its own request, or, without a custom_id, none.
+	Malformed int
 }
 
 type pendingLine struct {
@@ -117,7 +127,23 @@ type batchWave struct {
 	reqs map[string]pendingLine // in memory only: the wave's requests, for retries
 }
 
-const waveCollected = "collected"
+const (
+	waveCollected = "collected"
+	// waveAbandoned is a wave of an earlier run whose batch could not be created from its
+	// recorded upload: its requests go out again in a new wave.
+	waveAbandoned = "abandoned"
+)
+
+// Files in the batch directory besides the waves' and BatchStateFile.
+const (
+	batchLockFile  = ".lock"
+	batchAnswerDir = "answers"
+)
+
+// ErrBatchResume marks a failure to take up the waves an earlier run left: the state in
+// the batch directory is kept, and a later run tries again. It is a runtime failure, not
+// a configuration error.
+var ErrBatchResume = errors.New("batch resume")
 
 // NewBatcher opens Dir, re-attaches to the waves an earlier run left in flight, and
 // starts collecting waves. ctx bounds nothing but the set-up.
@@ -141,16 +167,31 @@ func NewBatcher(ctx context.Context, b batchBackend, o BatchOptions) (*Batcher, 
 	if err := os.MkdirAll(o.Dir, 0o755); err != nil {
 		return nil, fmt.Errorf("llm batch dir %s: %w", o.Dir, err)
 	}
+	// Two runs sharing a batch directory would number their waves alike and overwrite
+	// each other's files: the directory is locked by its run.
+	lock, err := pipeline.AcquireLockFile(filepath.Join(o.Dir, batchLockFile), "llm.batch.dir", o.Dir, "reactgen (llm.mode batch)")
+	if err != nil {
+		var le *pipeline.LockedError
+		if errors.As(err, &le) {
+			return nil, fmt.Errorf("%w; two runs cannot share a batch directory: give each its own llm.batch.dir", err)
+		}
+		return nil, err
+	}
 	bt := &Batcher{b: b, o: o, log: log, arrive: make(chan struct{}, 1), waiters: map[string][]chan lineResult{},
-		inflight: map[string]*batchWave{}, unclaimed: map[string]lineResult{}}
+		inflight: map[string]*batchWave{}, lock: lock, answers: openLogStore(filepath.Join(o.Dir, batchAnswerDir))}
+	fail := func(err error) (*Batcher, error) {
+		bt.answers.close()
+		lock.Release()
+		return nil, err
+	}
 	raw, err := safefile.ReadIn(o.Dir, BatchStateFile, MaxBatchStateBytes)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
 	case err != nil:
-		return nil, err
+		return fail(err)
 	default:
 		if err := json.Unmarshal(raw, &bt.state); err != nil {
-			return nil, fmt.Errorf("read %s: %w", filepath.Join(o.Dir, BatchStateFile), err)
+			return fail(fmt.Errorf("read %s: %w", filepath.Join(o.Dir, BatchStateFile), err))
 		}
 	}
 	run, stop := context.WithCancel(context.WithoutCancel(ctx))
@@ -158,36 +199,46 @@ func NewBatcher(ctx context.Context, b batchBackend, o BatchOptions) (*Batcher, 
 	for _, w := range bt.state.Waves {
 		if err := bt.reattach(run, w); err != nil {
 			stop()
-			return nil, err
+			bt.wg.Wait()
+			return fail(err)
 		}
 	}
 	bt.wg.Go(func() { bt.collect(run) })
 	return bt, nil
 }
 
-// reattach takes up a wave of an earlier run that may still be out.
+// reattach takes up a wave of an earlier run that may still be out. A wave uploaded
+// whose batch id was never recorded is looked for in the Batch API's list; when the list
+// does not have it, or the server lists no batches, its batch is created from the
+// recorded upload (nothing is uploaded again).
 func (bt *Batcher) reattach(ctx context.Context, w *batchWave) error {
 	switch w.Status {
-	case waveCollected, "written":
+	case waveCollected, waveAbandoned, "written":
 		return nil // answered, or never uploaded: its requests go out again when asked
 	}
+	create := false
 	if w.BatchID == "" {
 		if w.InputFileID == "" {
 			return nil
 		}
 		// Uploaded, then the run stopped: the batch may have been created all the same.
 		id, ok, err := bt.b.Find(ctx, w.InputFileID)
-		if err != nil {
-			return fmt.Errorf("re-attach wave %d: %w", w.N, err)
+		switch {
+		case err != nil && !noList(err):
+			return fmt.Errorf("%w: re-attach wave %d (run again to retry): %w", ErrBatchResume, w.N, err)
+		case ok:
+			w.BatchID = id
+		default:
+			if err != nil {
+				bt.log.Warn("the server lists no batches, so whether the interrupted run created this wave's batch cannot be known; creating it from the recorded upload",
+					"wave", w.N, "input_file", w.InputFileID, "err", err)
+			}
+			create = true
 		}
-		if !ok {
-			return nil
-		}
-		w.BatchID = id
 	}
 	ids, err := lineIDs(filepath.Join(bt.o.Dir, w.Input))
 	if err != nil {
-		return fmt.Errorf("re-attach wave %d: %w", w.N, err)
+		return fmt.Errorf("%w: re-attach wave %d: %w", ErrBatchResume, w.N, err)
 	}
 	w.reqs = map[string]pendingLine{}
 	for id := range ids {
@@ -195,9 +246,68 @@ func (bt *Batcher) reattach(ctx context.Context, w *batchWave) error {
 		w.reqs[id] = pendingLine{id: id} // the request itself is not known until someone asks
 	}
 	bt.stats.Attached++
+	if create {
+		bt.wg.Go(func() { bt.createFromUpload(ctx, w) })
+		return nil
+	}
 	bt.log.Info("re-attached to a batch of an earlier run", "wave", w.N, "batch", w.BatchID, "lines", w.Lines)
 	bt.wg.Go(func() { bt.await(ctx, w) })
 	return nil
+}
+
+// noList reports an answer meaning the server has no list of batches.
+func noList(err error) bool {
+	var ae *APIError
+	return errors.As(err, &ae) && (ae.Status == http.StatusNotFound || ae.Status == http.StatusMethodNotAllowed || ae.Status == http.StatusNotImplemented)
+}
+
+// createFromUpload creates the batch of a re-attached wave from its recorded upload, then
+// waits for it. A wave whose batch cannot be created is abandoned: its requests go out
+// again in a new wave.
+func (bt *Batcher) createFromUpload(ctx context.Context, w *batchWave) {
+	var batchID string
+	_, err := retry.Do(ctx, retry.Policy{MaxRetries: bt.o.MaxRetries, Jitter: retry.FullJitter}, func(ctx context.Context) error {
+		var err error
+		batchID, err = bt.b.Create(ctx, w.InputFileID, w.Endpoint)
+		return err
+	}, submitVerdict)
+	if ctx.Err() != nil {
+		return // Close: the wave stays uploaded, for the next run
+	}
+	bt.mu.Lock()
+	if err != nil {
+		bt.log.Warn("the batch of an interrupted run's upload could not be created; its requests go out again", "wave", w.N, "err", err)
+		requeued := 0
+		for id, p := range w.reqs {
+			delete(bt.inflight, id)
+			if len(bt.waiters[id]) > 0 && p.req.Model != "" {
+				bt.pending = append(bt.pending, &p)
+				requeued++
+			}
+		}
+		w.Status, w.Ended = waveAbandoned, time.Now().UTC()
+		_ = bt.saveLocked()
+		bt.mu.Unlock()
+		if requeued > 0 {
+			bt.wake()
+		}
+		return
+	}
+	w.BatchID, w.Status = batchID, "submitted"
+	if err := bt.saveLocked(); err != nil {
+		bt.log.Error("batch state not saved", "err", err)
+	}
+	bt.mu.Unlock()
+	bt.log.Info("batch wave submitted from an earlier run's upload", "wave", w.N, "batch", batchID, "lines", w.Lines)
+	bt.await(ctx, w)
+}
+
+// wake tells the collector that requests are pending.
+func (bt *Batcher) wake() {
+	select {
+	case bt.arrive <- struct{}{}:
+	default:
+	}
 }
 
 // Stats returns what the Batcher has done so far.
@@ -207,10 +317,13 @@ func (bt *Batcher) Stats() BatchStats {
 	return bt.stats
 }
 
-// Close stops collecting and polling. Batches out stay out, recorded for the next run.
+// Close stops collecting and polling and unlocks the directory. Batches out stay out,
+// recorded for the next run.
 func (bt *Batcher) Close() {
 	bt.stop()
 	bt.wg.Wait()
+	bt.answers.close()
+	bt.lock.Release()
 }
 
 // Complete queues req for the next wave, or joins the wave it is already out in, and
@@ -219,13 +332,13 @@ func (bt *Batcher) Complete(ctx context.Context, req Request) (Response, error) 
 	start := time.Now()
 	id := requestKey(req)
 	ch := make(chan lineResult, 1)
-	bt.mu.Lock()
-	if r, ok := bt.unclaimed[id]; ok {
-		delete(bt.unclaimed, id)
+	if r, ok := bt.stored(id); ok { // bought already, by this run or one that was stopped
+		bt.mu.Lock()
 		bt.stats.Delivered++
 		bt.mu.Unlock()
 		return bt.finish(r, req, start)
 	}
+	bt.mu.Lock()
 	first := len(bt.waiters[id]) == 0
 	bt.waiters[id] = append(bt.waiters[id], ch)
 	if w, out := bt.inflight[id]; out {
@@ -236,10 +349,7 @@ func (bt *Batcher) Complete(ctx context.Context, req Request) (Response, error) 
 		bt.pending = append(bt.pending, &pendingLine{id: id, req: req})
 	}
 	bt.mu.Unlock()
-	select {
-	case bt.arrive <- struct{}{}:
-	default:
-	}
+	bt.wake()
 	select {
 	case r := <-ch:
 		return bt.finish(r, req, start)
@@ -260,6 +370,9 @@ func (bt *Batcher) finish(r lineResult, req Request, start time.Time) (Response,
 	resp := r.resp
 	resp.Choices = slices.Clone(resp.Choices)
 	keepAsked(&resp, req)
+	if err := boundReply(&resp, req.MaxTokens); err != nil {
+		return Response{}, err
+	}
 	if resp.Model == "" {
 		resp.Model = req.Model
 	}
@@ -285,14 +398,20 @@ func (bt *Batcher) drop(id string, ch chan lineResult) {
 	bt.pending = slices.DeleteFunc(bt.pending, func(p *pendingLine) bool { return p.id == id })
 }
 
+// stored returns the answer to id in the answer store.
+func (bt *Batcher) stored(id string) (lineResult, bool) {
+	e, ok := bt.answers.get(id)
+	if !ok {
+		return lineResult{}, false
+	}
+	return lineResult{resp: Response{Choices: e.Choices, Usage: e.Usage, Model: e.Model}}, true
+}
+
 // deliver answers every caller of id. bt.mu is held.
-func (bt *Batcher) deliver(id string, r lineResult, keep bool) {
+func (bt *Batcher) deliver(id string, r lineResult) {
 	ws := bt.waiters[id]
 	delete(bt.waiters, id)
 	if len(ws) == 0 {
-		if keep {
-			bt.unclaimed[id] = r
-		}
 		return
 	}
 	if r.err != nil {
@@ -364,7 +483,7 @@ func (bt *Batcher) closeWave() (*batchWave, error) {
 		ep, line, err := batchLine(p.id, p.req)
 		switch {
 		case err != nil:
-			bt.deliver(p.id, lineResult{err: err}, false)
+			bt.deliver(p.id, lineResult{err: err})
 			continue
 		case w.Endpoint == "":
 			w.Endpoint = ep
@@ -399,7 +518,7 @@ func (bt *Batcher) closeWave() (*batchWave, error) {
 func (bt *Batcher) fail(w *batchWave, err error) {
 	for id := range w.reqs {
 		delete(bt.inflight, id)
-		bt.deliver(id, lineResult{err: err}, false)
+		bt.deliver(id, lineResult{err: err})
 	}
 }
 
@@ -432,16 +551,7 @@ func (bt *Batcher) send(ctx context.Context, w *batchWave) {
 			return bt.saveLocked()
 		})
 		return err
-	}, func(err error) (retry.Verdict, time.Duration) {
-		if !IsRetryable(err) {
-			return retry.Permanent, 0
-		}
-		var ae *APIError
-		if errors.As(err, &ae) {
-			return retry.Again, ae.RetryAfter
-		}
-		return retry.Again, 0
-	})
+	}, submitVerdict)
 	bt.mu.Lock()
 	if err != nil {
 		w.Status, w.Ended = batchFailed, time.Now().UTC()
@@ -458,6 +568,18 @@ func (bt *Batcher) send(ctx context.Context, w *batchWave) {
 	}
 	bt.log.Info("batch wave submitted", "wave", w.N, "batch", batchID, "lines", w.Lines, "endpoint", w.Endpoint)
 	bt.await(ctx, w)
+}
+
+// submitVerdict retries an upload or a batch creation as an online request would be.
+func submitVerdict(err error) (retry.Verdict, time.Duration) {
+	if !IsRetryable(err) {
+		return retry.Permanent, 0
+	}
+	var ae *APIError
+	if errors.As(err, &ae) {
+		return retry.Again, ae.RetryAfter
+	}
+	return retry.Again, 0
 }
 
 // await polls a submitted wave until it is final, then answers its requests.
@@ -499,32 +621,54 @@ func (bt *Batcher) await(ctx context.Context, w *batchWave) {
 			return
 		}
 	}
-	results := map[string]lineResult{}
+	// The answers reach the answer store, synced, before the wave is marked collected:
+	// a run stopped at any moment from here on buys none of them again. A failure to
+	// read the files is tried again while it may pass.
+	var a *waveAnswers
 	var readErr error
 	if st.State != batchFailed {
-		out, errs, err := bt.b.Output(ctx, w.BatchID, st)
-		if err == nil {
-			err = readOutput(w.BatchID+" output", out, w.Endpoint, results)
+		for try := 0; ; try++ {
+			a, readErr = bt.readWave(ctx, w, st)
+			if readErr == nil || ctx.Err() != nil || !IsRetryable(readErr) || try >= bt.o.MaxRetries {
+				break
+			}
+			bt.log.Warn("batch output not read; reading it again", "wave", w.N, "batch", w.BatchID, "err", readErr)
+			if retry.Sleep(ctx, bt.o.Poll) != nil {
+				return
+			}
 		}
-		if err == nil {
-			err = readOutput(w.BatchID+" errors", errs, w.Endpoint, results)
+		if ctx.Err() != nil {
+			return // Close: the wave stays uncollected, and the next run reads it again
 		}
-		readErr = err
 	}
-	for id, r := range results {
-		results[id] = scrubLine(r, bt.o.Secrets)
+	bt.hooked("stored")
+	bt.collectWave(w, st, a, readErr)
+	bt.hooked("collected")
+}
+
+func (bt *Batcher) hooked(stage string) {
+	if bt.hook != nil {
+		bt.hook(stage)
 	}
-	bt.collectWave(w, st, results, readErr)
 }
 
 // collectWave answers a final wave's requests: its answers, its failures, and the lines
-// it left undone, which go out again in the next wave while they have tries left.
-func (bt *Batcher) collectWave(w *batchWave, st batchStatus, results map[string]lineResult, readErr error) {
+// it left undone, which go out again in the next wave while they have tries left. After
+// a read error the wave is left uncollected (its requests fail here), so that the next
+// run reads its files again rather than buying its lines again.
+func (bt *Batcher) collectWave(w *batchWave, st batchStatus, a *waveAnswers, readErr error) {
 	bt.mu.Lock()
 	requeued := 0
+	if a != nil {
+		bt.stats.Duplicates += a.dups
+		bt.stats.Malformed += a.malformed
+		if a.dups > 0 || a.malformed > 0 {
+			bt.log.Warn("batch files hold repeated or unreadable lines", "wave", w.N, "batch", w.BatchID, "duplicates", a.dups, "unreadable", a.malformed)
+		}
+	}
 	for id, p := range w.reqs {
 		delete(bt.inflight, id)
-		r, ok := results[id]
+		var r lineResult
 		switch {
 		case st.State == batchFailed:
 			msg := "the batch failed"
@@ -534,30 +678,37 @@ func (bt *Batcher) collectWave(w *batchWave, st batchStatus, results map[string]
 			r = lineResult{err: &APIError{Status: 400, Type: "batch_failed", Message: msg}}
 		case readErr != nil:
 			r = lineResult{err: fmt.Errorf("batch wave %d: %w", w.N, readErr)}
-		case !ok:
+		case a.stored[id]:
+			if len(bt.waiters[id]) == 0 {
+				continue // kept in the store for its caller
+			}
+			var ok bool
+			if r, ok = bt.stored(id); !ok {
+				r = lineResult{err: fmt.Errorf("batch wave %d: the stored answer to %s could not be read back from %s", w.N, id, bt.answers.dir)}
+			}
+		case a.failed[id].err != nil:
+			r = a.failed[id]
+		default:
 			r = lineResult{err: &APIError{Status: 503, Type: "batch_line_missing",
 				Message: fmt.Sprintf("batch %s ended %s without this line", w.BatchID, st.State)}}
 		}
 		r = scrubLine(r, bt.o.Secrets) // the batch's own error messages, too
-		if r.err != nil && IsRetryable(r.err) && p.tries < bt.o.MaxRetries && len(bt.waiters[id]) > 0 && p.req.Model != "" {
+		if r.err != nil && readErr == nil && IsRetryable(r.err) && p.tries < bt.o.MaxRetries && len(bt.waiters[id]) > 0 && p.req.Model != "" {
 			p.tries++
 			bt.pending = append(bt.pending, &p)
 			bt.stats.Retried++
 			requeued++
 			continue
 		}
-		// An answer nobody has asked for yet (a re-attached wave's) is kept for its
-		// caller; a failure is not: that caller sends the request again.
-		bt.deliver(id, r, r.err == nil)
+		bt.deliver(id, r)
 	}
-	w.Status, w.Ended = waveCollected, time.Now().UTC()
+	if readErr == nil {
+		w.Status, w.Ended = waveCollected, time.Now().UTC()
+	}
 	_ = bt.saveLocked()
 	bt.mu.Unlock()
 	if requeued > 0 {
 		bt.log.Info("batch lines go out again", "wave", w.N, "lines", requeued, "status", st.State)
-		select {
-		case bt.arrive <- struct{}{}:
-		default:
-		}
+		bt.wake()
 	}
 }

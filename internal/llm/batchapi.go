@@ -1,18 +1,14 @@
 package llm
 
 import (
-	"bufio"
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 
 	openai "github.com/sashabaranov/go-openai"
-
-	"github.com/reactgen/reactgen/pipeline"
 )
 
 // Batch states, as OpenAI's Batch API names them.
@@ -55,10 +51,13 @@ type batchBackend interface {
 	Submit(ctx context.Context, path, endpoint string, uploaded func(fileID string) error) (fileID, batchID string, err error)
 	// Status reads a batch's state.
 	Status(ctx context.Context, batchID string) (batchStatus, error)
-	// Output reads a final batch's output and error files (either may be empty).
-	Output(ctx context.Context, batchID string, st batchStatus) (out, errs []byte, err error)
+	// Output opens a final batch's output and error files as streams (either may be
+	// nil); the caller closes them.
+	Output(ctx context.Context, batchID string, st batchStatus) (out, errs io.ReadCloser, err error)
 	// Find returns the batch created from an uploaded input, if there is one.
 	Find(ctx context.Context, fileID string) (batchID string, ok bool, err error)
+	// Create starts the batch of an input uploaded earlier.
+	Create(ctx context.Context, fileID, endpoint string) (batchID string, err error)
 }
 
 // openAIBatches is the Batch API of an OpenAI-compatible server through go-openai.
@@ -83,11 +82,11 @@ func (b *openAIBatches) Submit(ctx context.Context, path, endpoint string, uploa
 			return f.ID, "", err
 		}
 	}
-	id, err := b.create(ctx, f.ID, endpoint)
+	id, err := b.Create(ctx, f.ID, endpoint)
 	return f.ID, id, err
 }
 
-func (b *openAIBatches) create(ctx context.Context, fileID, endpoint string) (string, error) {
+func (b *openAIBatches) Create(ctx context.Context, fileID, endpoint string) (string, error) {
 	r, err := b.oa.client.CreateBatch(ctx, openai.CreateBatchRequest{InputFileID: fileID,
 		Endpoint: openai.BatchEndpoint(endpoint), CompletionWindow: b.completionWindow})
 	if err != nil {
@@ -120,8 +119,8 @@ func (b *openAIBatches) Status(ctx context.Context, batchID string) (batchStatus
 	return st, nil
 }
 
-func (b *openAIBatches) Output(ctx context.Context, batchID string, st batchStatus) ([]byte, []byte, error) {
-	read := func(id string) ([]byte, error) {
+func (b *openAIBatches) Output(ctx context.Context, batchID string, st batchStatus) (io.ReadCloser, io.ReadCloser, error) {
+	open := func(id string) (io.ReadCloser, error) {
 		if id == "" {
 			return nil, nil
 		}
@@ -129,18 +128,37 @@ func (b *openAIBatches) Output(ctx context.Context, batchID string, st batchStat
 		if err != nil {
 			return nil, b.oa.mapError(ctx, &capture{}, fmt.Errorf("batch %s: read file %s: %w", batchID, id, err))
 		}
-		defer rc.Close()
-		// A batch holds at most 50,000 requests; its output file is read whole.
-		const maxBatchFileBytes = 1 << 30
-		return pipeline.ReadBounded(rc, fmt.Sprintf("batch %s file %s", batchID, id), maxBatchFileBytes)
+		return &boundedFile{rc: rc, name: fmt.Sprintf("batch %s file %s", batchID, id), left: maxBatchFileBytes}, nil
 	}
-	out, err := read(st.OutputFileID)
+	out, err := open(st.OutputFileID)
 	if err != nil {
 		return nil, nil, err
 	}
-	errs, err := read(st.ErrorFileID)
-	return out, errs, err
+	errs, err := open(st.ErrorFileID)
+	if err != nil {
+		out.Close()
+		return nil, nil, err
+	}
+	return out, errs, nil
 }
+
+// boundedFile is a batch file as it streams in, failing once it passes its bound.
+type boundedFile struct {
+	rc   io.ReadCloser
+	name string
+	left int64
+}
+
+func (f *boundedFile) Read(p []byte) (int, error) {
+	if f.left <= 0 {
+		return 0, fmt.Errorf("%s: %w: over %d bytes", f.name, ErrResponseTooLarge, int64(maxBatchFileBytes))
+	}
+	n, err := f.rc.Read(p[:min(int64(len(p)), f.left)])
+	f.left -= int64(n)
+	return n, err
+}
+
+func (f *boundedFile) Close() error { return f.rc.Close() }
 
 func (b *openAIBatches) Find(ctx context.Context, fileID string) (string, bool, error) {
 	var after *string
@@ -219,35 +237,20 @@ func (w *waveFiles) Status(_ context.Context, out string) (batchStatus, error) {
 	return st, nil
 }
 
-func (w *waveFiles) Output(_ context.Context, out string, _ batchStatus) ([]byte, []byte, error) {
-	b, err := os.ReadFile(out)
-	return b, nil, err
+func (w *waveFiles) Output(_ context.Context, out string, _ batchStatus) (io.ReadCloser, io.ReadCloser, error) {
+	f, err := os.Open(out)
+	if err != nil {
+		return nil, nil, err
+	}
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		f.Close()
+		return nil, nil, fmt.Errorf("%s: not a regular file", out)
+	}
+	return f, nil, nil
 }
 
 func (w *waveFiles) Find(context.Context, string) (string, bool, error) { return "", false, nil }
 
-// lineIDs reads the custom_ids of a JSONL batch file. A last line without its newline is
-// not counted: the writer has not finished it.
-func lineIDs(path string) (map[string]bool, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	ids := map[string]bool{}
-	if i := bytes.LastIndexByte(b, '\n'); i >= 0 {
-		b = b[:i+1]
-	} else {
-		b = nil
-	}
-	sc := bufio.NewScanner(bytes.NewReader(b))
-	sc.Buffer(make([]byte, 1<<20), 64<<20)
-	for sc.Scan() {
-		var l struct {
-			CustomID string `json:"custom_id"`
-		}
-		if json.Unmarshal(sc.Bytes(), &l) == nil && l.CustomID != "" {
-			ids[l.CustomID] = true
-		}
-	}
-	return ids, sc.Err()
+func (w *waveFiles) Create(context.Context, string, string) (string, error) {
+	return "", errors.New("wave files are not uploaded")
 }

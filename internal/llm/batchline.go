@@ -1,8 +1,6 @@
 package llm
 
 import (
-	"bufio"
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -71,29 +69,6 @@ type batchOutputLine struct {
 type lineResult struct {
 	resp Response
 	err  error
-}
-
-// readOutput reads output or error file lines into results by custom_id. A line that
-// cannot be read is an error naming the file and line: a batch's files come from the
-// server and a broken one must not pass for missing lines.
-func readOutput(name string, b []byte, endpoint string, into map[string]lineResult) error {
-	sc := bufio.NewScanner(bytes.NewReader(b))
-	sc.Buffer(make([]byte, 1<<20), 64<<20)
-	for n := 1; sc.Scan(); n++ {
-		raw := bytes.TrimSpace(sc.Bytes())
-		if len(raw) == 0 {
-			continue
-		}
-		var l batchOutputLine
-		if err := json.Unmarshal(raw, &l); err != nil || l.CustomID == "" {
-			if err == nil {
-				err = fmt.Errorf("no custom_id")
-			}
-			return fmt.Errorf("batch %s line %d: %w", name, n, err)
-		}
-		into[l.CustomID] = decodeOutput(l, endpoint)
-	}
-	return sc.Err()
 }
 
 // decodeOutput turns one output line into its result.

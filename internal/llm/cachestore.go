@@ -83,6 +83,8 @@ type logStore struct {
 	wseg   int32
 	off    int64
 	broken bool // a write failed: the segment may end in a partial line, so nothing more is written
+	// dirSynced: the directory entry of the store's segment has been synced
+	dirSynced bool
 }
 
 // openLogStore indexes the segments in dir. A directory that cannot be read gives an
@@ -229,6 +231,47 @@ func (s *logStore) put(e logEntry) error {
 	s.index[k] = loc
 	s.mu.Unlock()
 	return nil
+}
+
+// sync makes every line put so far durable (fsync of the store's segment and, when it
+// was just created, of the directory that holds it).
+func (s *logStore) sync() error {
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	if s.w == nil {
+		return nil
+	}
+	if err := s.w.Sync(); err != nil {
+		return fmt.Errorf("llm store sync %s: %w", s.w.Name(), err)
+	}
+	if !s.dirSynced {
+		d, err := os.Open(s.dir)
+		if err != nil {
+			return fmt.Errorf("llm store sync %s: %w", s.dir, err)
+		}
+		defer d.Close()
+		if err := d.Sync(); err != nil {
+			return fmt.Errorf("llm store sync %s: %w", s.dir, err)
+		}
+		s.dirSynced = true
+	}
+	return nil
+}
+
+// close closes the store's files; it is not used afterwards.
+func (s *logStore) close() {
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i := range s.segs {
+		if f := s.segs[i].f; f != nil {
+			_ = f.Close()
+			s.segs[i].f = nil
+		}
+	}
+	s.w = nil
+	s.broken = true
 }
 
 // create makes the store's own segment, named by the time and the process id.

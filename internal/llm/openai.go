@@ -199,20 +199,11 @@ func (o *OpenAI) Complete(ctx context.Context, req Request) (Response, error) {
 	seen.all = nil
 	seen.mu.Unlock()
 	readExtras(all, &resp, req)
-	// A server that ignores max_tokens must not fill the run with megabytes: cut the text
-	// at a generous bound for the requested tokens and report it as cut.
-	limit := MaxCompletionBytes(req.MaxTokens)
-	for i := range resp.Choices {
-		if c := &resp.Choices[i]; len(c.Text) > limit {
-			c.Text = strings.ToValidUTF8(c.Text[:limit], "")
-			c.FinishReason = "length"
-		}
-		for j := range resp.Choices[i].ToolCalls {
-			if f := &resp.Choices[i].ToolCalls[j].Function; len(f.Arguments) > limit {
-				f.Arguments = strings.ToValidUTF8(f.Arguments[:limit], "")
-				resp.Choices[i].FinishReason = "length"
-			}
-		}
+	// A server that ignores max_tokens must not fill the run with megabytes: the text is
+	// cut at a generous bound for the requested tokens and reported as cut; a reply with
+	// more tool calls than any step makes is refused.
+	if err := boundReply(&resp, req.MaxTokens); err != nil {
+		return Response{}, redact(fmt.Errorf("llm request to %s: %w", o.baseURL, err), o.secrets...)
 	}
 	o.scrubResponse(&resp)
 	if resp.Model == "" {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"reflect"
 	"strings"
 	"sync"
@@ -198,5 +199,31 @@ func TestBatchCarriesTools(t *testing.T) {
 	defer mu.Unlock()
 	if !reflect.DeepEqual(seen.Messages, req.Messages) || len(seen.Tools) != 1 || seen.Tools[0].Function.Name != "search" {
 		t.Errorf("the batch line: messages %+v, tools %+v", seen.Messages, seen.Tools)
+	}
+}
+
+// TestTooManyToolCallsRefused: a reply of 20,000 tool calls (1.3 MB, under the body
+// bound) is refused as too large, not retried, and names the count; one of MaxToolCalls
+// passes.
+func TestTooManyToolCallsRefused(t *testing.T) {
+	for _, n := range []int{llm.MaxToolCalls, 20000} {
+		s := llmtest.NewServer(t, func(context.Context, llmtest.Req) llmtest.Reply {
+			calls := make([]llm.ToolCall, n)
+			for i := range calls {
+				calls[i] = llm.ToolCall{ID: fmt.Sprintf("call_%d", i), Function: llm.FunctionCall{Name: "search", Arguments: `{"entity":"Vell"}`}}
+			}
+			return llmtest.Reply{ToolCalls: calls}
+		})
+		c := llm.WithRetry(newClient(t, s.URL, 0), llm.RetryPolicy{MaxRetries: 3, Sleep: func(context.Context, time.Duration) error { return nil }})
+		resp, err := c.Complete(t.Context(), toolsReq())
+		if n <= llm.MaxToolCalls {
+			if err != nil || len(resp.Choices[0].ToolCalls) != n {
+				t.Errorf("%d tool calls: %v", n, err)
+			}
+			continue
+		}
+		if !errors.Is(err, llm.ErrResponseTooLarge) || !strings.Contains(err.Error(), "20000 tool calls") || s.Requests() != 1 {
+			t.Errorf("%d tool calls: %v after %d requests, want ErrResponseTooLarge naming them, not retried", n, err, s.Requests())
+		}
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -52,9 +53,48 @@ type batches struct {
 	order  []string // batch ids, oldest first
 	byID   map[string]*batchRecord
 	faults func(n int) BatchFault
+	tamper func(n int, out, errs []byte) ([]byte, []byte)
+	noList bool
 	next   int
 	// pollsToFinish is how many status reads a batch takes from validating to final.
 	pollsToFinish int
+}
+
+// TamperBatchFiles makes the output and error files of batch n (1-based) what tamper
+// returns from the files the batch's lines produced, as a server gone wrong would write
+// them (repeated, unreadable or oversized lines).
+func (s *Server) TamperBatchFiles(tamper func(n int, out, errs []byte) ([]byte, []byte)) {
+	s.batch.mu.Lock()
+	defer s.batch.mu.Unlock()
+	s.batch.tamper = tamper
+}
+
+// NoBatchList answers GET /v1/batches with 404, as a server without the list does.
+func (s *Server) NoBatchList() {
+	s.batch.mu.Lock()
+	defer s.batch.mu.Unlock()
+	s.batch.noList = true
+}
+
+// BatchLineIDs counts, for each custom_id, the batches created whose input holds it: a
+// count over 1 is a line bought twice.
+func (s *Server) BatchLineIDs() map[string]int {
+	s.batch.mu.Lock()
+	defer s.batch.mu.Unlock()
+	out := map[string]int{}
+	for _, id := range s.batch.order {
+		sc := bufio.NewScanner(bytes.NewReader(s.batch.files[s.batch.byID[id].info.InputFileID]))
+		sc.Buffer(make([]byte, 1<<20), 64<<20)
+		for sc.Scan() {
+			var l struct {
+				CustomID string `json:"custom_id"`
+			}
+			if json.Unmarshal(sc.Bytes(), &l) == nil {
+				out[l.CustomID]++
+			}
+		}
+	}
+	return out
 }
 
 // SetBatchFaults makes batch n (1-based, in creation order) run with faults(n).
@@ -163,6 +203,11 @@ func (s *Server) serveBatch(w http.ResponseWriter, r *http.Request) bool {
 		writeJSON(w, http.StatusOK, body)
 	case p == "/batches" && r.Method == http.MethodGet:
 		b.mu.Lock()
+		if b.noList {
+			b.mu.Unlock()
+			writeError(w, http.StatusNotFound, "Invalid URL (GET /v1/batches)", "invalid_request_error", "")
+			return true
+		}
 		after := r.URL.Query().Get("after")
 		var data []map[string]any
 		started := after == ""
@@ -327,6 +372,13 @@ func (s *Server) advance(ctx context.Context, rec *batchRecord) {
 		rec.info.Status = "completed"
 	}
 	rec.done, rec.failed = done, failed
+	if b.tamper != nil {
+		o, e := b.tamper(slices.Index(b.order, rec.info.ID)+1, out.Bytes(), errs.Bytes())
+		out.Reset()
+		out.Write(o)
+		errs.Reset()
+		errs.Write(e)
+	}
 	b.next++
 	if out.Len() > 0 {
 		rec.output = fmt.Sprintf("file-out-%d", b.next)
