@@ -3,7 +3,9 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/reactgen/reactgen/internal/llm"
 	"github.com/reactgen/reactgen/internal/llm/llmtest"
@@ -55,4 +57,83 @@ func TestBatchModeRunCommand(t *testing.T) {
 	if c := m.Stages[pipeline.StageGenerate].Counts; c["episodes"] != 40 || c["cached"] == 0 {
 		t.Errorf("second run counts %v: want 40 episodes from the cache", c)
 	}
+}
+
+// answerBytes is the size of the batch answer store under dir.
+func answerBytes(dir string) int64 {
+	var n int64
+	ents, _ := os.ReadDir(dir)
+	for _, e := range ents {
+		if fi, err := e.Info(); err == nil {
+			n += fi.Size()
+		}
+	}
+	return n
+}
+
+// TestBatchKilledWhileCollectingBuysNoLineTwice SIGKILLs `reactgen run` in batch mode,
+// with the response cache off, the moment a wave's answers start reaching the batch
+// answer store (after the batch was bought, before its episodes store their steps) or a
+// few milliseconds later, again and again, then lets it finish: no custom_id was in two batches, and every question
+// has its episode.
+func TestBatchKilledWhileCollectingBuysNoLineTwice(t *testing.T) {
+	model := newFakeModel(t)
+	srv := llmtest.NewServer(t, model.handle)
+	dir := t.TempDir()
+	cfg := testConfig(t, filepath.Join(dir, "cfg"), srv.URL, map[string]any{
+		"task.limit":           40,
+		"generate.concurrency": 40,
+		"llm.mode":             "batch",
+		"llm.cache":            false,
+		"llm.batch":            map[string]any{"window": "50ms", "poll": "5ms"},
+	})
+	out := filepath.Join(dir, "run")
+	answers := filepath.Join(out, pipeline.BatchDir, "answers")
+	env := childEnv{vars: map[string]string{"OPENAI_API_KEY": "sk-test"}}
+	kills := 0
+	for cycle := range 4 {
+		before := answerBytes(answers)
+		c := startChild(t, env, "run", "--config", cfg, "--out", out)
+		deadline := time.Now().Add(time.Minute)
+	watch:
+		for {
+			select {
+			case <-c.done:
+				break watch
+			default:
+			}
+			if answerBytes(answers) > before {
+				// At once, or a little later: the wave marked collected, its answers on
+				// their way to the episodes.
+				time.Sleep(time.Duration(cycle) * 5 * time.Millisecond)
+				c.signal(t, syscall.SIGKILL)
+				c.wait(t)
+				kills++
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("no answers stored within a minute; stderr:\n%s", c.stderr.String())
+			}
+			time.Sleep(200 * time.Microsecond)
+		}
+	}
+	if kills == 0 {
+		t.Fatal("no run was killed while collecting")
+	}
+	code, _, stderr := runChild(t, env, "run", "--config", cfg, "--out", out)
+	if code != 0 {
+		t.Fatalf("final run: exit %d: %s", code, stderr)
+	}
+	twice := 0
+	for id, n := range srv.BatchLineIDs() {
+		if n > 1 {
+			twice++
+			t.Errorf("line %s bought %d times", id, n)
+		}
+	}
+	m := readManifest(t, out)
+	if c := m.Stages[pipeline.StageGenerate].Counts; c["episodes"] != 40 {
+		t.Errorf("generate counts %v, want 40 episodes", c)
+	}
+	t.Logf("%d kills while collecting, %d batches, %d lines bought, %d twice", kills, len(srv.Batches()), len(srv.BatchLineIDs()), twice)
 }
