@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"strings"
 	"sync"
 	"time"
 
@@ -184,7 +185,7 @@ func (s *Stage) Run(ctx context.Context, r *pipeline.Run) (pipeline.Counts, erro
 	case errors.Is(err, ErrToolsRefused):
 		return counts, err
 	case errors.Is(err, llm.ErrUnusable):
-		return counts, fmt.Errorf("every request to %s failed, so the run stopped: %w", pipeline.RedactURL(s.LLM.BaseURL), err)
+		return counts, fmt.Errorf("every request to %s failed, so the run stopped: %w", servers(s.LLM), err)
 	case errors.Is(err, ErrEnvironmentDown):
 		return counts, fmt.Errorf("the environment failed %d steps in a row (env.max_consecutive_failures), so the run stopped before paying for more requests; %d episodes ended with an error and `reactgen run` retries them once it answers: %w",
 			s.MaxEnvFailures, outcome.errored, err)
@@ -231,4 +232,18 @@ func (t *errorTally) Write(ctx context.Context, ep pipeline.Episode) error {
 		}
 	}
 	return nil
+}
+
+// servers names the model servers a run sends to: llm.endpoints when set (llm.base_url
+// is then not contacted), else llm.base_url.
+func servers(c pipeline.LLMConfig) string {
+	eps := c.ResolvedEndpoints()
+	if len(eps) == 0 || c.Mode == "batch" {
+		return pipeline.RedactURL(c.BaseURL)
+	}
+	names := make([]string, len(eps))
+	for i, e := range eps {
+		names[i] = pipeline.RedactURL(e.BaseURL)
+	}
+	return "the endpoints " + strings.Join(names, ", ")
 }

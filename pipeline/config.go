@@ -111,18 +111,21 @@ type LLMConfig struct {
 	Seed             int               `mapstructure:"seed"`
 	Headers          map[string]string `mapstructure:"headers"`
 	Timeout          time.Duration     `mapstructure:"timeout"` // per request
-	MaxRetries       int               `mapstructure:"max_retries"`
-	BackoffBase      time.Duration     `mapstructure:"backoff_base"`
-	BackoffMax       time.Duration     `mapstructure:"backoff_max"`
-	Concurrency      int               `mapstructure:"concurrency"` // requests in flight at once
-	RPM              float64           `mapstructure:"rpm"`         // requests per minute (0 = unlimited)
-	TPM              float64           `mapstructure:"tpm"`         // tokens per minute (0 = unlimited)
-	MaxRequests      int               `mapstructure:"max_requests"`
-	MaxTokens        int               `mapstructure:"max_tokens"` // budget: total tokens over the run
-	MaxCostUSD       float64           `mapstructure:"max_cost_usd"`
-	Prices           map[string]Price  `mapstructure:"prices"` // per model, USD per 1M tokens
-	Cache            bool              `mapstructure:"cache"`
-	CacheDir         string            `mapstructure:"cache_dir"` // empty means <run>/llm-cache
+	// StallTimeout moves a request that has had no answer for this long to another
+	// endpoint of llm.endpoints while one is up; 0 waits for Timeout.
+	StallTimeout time.Duration    `mapstructure:"stall_timeout"`
+	MaxRetries   int              `mapstructure:"max_retries"`
+	BackoffBase  time.Duration    `mapstructure:"backoff_base"`
+	BackoffMax   time.Duration    `mapstructure:"backoff_max"`
+	Concurrency  int              `mapstructure:"concurrency"` // requests in flight at once
+	RPM          float64          `mapstructure:"rpm"`         // requests per minute (0 = unlimited)
+	TPM          float64          `mapstructure:"tpm"`         // tokens per minute (0 = unlimited)
+	MaxRequests  int              `mapstructure:"max_requests"`
+	MaxTokens    int              `mapstructure:"max_tokens"` // budget: total tokens over the run
+	MaxCostUSD   float64          `mapstructure:"max_cost_usd"`
+	Prices       map[string]Price `mapstructure:"prices"` // per model, USD per 1M tokens
+	Cache        bool             `mapstructure:"cache"`
+	CacheDir     string           `mapstructure:"cache_dir"` // empty means <run>/llm-cache
 	// Endpoints, when set, make a pool of servers in place of base_url alone (see
 	// EndpointConfig); Resolve fills their unset keys from the keys above.
 	Endpoints []EndpointConfig `mapstructure:"endpoints"`
@@ -295,7 +298,7 @@ func Default() Config {
 		},
 		LLM: LLMConfig{
 			BaseURL: "", Model: "gpt-4o-mini", APIKeyEnv: "OPENAI_API_KEY",
-			Temperature: 0, TopP: 1, RequestMaxTokens: 256, Timeout: 60 * time.Second,
+			Temperature: 0, TopP: 1, RequestMaxTokens: 256, Timeout: 60 * time.Second, StallTimeout: 20 * time.Second,
 			MaxRetries: 6, BackoffBase: 500 * time.Millisecond, BackoffMax: 30 * time.Second,
 			Concurrency: 64, Cache: true, Mode: "online",
 			Batch: BatchConfig{Backend: "openai", Window: 2 * time.Second, MaxLines: 50000, MaxBytes: 190_000_000, Poll: 30 * time.Second,
@@ -382,6 +385,7 @@ func (c *Config) Validate() error {
 		{"llm.max_tokens", float64(c.LLM.MaxTokens)}, {"llm.max_cost_usd", c.LLM.MaxCostUSD},
 		{"llm.max_retries", float64(c.LLM.MaxRetries)}, {"llm.temperature", c.LLM.Temperature},
 		{"llm.request_max_tokens", float64(c.LLM.RequestMaxTokens)},
+		{"llm.stall_timeout", float64(c.LLM.StallTimeout)},
 		{"filter.min_f1", c.Filter.MinF1}, {"filter.max_steps", float64(c.Filter.MaxSteps)},
 		{"filter.max_tokens", float64(c.Filter.MaxTokens)}, {"filter.max_per_question", float64(c.Filter.MaxPerQuestion)},
 		{"filter.balance_tolerance", c.Filter.BalanceTolerance},

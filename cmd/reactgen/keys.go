@@ -47,6 +47,7 @@ var keyDocs = map[string]string{
 	"llm.seed":                    "seed sent with every request (servers that support it sample reproducibly)",
 	"llm.headers":                 "extra HTTP headers (every value is redacted wherever it is shown or stored)",
 	"llm.timeout":                 "timeout of one request",
+	"llm.stall_timeout":           "with llm.endpoints: a request with no answer after this long moves to another endpoint that is up (the stalled one counts a failure); 0 = wait for llm.timeout",
 	"llm.max_retries":             "retries of a request on 429, 5xx, timeouts and connection errors",
 	"llm.backoff_base":            "first retry delay; doubles each retry, with full jitter",
 	"llm.backoff_max":             "longest retry delay (Retry-After is honoured beyond it)",

@@ -107,7 +107,7 @@ func NewClient(ctx context.Context, o Options) (Clients, error) {
 		c = batcher
 	} else if eps := cfg.ResolvedEndpoints(); len(eps) > 0 {
 		var err error
-		if pool, err = newPool(cfg, eps, getenv); err != nil {
+		if pool, err = newPool(cfg, eps, getenv, o.Logger); err != nil {
 			return Clients{}, err
 		}
 		c = pool
@@ -195,7 +195,7 @@ func transport(concurrency int) *http.Transport {
 }
 
 // newPool builds the pool of llm.endpoints (resolved).
-func newPool(cfg pipeline.LLMConfig, eps []pipeline.EndpointConfig, getenv func(string) string) (*Pool, error) {
+func newPool(cfg pipeline.LLMConfig, eps []pipeline.EndpointConfig, getenv func(string) string, log *slog.Logger) (*Pool, error) {
 	out := make([]Endpoint, len(eps))
 	for i, e := range eps {
 		oa, err := NewOpenAI(OpenAIOptions{BaseURL: e.BaseURL, BaseURLKey: fmt.Sprintf("llm.endpoints[%d].base_url", i),
@@ -210,5 +210,7 @@ func newPool(cfg pipeline.LLMConfig, eps []pipeline.EndpointConfig, getenv func(
 	return NewPool(out, PoolPolicy{
 		Retry:                retry.Policy{MaxRetries: cfg.MaxRetries, Base: cfg.BackoffBase, Max: cfg.BackoffMax, Jitter: retry.FullJitter},
 		FailFastUntilSuccess: true,
+		StallAfter:           cfg.StallTimeout,
+		Logger:               log,
 	})
 }

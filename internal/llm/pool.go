@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"math"
 	"net/http"
 	"sync"
@@ -42,6 +43,12 @@ type PoolPolicy struct {
 	// FailFastUntilSuccess gives up at once when, before any request has succeeded, every
 	// endpoint refused the connection or has no such host: the URLs are wrong.
 	FailFastUntilSuccess bool
+	// StallAfter moves a request that has had no answer for this long to another endpoint
+	// while one is up (llm.stall_timeout), cancelling it on the stalled one, which counts
+	// a failure; 0 leaves a request where it is until its own timeout.
+	StallAfter time.Duration
+	// Logger reports endpoints taken out for good (a refused key); nil: none.
+	Logger *slog.Logger
 }
 
 // EndpointStats is what one endpoint of a Pool did.
@@ -52,6 +59,10 @@ type EndpointStats struct {
 	Moved     int64 // in-flight requests retried elsewhere when the endpoint was taken out
 	Ejections int64
 	Share     float64 // Served over all endpoints' Served
+	Stalled   int64   // requests moved elsewhere after StallAfter without an answer
+	// Disabled is why the endpoint was taken out for good (it refused the key); empty
+	// while it serves.
+	Disabled string
 }
 
 // Pool sends each request to the endpoint with free capacity, preferring by weight, and
@@ -77,9 +88,10 @@ var _ Client = (*Pool)(nil)
 type endpointState int
 
 const (
-	stateUp      endpointState = iota
-	stateOut                   // taken out until outUntil
-	stateProbing               // back on trial: one request at a time until it succeeds
+	stateUp       endpointState = iota
+	stateOut                    // taken out until outUntil
+	stateProbing                // back on trial: one request at a time until it succeeds
+	stateDisabled               // out for good: it refused the key (401, 403)
 )
 
 type poolEndpoint struct {
@@ -90,6 +102,7 @@ type poolEndpoint struct {
 	pause       time.Duration // the next time out
 	failures    int           // consecutive
 	unreachable bool          // taken out by a refused connection or unknown host
+	why         error         // why it is disabled
 	inflight    int
 	calls       map[*inflightCall]struct{}
 	st          EndpointStats
@@ -99,6 +112,25 @@ type inflightCall struct{ cancel context.CancelCauseFunc }
 
 // errTakenOut cancels the requests in flight on an endpoint that was taken out.
 var errTakenOut = errors.New("endpoint taken out of the pool")
+
+// errStalled cancels a request that had no answer for StallAfter, to send it elsewhere.
+var errStalled = errors.New("no answer within llm.stall_timeout")
+
+// EndpointError is the answer of one endpoint of a pool, naming it.
+type EndpointError struct {
+	Endpoint string // its base URL, as Endpoint.Name
+	Err      error
+}
+
+func (e *EndpointError) Error() string { return "endpoint " + e.Endpoint + ": " + e.Err.Error() }
+func (e *EndpointError) Unwrap() error { return e.Err }
+
+// authFailure reports an answer that no retry fixes on that endpoint, and that another
+// endpoint, with its own key, may not give: the key was refused.
+func authFailure(err error) bool {
+	var ae *APIError
+	return errors.As(err, &ae) && (ae.Status == http.StatusUnauthorized || ae.Status == http.StatusForbidden)
+}
 
 // NewPool builds a pool over eps; it sends nothing.
 func NewPool(eps []Endpoint, p PoolPolicy) (*Pool, error) {
@@ -187,6 +219,7 @@ func (pl *Pool) pick(now time.Time, avoid *poolEndpoint) (*poolEndpoint, time.Ti
 			e.state = stateProbing
 		}
 		switch {
+		case e.state == stateDisabled:
 		case e.state == stateOut:
 			if next.IsZero() || e.outUntil.Before(next) {
 				next = e.outUntil
@@ -201,10 +234,15 @@ func (pl *Pool) pick(now time.Time, avoid *poolEndpoint) (*poolEndpoint, time.Ti
 	return best, next
 }
 
-// acquire waits for a slot on some endpoint.
+// acquire waits for a slot on some endpoint. With every endpoint disabled it fails at
+// once with the last one's refusal.
 func (pl *Pool) acquire(ctx context.Context, avoid *poolEndpoint) (*poolEndpoint, *inflightCall, context.Context, error) {
 	for {
 		pl.mu.Lock()
+		if err := pl.allDisabled(); err != nil {
+			pl.mu.Unlock()
+			return nil, nil, nil, err
+		}
 		e, next := pl.pick(time.Now(), avoid)
 		if e != nil {
 			e.inflight++
@@ -237,9 +275,23 @@ func (pl *Pool) acquire(ctx context.Context, avoid *poolEndpoint) (*poolEndpoint
 	}
 }
 
+// allDisabled returns an error naming every endpoint and why when all are disabled, nil
+// otherwise. pl.mu is held.
+func (pl *Pool) allDisabled() error {
+	var errs []error
+	for _, e := range pl.eps {
+		if e.state != stateDisabled {
+			return nil
+		}
+		errs = append(errs, e.why)
+	}
+	return fmt.Errorf("every endpoint of the pool refused its key: %w", errors.Join(errs...))
+}
+
 // release frees a slot and records the try's outcome: err is nil for a success; moved
-// marks a request cancelled because e was taken out, gone for one whose caller left.
-func (pl *Pool) release(e *poolEndpoint, call *inflightCall, err error, moved, gone bool) {
+// marks a request cancelled because e was taken out or stalled, gone for one whose
+// caller left.
+func (pl *Pool) release(e *poolEndpoint, call *inflightCall, err error, moved, stalled, gone bool) {
 	pl.mu.Lock()
 	defer pl.mu.Unlock()
 	call.cancel(nil)
@@ -251,8 +303,19 @@ func (pl *Pool) release(e *poolEndpoint, call *inflightCall, err error, moved, g
 		if e.state == stateProbing {
 			e.state = stateOut // probe again at once: nothing was learnt
 		}
+	case stalled:
+		e.st.Stalled++
+		e.st.Failed++
+		if e.failures++; e.state != stateDisabled && (e.state == stateProbing || e.failures >= pl.p.EjectAfter) {
+			pl.takeOut(e, 0, false)
+		}
 	case moved:
 		e.st.Moved++
+	case authFailure(err):
+		e.st.Failed++
+		if e.state != stateDisabled {
+			pl.disable(e, err)
+		}
 	case err == nil:
 		e.st.Served++
 		e.failures, e.unreachable, e.pause = 0, false, pl.p.ProbeBase
@@ -279,6 +342,27 @@ func (pl *Pool) release(e *poolEndpoint, call *inflightCall, err error, moved, g
 	}
 }
 
+// disable takes e out of the pool for good: it refused the key, and no wait will change
+// that. Its requests in flight go elsewhere. pl.mu is held.
+func (pl *Pool) disable(e *poolEndpoint, err error) {
+	e.state, e.why = stateDisabled, &EndpointError{Endpoint: e.Name, Err: err}
+	e.st.Ejections++
+	e.st.Disabled = err.Error()
+	for c := range e.calls {
+		c.cancel(errTakenOut)
+	}
+	others := 0
+	for _, o := range pl.eps {
+		if o.state != stateDisabled {
+			others++
+		}
+	}
+	if pl.p.Logger != nil {
+		pl.p.Logger.Error("endpoint refused the API key: taken out of the pool for this run", "endpoint", e.Name,
+			"err", err, "endpoints_left", others)
+	}
+}
+
 // takeOut takes e out of the pool for d (0: its probe pause, which then doubles) and
 // cancels its requests in flight, which the pool sends elsewhere. pl.mu is held.
 func (pl *Pool) takeOut(e *poolEndpoint, d time.Duration, unreachable bool) {
@@ -298,11 +382,29 @@ func (pl *Pool) othersUp(e *poolEndpoint) bool {
 	pl.mu.Lock()
 	defer pl.mu.Unlock()
 	for _, o := range pl.eps {
-		if o != e && o.state != stateOut {
+		if o != e && o.state != stateOut && o.state != stateDisabled {
 			return true
 		}
 	}
 	return false
+}
+
+// watchStall cancels call with errStalled once it has waited StallAfter and another
+// endpoint is up to take it; it returns when done is closed.
+func (pl *Pool) watchStall(e *poolEndpoint, call *inflightCall, done <-chan struct{}) {
+	t := time.NewTicker(pl.p.StallAfter)
+	defer t.Stop()
+	for {
+		select {
+		case <-done:
+			return
+		case <-t.C:
+			if pl.othersUp(e) {
+				call.cancel(errStalled)
+				return
+			}
+		}
+	}
 }
 
 // allUnreachable reports whether, with nothing ever succeeded, every endpoint was taken
@@ -338,9 +440,19 @@ func (pl *Pool) Complete(ctx context.Context, req Request) (Response, error) {
 		if e.Model != "" {
 			r.Model = e.Model
 		}
+		var done chan struct{}
+		if pl.p.StallAfter > 0 {
+			done = make(chan struct{})
+			go pl.watchStall(e, call, done)
+		}
 		resp, err := e.Client.Complete(cctx, r)
-		moved := err != nil && ctx.Err() == nil && errors.Is(context.Cause(cctx), errTakenOut)
-		pl.release(e, call, err, moved, err != nil && ctx.Err() != nil)
+		if done != nil {
+			close(done)
+		}
+		cause := context.Cause(cctx)
+		moved := err != nil && ctx.Err() == nil && errors.Is(cause, errTakenOut)
+		stalled := err != nil && ctx.Err() == nil && errors.Is(cause, errStalled)
+		pl.release(e, call, err, moved, stalled, err != nil && ctx.Err() != nil)
 		if err == nil {
 			resp.Retries += tries
 			resp.Latency = time.Since(start)
@@ -355,7 +467,10 @@ func (pl *Pool) Complete(ctx context.Context, req Request) (Response, error) {
 			return Response{}, err
 		}
 		avoid = e
-		if moved {
+		if authFailure(err) {
+			continue // elsewhere, not a try: this endpoint is out for good (acquire fails once all are)
+		}
+		if moved || stalled {
 			// Bounded, so that endpoints taken out in turn cannot pass a request forever.
 			if moves++; moves <= 4*len(pl.eps) {
 				continue
