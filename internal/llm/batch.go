@@ -404,7 +404,7 @@ func (bt *Batcher) stored(id string) (lineResult, bool) {
 	if !ok {
 		return lineResult{}, false
 	}
-	return lineResult{resp: Response{Choices: e.Choices, Usage: e.Usage, Model: e.Model}}, true
+	return lineResult{resp: Response{Choices: e.Choices, Usage: e.Usage, Model: e.Model, PromptTokenIDs: e.PromptTokenIDs}}, true
 }
 
 // deliver answers every caller of id. bt.mu is held.

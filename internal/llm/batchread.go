@@ -205,7 +205,7 @@ func (bt *Batcher) readFile(w *batchWave, name string, r io.Reader, limit int, a
 		params := req
 		params.Prompt, params.Messages, params.Tools = "", nil, nil
 		e := logEntry{V: logVersion, Key: id, Request: params, Choices: res.resp.Choices, Usage: res.resp.Usage,
-			Model: res.resp.Model, Written: time.Now().UTC()}
+			Model: res.resp.Model, Written: time.Now().UTC(), PromptTokenIDs: res.resp.PromptTokenIDs}
 		if req.Model != "" {
 			e.PromptHash = textHash(req)
 		}
