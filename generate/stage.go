@@ -165,7 +165,8 @@ func (s *Stage) Run(ctx context.Context, r *pipeline.Run) (pipeline.Counts, erro
 	if clients.Pool != nil {
 		var shares []pipeline.EndpointShare
 		for _, st := range clients.Pool.Stats() {
-			shares = append(shares, pipeline.EndpointShare{URL: st.Name, Served: st.Served, Failed: st.Failed, Moved: st.Moved, Ejections: st.Ejections})
+			shares = append(shares, pipeline.EndpointShare{URL: st.Name, Served: st.Served, Failed: st.Failed, Moved: st.Moved, Ejections: st.Ejections,
+				Stalled: st.Stalled, Disabled: st.Disabled})
 		}
 		r.Manifest.AddEndpoints(shares)
 	}

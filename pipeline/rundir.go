@@ -193,7 +193,9 @@ type EndpointShare struct {
 	Failed    int64   `json:"failed"` // failed tries, each retried
 	Moved     int64   `json:"moved"`  // in-flight requests moved elsewhere when it was taken out
 	Ejections int64   `json:"ejections"`
-	Share     float64 `json:"share"` // of all endpoints' served requests
+	Stalled   int64   `json:"stalled,omitempty"`  // requests moved elsewhere after llm.stall_timeout
+	Disabled  string  `json:"disabled,omitempty"` // why it was taken out for the run (it refused the key)
+	Share     float64 `json:"share"`              // of all endpoints' served requests
 }
 
 // AddEndpoints adds one session's endpoint counts to the manifest's, by URL, and
@@ -210,6 +212,10 @@ func (m *Manifest) AddEndpoints(add []EndpointShare) {
 		e.Failed += a.Failed
 		e.Moved += a.Moved
 		e.Ejections += a.Ejections
+		e.Stalled += a.Stalled
+		if a.Disabled != "" {
+			e.Disabled = a.Disabled
+		}
 	}
 	var total int64
 	for _, e := range m.Endpoints {

@@ -79,3 +79,44 @@ func TestEndpointPoolBadKeyExitsTwo(t *testing.T) {
 		t.Errorf("exit %d, stderr %q: want 2 naming llm.endpoints[1].weight", res.code, res.stderr)
 	}
 }
+
+// TestEndpointPoolOneRefusesTheKey generates through two endpoints of which one answers
+// 401: the run finishes on the other, the log and the manifest name the endpoint taken
+// out; with both refusing, the run stops (exit 1) naming both endpoints and no URL it
+// never contacted.
+func TestEndpointPoolOneRefusesTheKey(t *testing.T) {
+	model := newFakeModel(t)
+	bad := llmtest.NewServer(t, llmtest.Script(llmtest.Reply{Fault: llmtest.FaultUnauthorized}))
+	good := llmtest.NewServer(t, model.handle)
+	dir := t.TempDir()
+	sets := func(urls ...string) map[string]any {
+		var eps []map[string]any
+		for _, u := range urls {
+			eps = append(eps, map[string]any{"base_url": u})
+		}
+		return map[string]any{"task.limit": 20, "llm.base_url": nil, "llm.endpoints": eps}
+	}
+	cfg := testConfig(t, filepath.Join(dir, "cfg"), "", sets(bad.URL, good.URL))
+	env := map[string]string{"OPENAI_API_KEY": "sk-test"}
+	out := filepath.Join(dir, "run")
+	res := invoke(t, "", env, "generate", "--config", cfg, "--out", out)
+	if res.code != 0 {
+		t.Fatalf("generate: exit %d: %s", res.code, res.stderr)
+	}
+	if !strings.Contains(res.stderr, "refused the API key") || !strings.Contains(res.stderr, bad.URL) {
+		t.Errorf("stderr does not name the endpoint taken out:\n%s", res.stderr)
+	}
+	m, err := pipeline.ReadManifest(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(m.Endpoints) != 2 || !strings.Contains(m.Endpoints[0].Disabled, "401") || m.Endpoints[1].Served == 0 {
+		t.Errorf("manifest endpoints %+v", m.Endpoints)
+	}
+	other := llmtest.NewServer(t, llmtest.Script(llmtest.Reply{Fault: llmtest.FaultUnauthorized}))
+	cfg = testConfig(t, filepath.Join(dir, "cfg2"), "", sets(bad.URL, other.URL))
+	res = invoke(t, "", env, "generate", "--config", cfg, "--out", filepath.Join(dir, "run2"))
+	if res.code != 1 || !strings.Contains(res.stderr, bad.URL) || !strings.Contains(res.stderr, other.URL) || strings.Contains(res.stderr, "api.openai.com") {
+		t.Errorf("both refusing: exit %d, stderr:\n%s\nwant 1, naming both endpoints and no other URL", res.code, res.stderr)
+	}
+}

@@ -71,7 +71,6 @@ type Batcher struct {
 
 	lock    *pipeline.Lock // on Dir: one run at a time
 	answers *logStore      // Dir/answers: every answer bought, stored before its wave is collected
-	hook    func(stage string)
 
 	mu       sync.Mutex
 	state    batchState
@@ -641,15 +640,7 @@ func (bt *Batcher) await(ctx context.Context, w *batchWave) {
 			return // Close: the wave stays uncollected, and the next run reads it again
 		}
 	}
-	bt.hooked("stored")
 	bt.collectWave(w, st, a, readErr)
-	bt.hooked("collected")
-}
-
-func (bt *Batcher) hooked(stage string) {
-	if bt.hook != nil {
-		bt.hook(stage)
-	}
 }
 
 // collectWave answers a final wave's requests: its answers, its failures, and the lines
