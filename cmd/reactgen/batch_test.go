@@ -77,6 +77,9 @@ func answerBytes(dir string) int64 {
 // few milliseconds later, again and again, then lets it finish: no custom_id was in two batches, and every question
 // has its episode.
 func TestBatchKilledWhileCollectingBuysNoLineTwice(t *testing.T) {
+	if testing.Short() {
+		t.Skip("kills a child process again and again")
+	}
 	model := newFakeModel(t)
 	srv := llmtest.NewServer(t, model.handle)
 	dir := t.TempDir()

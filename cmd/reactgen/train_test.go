@@ -73,6 +73,9 @@ func TestTrainCommand(t *testing.T) {
 // (the fake withholds the answer until the client is gone), then lets it finish: however
 // many kills, the service holds one job and one upload per file.
 func TestTrainKilledAtEveryPaidCallCreatesOneJob(t *testing.T) {
+	if testing.Short() {
+		t.Skip("kills a child process again and again")
+	}
 	dir := filepath.Join(t.TempDir(), "run")
 	if res := invoke(t, "", nil, "run", "--config", "../../configs/demo.yaml", "--out", dir, "--set", "task.limit=20"); res.code != 0 {
 		t.Fatalf("demo run: %s", res.stderr)
