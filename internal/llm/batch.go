@@ -331,13 +331,17 @@ func (bt *Batcher) Complete(ctx context.Context, req Request) (Response, error) 
 	start := time.Now()
 	id := requestKey(req)
 	ch := make(chan lineResult, 1)
-	if r, ok := bt.stored(id); ok { // bought already, by this run or one that was stopped
-		bt.mu.Lock()
-		bt.stats.Delivered++
-		bt.mu.Unlock()
-		return bt.finish(r, req, start)
-	}
 	bt.mu.Lock()
+	// Bought already, by this run or one that was stopped? Looked up under bt.mu: a wave
+	// leaves inflight only once its answers are stored, so a request that is not out
+	// either has its answer here or was never bought.
+	if _, out := bt.inflight[id]; !out {
+		if r, ok := bt.stored(id); ok {
+			bt.stats.Delivered++
+			bt.mu.Unlock()
+			return bt.finish(r, req, start)
+		}
+	}
 	first := len(bt.waiters[id]) == 0
 	bt.waiters[id] = append(bt.waiters[id], ch)
 	if w, out := bt.inflight[id]; out {
