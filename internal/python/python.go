@@ -31,7 +31,14 @@ func Strip(s string) string { return strings.TrimFunc(s, IsSpace) }
 
 // Split is str.split() with no argument: the runs of s between IsSpace characters,
 // without empty strings.
-func Split(s string) []string { return strings.FieldsFunc(s, IsSpace) }
+func Split(s string) []string {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c >= utf8.RuneSelf || c >= 0x1c && c <= 0x1f {
+			return strings.FieldsFunc(s, IsSpace)
+		}
+	}
+	return strings.Fields(s) // ASCII: Go's white space is Python's but for U+001C-U+001F
+}
 
 // IsWord is re's \w in a str pattern, the class \b separates: str.isalnum (letters and
 // the characters with a numeric value, which are Unicode's categories L and N) and the
