@@ -141,9 +141,10 @@ func loadConfig(reg *registry, src configSource, getenv func(string) string) (*l
 	}
 	ld := &loaded{File: file, Source: map[string]string{}, Line: map[string]int{}}
 	where := func(key string) string {
-		// A key inside an open map (llm.headers.api-key) was set with its map.
-		for ld.Source[key] == "" && strings.Contains(key, ".") {
-			key = key[:strings.LastIndex(key, ".")]
+		// A key inside an open map or a list (llm.headers.api-key,
+		// llm.endpoints[0].headers.x) was set with the map or the list.
+		for ld.Source[key] == "" && strings.LastIndexAny(key, ".[") > 0 {
+			key = key[:strings.LastIndexAny(key, ".[")]
 		}
 		switch ld.Source[key] {
 		case "file":

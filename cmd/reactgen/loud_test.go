@@ -53,7 +53,7 @@ func TestConfigMistakesExitTwoNamingTheKey(t *testing.T) {
 		{name: "duration without a unit in a section", raw: "llm:\n  batch:\n    poll: 5\n", want: []string{"line 3", "llm.batch.poll", "5 has no unit"}},
 		{name: "header value with CR LF in the file", raw: "llm:\n  headers:\n    api-key: \"abc\\r\\nX-Injected: 1\"\n", want: []string{"llm.headers.api-key", "line break", "line 2"}, notWant: []string{"abc"}},
 		{name: "header name with a space", raw: "llm:\n  headers:\n    \"api key\": abc\n", want: []string{"llm.headers.api key", "not allowed in a header name"}},
-		{name: "endpoint header with CR", raw: "llm:\n  endpoints:\n    - base_url: http://127.0.0.1:1/v1\n      headers: {api-key: \"a\\rb\"}\n", want: []string{"llm.endpoints[0].headers.api-key", "line break"}},
+		{name: "endpoint header with CR", raw: "llm:\n  endpoints:\n    - base_url: http://127.0.0.1:1/v1\n      headers: {api-key: \"a\\rb\"}\n", want: []string{"llm.endpoints[0].headers.api-key", "line break", "line 2"}},
 		{name: "top_p over 1", sets: []string{"llm.top_p=5"}, want: []string{"llm.top_p", "must be in (0, 1], got 5"}},
 		{name: "top_p 0", raw: "llm:\n  top_p: 0\n", want: []string{"llm.top_p", "(0, 1]", "line 2"}},
 		{name: "temperature over 2", sets: []string{"llm.temperature=7"}, want: []string{"llm.temperature", "[0, 2]"}},
