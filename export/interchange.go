@@ -273,8 +273,8 @@ type atifExtra struct {
 
 // atifStepMetrics sums what a step's calls used (a step retried after a bad reply made
 // several requests; a CoT-SC sample past the first made none of its own), and takes the
-// log-probabilities and token ids of the completion the step was read from, the last
-// call that has them. ok is false for a step with no call (an imported or expert one).
+// log-probabilities and token ids of the completion the step was read from, its last
+// call's. ok is false for a step with no call (an imported or expert one).
 func atifStepMetrics(calls []pipeline.Call) (m atifMetrics, requests int, model string, ok bool) {
 	for _, c := range calls {
 		if c.Choice > 0 {
@@ -289,12 +289,9 @@ func atifStepMetrics(calls []pipeline.Call) (m atifMetrics, requests int, model 
 			model = c.Model
 		}
 	}
-	for i := len(calls) - 1; i >= 0; i-- {
-		c := calls[i]
-		if len(c.Logprobs) > 0 || len(c.PromptTokenIDs) > 0 || len(c.CompletionTokenIDs) > 0 {
-			m.Logprobs, m.PromptTokenIDs, m.CompletionTokenIDs = c.Logprobs, c.PromptTokenIDs, c.CompletionTokenIDs
-			break
-		}
+	if n := len(calls); n > 0 {
+		c := calls[n-1] // the call that decided the step (lastCall)
+		m.Logprobs, m.PromptTokenIDs, m.CompletionTokenIDs = c.Logprobs, c.PromptTokenIDs, c.CompletionTokenIDs
 	}
 	return m, requests, model, requests > 0
 }

@@ -38,8 +38,8 @@ func roundTripEpisodes() []pipeline.Episode {
 
 // carried is what the interchange format keeps of an episode: every field reactgen
 // writes into it. ATIF keeps per step one metrics object: the calls' usage summed, the
-// log-probabilities and token ids of the completion the step was read from, the model,
-// and the number of requests; ADP keeps no calls.
+// log-probabilities and token ids of the step's last call (the completion it was read
+// from), the model, and the number of requests; ADP keeps no calls.
 func carried(ep pipeline.Episode, format string, imported bool) pipeline.Episode {
 	out := pipeline.Episode{ID: ep.ID, Task: ep.Task, QuestionID: ep.QuestionID, Question: ep.Question, Answer: ep.Answer,
 		Prediction: ep.Prediction, Correct: ep.Correct, EM: ep.EM, F1: ep.F1, Method: ep.Method, Policy: ep.Policy,
@@ -59,9 +59,7 @@ func carried(ep pipeline.Episode, format string, imported bool) pipeline.Episode
 					c.Model = x.Model
 					c.Usage = c.Usage.Add(pipeline.Usage{PromptTokens: x.Usage.PromptTokens, CompletionTokens: x.Usage.CompletionTokens,
 						TotalTokens: x.Usage.PromptTokens + x.Usage.CompletionTokens, CostUSD: x.Usage.CostUSD, CachedTokens: x.Usage.CachedTokens})
-					if len(x.Logprobs) > 0 || len(x.PromptTokenIDs) > 0 || len(x.CompletionTokenIDs) > 0 {
-						c.Logprobs, c.PromptTokenIDs, c.CompletionTokenIDs = x.Logprobs, x.PromptTokenIDs, x.CompletionTokenIDs
-					}
+					c.Logprobs, c.PromptTokenIDs, c.CompletionTokenIDs = x.Logprobs, x.PromptTokenIDs, x.CompletionTokenIDs
 				}
 				st.Calls = []pipeline.Call{c}
 				out.LLMCalls += len(s.Calls)
