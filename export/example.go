@@ -227,8 +227,12 @@ func lastCall(s *pipeline.Step) *pipeline.Call {
 	return &s.Calls[len(s.Calls)-1]
 }
 
-// QuestionLine is the first user turn: "Question: q" for HotpotQA, "Claim: c" for FEVER.
+// QuestionLine is the first user turn: "Question: q" for HotpotQA, "Claim: c" for FEVER,
+// a game's first observation as it is.
 func QuestionLine(task, question string) string {
+	if pipeline.GameTask(task) {
+		return question // a game's first observation, as its server wrote it
+	}
 	if task == pipeline.TaskFEVER {
 		return "Claim: " + question
 	}
@@ -317,8 +321,8 @@ func Render(ep pipeline.Episode, view string, opts RenderOptions) (Example, erro
 			sp.end = text.Len()
 			ex.spans = append(ex.spans, sp)
 			ex.Messages = append(ex.Messages, assistantTurn(turn, st.Reasoning, !ex.isMasked(i), opts))
-			if i == len(ep.Steps)-1 && st.ActionType == pipeline.ActionFinish {
-				break // the Finish step has no observation turn
+			if i == len(ep.Steps)-1 && ep.Ended() {
+				break // the Finish step (a game's last action) has no observation turn
 			}
 			text.WriteString("\nObservation ")
 			text.WriteString(n)

@@ -96,6 +96,9 @@ func renderTools(ep *pipeline.Episode, view string, opts RenderOptions) []ToolMe
 	msgs = append(msgs, ToolMessage{Role: RoleUser, Content: QuestionLine(ep.Task, ep.Question)})
 	call := func(i int, actionType, arg string) ([]ToolCall, bool) {
 		name, args, ok := tool.FromAction(actionType, arg)
+		if pipeline.GameTask(ep.Task) {
+			name, args, ok = tool.ParseCommand(ep.Task, ep.Steps[i].Action)
+		}
 		if !ok {
 			return nil, false
 		}
@@ -129,7 +132,7 @@ func renderTools(ep *pipeline.Episode, view string, opts RenderOptions) []ToolMe
 			continue
 		}
 		msgs = append(msgs, ToolMessage{Role: RoleAssistant, Content: thought, ToolCalls: calls, Trainable: train, Reasoning: reasoning})
-		if i == len(ep.Steps)-1 && s.ActionType == pipeline.ActionFinish {
+		if i == len(ep.Steps)-1 && ep.Ended() {
 			break
 		}
 		msgs = append(msgs, ToolMessage{Role: RoleTool, Content: s.Observation, ToolCallID: calls[0].ID, Name: calls[0].Name,
@@ -174,7 +177,7 @@ func validateTools(ex *Example, opts ValidateOptions) error {
 				if seen[c.ID] || c.ID == "" {
 					return fail("turn %d: call id %q is empty or used twice", turn, c.ID)
 				}
-				if !tool.Valid(c.Name) || !json.Valid([]byte(c.Arguments)) {
+				if !tool.ValidFor(ex.Task, c.Name) || !json.Valid([]byte(c.Arguments)) {
 					return fail("turn %d: call %s(%s) is not a tool call", turn, c.Name, c.Arguments)
 				}
 				seen[c.ID] = true
@@ -196,6 +199,12 @@ func validateTools(ex *Example, opts ValidateOptions) error {
 		}
 	}
 	last := msgs[len(msgs)-1]
+	if pipeline.GameTask(ex.Task) && ex.View != ViewStandard && ex.View != ViewCoT {
+		if last.Role != RoleAssistant || !last.Trainable {
+			return fail("the last turn is not the assistant's trainable action that ended the game")
+		}
+		return nil
+	}
 	if last.Role != RoleAssistant || len(last.ToolCalls) != 1 || last.ToolCalls[0].Name != tool.Finish {
 		return fail("the last turn is not the assistant's finish call")
 	}

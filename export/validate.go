@@ -73,11 +73,12 @@ func Validate(ex *Example, opts ValidateOptions) error {
 	fail := func(format string, args ...any) error {
 		return &ValidationError{ID: ex.ID, View: ex.View, Reason: fmt.Sprintf(format, args...)}
 	}
+	game := pipeline.GameTask(ex.Task) // a game has no gold answer: its reward judged it
 	for _, f := range []struct{ name, v string }{
 		{"id", ex.ID}, {"task", ex.Task}, {"method", ex.Method}, {"question_id", ex.QuestionID},
 		{"question", ex.Question}, {"answer", ex.Answer}, {"prediction", ex.Prediction}, {"view", ex.View},
 	} {
-		if strings.TrimSpace(f.v) == "" {
+		if strings.TrimSpace(f.v) == "" && !(game && f.name == "answer") {
 			return fail("required field %s is empty", f.name)
 		}
 	}
@@ -131,6 +132,13 @@ func Validate(ex *Example, opts ValidateOptions) error {
 			return fail("the last turn %q is not the assistant's chain of thought and Answer", clip(last))
 		}
 	default:
+		if game {
+			// The last turn is the action after which the environment said done.
+			if n := len(ex.Steps); n == 0 || ex.Steps[n-1].Action != ex.Prediction {
+				return fail("the last turn %q is not the action that ended the game (%q)", clip(last), ex.Prediction)
+			}
+			break
+		}
 		for k, st := range ex.Steps[:max(len(ex.Steps)-1, 0)] {
 			if st.ActionType == pipeline.ActionFinish {
 				return fail("step %d is a Finish before the last step", k+1)

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/reactgen/reactgen/env"
+	"github.com/reactgen/reactgen/env/agentgym"
 	"github.com/reactgen/reactgen/generate/prompt"
 	"github.com/reactgen/reactgen/internal/dataset"
 	"github.com/reactgen/reactgen/internal/llm"
@@ -69,6 +70,9 @@ func Plan(o PlanOptions) (pipeline.Spec, []pipeline.Stage, error) {
 	log := o.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
+	}
+	if pipeline.GameTask(cfg.Task.Name) {
+		return planGame(o, log)
 	}
 	if _, err := os.Stat(cfg.Task.Path); err != nil {
 		return pipeline.Spec{}, nil, &pipeline.ConfigError{Key: "task.path", Message: fmt.Sprintf("cannot read task file: %v", err)}
@@ -149,18 +153,85 @@ func Plan(o PlanOptions) (pipeline.Spec, []pipeline.Stage, error) {
 	return spec, stages, nil
 }
 
+// planGame is Plan for a game task (alfworld, webshop): the games are AgentGym's numbers
+// task.offset to task.offset+task.limit-1 on the server at env.url, prompted from the
+// paper's prompt file (generate.exemplars), which is read and checked here.
+func planGame(o PlanOptions, log *slog.Logger) (pipeline.Spec, []pipeline.Stage, error) {
+	cfg := o.Config
+	if err := checkKeys(cfg, o.Getenv); err != nil {
+		return pipeline.Spec{}, nil, err
+	}
+	entries, err := prompt.LoadGameEntries(cfg.Generate.Exemplars)
+	if err == nil {
+		_, err = prompt.NewGameLayout(cfg.Task.Name, cfg.Generate.Method, cfg.Generate.Format, entries)
+	}
+	if err != nil {
+		return pipeline.Spec{}, nil, &pipeline.ConfigError{Key: "generate.exemplars", Message: err.Error()}
+	}
+	promptIn, err := prompt.GameInput(cfg.Generate.Exemplars)
+	if err != nil {
+		return pipeline.Spec{}, nil, &pipeline.ConfigError{Key: "generate.exemplars", Message: err.Error()}
+	}
+	questions, prev, err := Questions(cfg, log)
+	if err != nil {
+		return pipeline.Spec{}, nil, err
+	}
+	server := "agentgym:" + cfg.Task.Name // not the URL: a server restarted elsewhere serves the same games
+	games := fmt.Sprintf("%s games %d-%d", cfg.Task.Name, cfg.Task.Offset, cfg.Task.Offset+cfg.Task.Limit-1)
+	spec := pipeline.Spec{Dir: cfg.Run.Out, Command: o.Command, Mode: pipeline.Resume, Version: o.Version, Config: cfg.Redacted(),
+		Results: cfg.ResultKeys(games, server, promptIn.SHA256), Inputs: []pipeline.Input{promptIn}, RunID: cfg.Run.ID, ForceNew: o.ForceNew, Logger: log}
+	gen := &Stage{Config: cfg.Generate, LLM: cfg.LLM, RunConfig: cfg.Run, Questions: questions,
+		Env: env.Options{Task: cfg.Task.Name}, MaxEnvFailures: cfg.Env.MaxConsecutiveFailures,
+		Corpus:   func() (env.Corpus, func(), error) { return nil, func() {}, nil },
+		Progress: o.Progress, Logger: log, GamePrompts: entries,
+		Game: &agentgym.Options{URL: cfg.Env.URL, Dialect: agentgym.DialectFor(cfg.Task.Name), Timeout: cfg.Env.Timeout, MaxRetries: cfg.LLM.MaxRetries},
+		Client: func(ctx context.Context, cacheDir string) (llm.Clients, error) {
+			return llm.NewClient(ctx, llm.Options{Config: cfg.LLM, Getenv: o.Getenv, CacheDir: cacheDir,
+				BatchDir: filepath.Join(cfg.Run.Out, pipeline.BatchDir), Logger: log})
+		}}
+	if o.Tally != nil {
+		if gen.Tally, err = o.Tally(); err != nil {
+			return pipeline.Spec{}, nil, err
+		}
+	}
+	stages := []pipeline.Stage{gen}
+	if prev != nil {
+		prev.Pin(&spec)
+		gen.Round = prev.Round + 1
+		stages = append(stages, pipeline.RoundStage{Previous: prev, RunConfig: cfg.Run})
+	}
+	return spec, stages, nil
+}
+
+// gameQuestions are a game task's questions: AgentGym's games task.offset to
+// task.offset+task.limit-1, in order, each known by its number until its reset shows
+// its first observation.
+func gameQuestions(cfg *pipeline.Config) []pipeline.Question {
+	qs := make([]pipeline.Question, 0, cfg.Task.Limit)
+	for n := cfg.Task.Offset; n < cfg.Task.Offset+cfg.Task.Limit; n++ {
+		qs = append(qs, pipeline.Question{ID: agentgym.GameID(cfg.Task.Name, n), Task: cfg.Task.Name,
+			Question: fmt.Sprintf("%s game %d", cfg.Task.Name, n)})
+	}
+	return qs
+}
+
 // Questions are the questions a generating run asks: the task file's (task.limit and
 // task.offset applied), those of the run's shard (task.shard), and in a STaR round
 // (star.previous) those the earlier rounds did not solve, with that round; prev is nil
 // outside a STaR round.
 func Questions(cfg *pipeline.Config, log *slog.Logger) (qs []pipeline.Question, prev *pipeline.Previous, err error) {
-	qs, report, err := dataset.Load(cfg.Task.Path, dataset.Options{Task: cfg.Task.Name, Format: cfg.Task.Format,
-		SkipBad: cfg.Task.SkipBad, Limit: cfg.Task.Limit, Offset: cfg.Task.Offset})
-	if err != nil {
-		return nil, nil, &pipeline.InputError{Err: err}
-	}
-	if report.Skipped > 0 {
-		log.Warn("skipped malformed task records", "file", cfg.Task.Path, "skipped", report.Skipped)
+	if pipeline.GameTask(cfg.Task.Name) {
+		qs = gameQuestions(cfg)
+	} else {
+		var report dataset.Report
+		qs, report, err = dataset.Load(cfg.Task.Path, dataset.Options{Task: cfg.Task.Name, Format: cfg.Task.Format,
+			SkipBad: cfg.Task.SkipBad, Limit: cfg.Task.Limit, Offset: cfg.Task.Offset})
+		if err != nil {
+			return nil, nil, &pipeline.InputError{Err: err}
+		}
+		if report.Skipped > 0 {
+			log.Warn("skipped malformed task records", "file", cfg.Task.Path, "skipped", report.Skipped)
+		}
 	}
 	if shard, _ := pipeline.ParseShard(cfg.Task.Shard); shard.Count > 0 {
 		all := len(qs)

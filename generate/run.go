@@ -81,11 +81,15 @@ type RunOptions struct {
 	NewEnv     func(q pipeline.Question) Environment // one episode's environment, for q (its answer is the paper reward's gold)
 	Client     llm.Client
 	NewActor   ActorFactory // nil = LLMActor
-	System     string       // export.system, for generate.prompting trained (see RunnerOptions)
-	Round      int          // the STaR round (see RunnerOptions)
-	Sink       pipeline.Sink
-	Progress   io.Writer // nil or generate.progress off = none
-	Logger     *slog.Logger
+	// NewGame and GamePrompts serve a game task in place of NewEnv and Prompts (see
+	// RunnerOptions).
+	NewGame     func(q pipeline.Question) GameEnv
+	GamePrompts map[string]string
+	System      string // export.system, for generate.prompting trained (see RunnerOptions)
+	Round       int    // the STaR round (see RunnerOptions)
+	Sink        pipeline.Sink
+	Progress    io.Writer // nil or generate.progress off = none
+	Logger      *slog.Logger
 	// Hard, when set, is the context in-flight episodes run under: cancelling Run's ctx
 	// stops new episodes, cancelling Hard (at the end of the grace period) cuts the
 	// in-flight ones short (StopInterrupted). When nil, Run's ctx serves as both.
@@ -132,6 +136,7 @@ func Run(ctx context.Context, o RunOptions) (Summary, error) {
 	runner, err := NewRunner(RunnerOptions{
 		Config: o.Config, LLM: o.LLM, Task: o.Task, RunID: o.RunID, Prompts: o.Prompts, CoTPrompts: o.CoTPrompts,
 		Client: o.Client, NewEnv: o.NewEnv, NewActor: o.NewActor, System: o.System, Round: o.Round,
+		NewGame: o.NewGame, GamePrompts: o.GamePrompts,
 	})
 	if err != nil {
 		return Summary{}, err

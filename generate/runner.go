@@ -48,6 +48,11 @@ type RunnerOptions struct {
 	System string
 	// Round is the STaR round the episodes belong to (star.previous); 0 outside rounds.
 	Round int
+	// NewGame and GamePrompts serve a game task (alfworld, webshop) in place of NewEnv
+	// and Prompts: one question's game on its environment server, and the paper's prompt
+	// file's entries (prompt.LoadGameEntries).
+	NewGame     func(q pipeline.Question) GameEnv
+	GamePrompts map[string]string
 }
 
 // Runner runs single episodes by one prompting method. It is safe for concurrent use.
@@ -57,6 +62,7 @@ type Runner struct {
 	agent  *prompt.Layout // react or act
 	cot    *prompt.Layout
 	answer *prompt.Layout // standard
+	game   *prompt.GameLayout
 }
 
 // NewRunner checks the options and builds the method's prompt layouts.
@@ -71,6 +77,16 @@ func NewRunner(o RunnerOptions) (*Runner, error) {
 	}
 	if o.Task == "" {
 		return nil, errors.New("generate: task is required")
+	}
+	if pipeline.GameTask(o.Task) {
+		var err error
+		if r.game, err = prompt.NewGameLayout(o.Task, o.Config.Method, o.Config.Format, o.GamePrompts); err != nil {
+			return nil, fmt.Errorf("generate: %w", err)
+		}
+		if o.NewGame == nil || o.Client == nil {
+			return nil, errors.New("generate: a game task needs its environment server (NewGame) and an LLM client")
+		}
+		return r, nil
 	}
 	build := func(method string) (*prompt.Layout, error) {
 		if o.Config.Prompting == prompt.PromptingTrained {
@@ -201,7 +217,11 @@ func (r *Runner) run(ctx context.Context, q pipeline.Question, attempt int, rati
 			ep.Steps = append(ep.Steps, st)
 		}
 	case prompt.MethodAct, prompt.MethodReAct:
-		err = r.agentLoop(ctx, &ep, hinted, s)
+		if r.game != nil {
+			err = r.gameLoop(ctx, &ep, hinted, s)
+		} else {
+			err = r.agentLoop(ctx, &ep, hinted, s)
+		}
 	case prompt.MethodReActCoTSC:
 		// The steps stay the trajectory ReAct walked; when CoT-SC answers, its answer
 		// stands in Prediction and its chain in Samples (Episode.Chain), never as a step.
@@ -225,7 +245,13 @@ func (r *Runner) run(ctx context.Context, q pipeline.Question, attempt int, rati
 		ep.Finished, ep.Prediction = false, ""
 		ep.StopReason, ep.Error = stopReason(ctx, err), err.Error()
 	}
-	if ep.Finished {
+	switch {
+	case ep.Finished && r.game != nil:
+		// A game is won, or bought exactly, at reward 1 (the notebooks' success).
+		if ep.Correct = *ep.Reward == 1; ep.Correct {
+			ep.EM = 1
+		}
+	case ep.Finished:
 		ep.Correct, ep.EM, ep.F1 = score.Score(r.o.Task, ep.Prediction, ep.Answer)
 	}
 	for _, st := range ep.Steps {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/reactgen/reactgen/env"
+	"github.com/reactgen/reactgen/env/agentgym"
 	"github.com/reactgen/reactgen/generate/prompt"
 	"github.com/reactgen/reactgen/internal/llm"
 	"github.com/reactgen/reactgen/pipeline"
@@ -52,6 +53,10 @@ type Stage struct {
 	System string
 	// Round is the STaR round this run is (star.previous), stamped on its episodes.
 	Round int
+	// Game is the AgentGym server a game task (alfworld, webshop) is played on, and
+	// GamePrompts the paper's prompt file's entries; both unset for the Wikipedia tasks.
+	Game        *agentgym.Options
+	GamePrompts map[string]string
 	// Tally counts the episodes the filter will keep (the run's filter, filter.Chain.Tally),
 	// toward generate.target_correct; nil counts correct episodes. The stage first counts
 	// the episodes the log holds from earlier runs.
@@ -146,6 +151,20 @@ func (s *Stage) Run(ctx context.Context, r *pipeline.Run) (pipeline.Counts, erro
 	defer halt(nil)
 	guard := &envGuard{limit: s.MaxEnvFailures, halt: halt}
 	outcome := &errorTally{next: episodes}
+	var newGame func(q pipeline.Question) GameEnv
+	if s.Game != nil {
+		gc, err := agentgym.New(*s.Game)
+		if err != nil {
+			return nil, &pipeline.ConfigError{Key: "env.url", Message: err.Error()}
+		}
+		newGame = func(q pipeline.Question) GameEnv {
+			g, err := NewAgentGymGame(gc, s.Env.Task, q)
+			if err != nil {
+				return brokenGame{err}
+			}
+			return gameGuarded(g, guard)
+		}
+	}
 	sum, err := Run(runCtx, RunOptions{
 		Config: s.Config, LLM: s.LLM, Task: s.Env.Task, RunID: r.Manifest.RunID,
 		Questions: s.Questions, Done: state.Done, Tally: tally, Prompts: s.Prompts, CoTPrompts: s.CoTPrompts,
@@ -154,7 +173,7 @@ func (s *Stage) Run(ctx context.Context, r *pipeline.Run) (pipeline.Counts, erro
 			o.Gold = q.Answer
 			return guard.wrap(env.New(corpus, o))
 		},
-		Client: client, NewActor: actors,
+		Client: client, NewActor: actors, NewGame: newGame, GamePrompts: s.GamePrompts,
 		Sink: outcome, Progress: s.Progress, Logger: log, Hard: hard, System: s.System, Round: s.Round,
 	})
 	counts := pipeline.Counts{"questions": len(s.Questions), "planned": sum.Planned, "episodes": sum.Episodes,
@@ -207,6 +226,16 @@ func (s *Stage) Run(ctx context.Context, r *pipeline.Run) (pipeline.Counts, erro
 	}
 	return counts, nil
 }
+
+// brokenGame is the game of a question whose id names no game: every episode of it
+// ends with the error.
+type brokenGame struct{ err error }
+
+func (b brokenGame) Start(context.Context) (agentgym.Start, error) { return agentgym.Start{}, b.err }
+func (b brokenGame) Step(context.Context, string) (agentgym.Result, error) {
+	return agentgym.Result{}, b.err
+}
+func (brokenGame) Close(context.Context) {}
 
 // errorTally is the episode sink that counts the episodes it wrote and those that ended
 // with an error (pipeline.StopError), keeping the first error's text. It is safe for

@@ -74,7 +74,10 @@ type CorpusConfig struct {
 
 // EnvConfig selects and tunes the environment backend.
 type EnvConfig struct {
-	Backend             string        `mapstructure:"backend"`               // local or mediawiki
+	Backend string `mapstructure:"backend"` // local or mediawiki (a game task is played on env.url)
+	// URL is the AgentGym environment server a game task (alfworld, webshop) is played
+	// on, e.g. http://127.0.0.1:36001.
+	URL                 string        `mapstructure:"url"`
 	MediaWikiURL        string        `mapstructure:"mediawiki_url"`         // api.php endpoint
 	UserAgent           string        `mapstructure:"user_agent"`            // sent to MediaWiki
 	RequestsPerSecond   float64       `mapstructure:"requests_per_second"`   // MediaWiki rate limit
@@ -328,8 +331,13 @@ func (g GenerateConfig) MaxStepsFor(task string) int {
 	if g.MaxSteps > 0 {
 		return g.MaxSteps
 	}
-	if task == TaskFEVER {
+	switch task {
+	case TaskFEVER:
 		return 5
+	case TaskALFWorld:
+		return 49 // alfworld.ipynb: for i in range(1, 50)
+	case TaskWebShop:
+		return 14 // WebShop.ipynb: range(15), the first turn being the reset
 	}
 	return 7
 }
@@ -357,7 +365,7 @@ func (c *Config) Validate() error {
 		return err
 	}
 	checks := []error{
-		oneOf("task.name", c.Task.Name, TaskHotpotQA, TaskFEVER),
+		oneOf("task.name", c.Task.Name, TaskHotpotQA, TaskFEVER, TaskALFWorld, TaskWebShop),
 		oneOf("task.format", c.Task.Format, "auto", "hotpotqa", "hotpotqa-simple", "fever", "jsonl"),
 		oneOf("env.observations", c.Env.Observations, "paper", "rules"),
 		oneOf("env.actions", c.Env.Actions, "paper", "lenient"),
@@ -544,6 +552,9 @@ func (c *Config) headers() error {
 // ValidateSources checks that what generation reads is named: the task file, the corpus
 // and the model. Filter and export on an existing run need none of them.
 func (c *Config) ValidateSources() error {
+	if GameTask(c.Task.Name) {
+		return c.validateGame()
+	}
 	if c.Task.Path == "" {
 		return &ConfigError{Key: "task.path", Message: "is required: the file of questions or claims"}
 	}
@@ -560,6 +571,32 @@ func (c *Config) ValidateSources() error {
 		return c.LLM.pricedForBudget()
 	}
 	return nil
+}
+
+// validateGame checks what a game task reads: the AgentGym server, the games' range and
+// the model.
+func (c *Config) validateGame() error {
+	switch {
+	case c.Env.URL == "":
+		return &ConfigError{Key: "env.url", Message: fmt.Sprintf("is required with task.name %s: the AgentGym %s server, e.g. http://127.0.0.1:36001 (docs/agentgym.md)", c.Task.Name, c.Task.Name)}
+	case c.Task.Limit < 1:
+		return &ConfigError{Key: "task.limit", Message: fmt.Sprintf("is required with task.name %s: the games are AgentGym's numbers task.offset to task.offset+task.limit-1", c.Task.Name)}
+	case c.Task.Path != "":
+		return &ConfigError{Key: "task.path", Message: fmt.Sprintf("does not apply to task.name %s, whose games come from env.url (task.offset, task.limit)", c.Task.Name)}
+	case c.Env.Backend == "mediawiki":
+		return &ConfigError{Key: "env.backend", Message: fmt.Sprintf("mediawiki does not apply to task.name %s, which is played on the AgentGym server at env.url", c.Task.Name)}
+	case c.Generate.Policy != "llm":
+		return &ConfigError{Key: "generate.policy", Message: fmt.Sprintf("%q cannot play %s: only the model (llm) does", c.Generate.Policy, c.Task.Name)}
+	case c.Generate.Method != MethodReAct && c.Generate.Method != MethodAct:
+		return &ConfigError{Key: "generate.method", Message: fmt.Sprintf("%q does not apply to %s: its games are played by react or act, as in the paper", c.Generate.Method, c.Task.Name)}
+	case c.Generate.Prompting == "trained":
+		return &ConfigError{Key: "generate.prompting", Message: fmt.Sprintf("trained is not available for %s yet: few-shot only", c.Task.Name)}
+	case c.Generate.Exemplars == "":
+		return &ConfigError{Key: "generate.exemplars", Message: fmt.Sprintf("is required with task.name %s: the paper's prompt file (%s)", c.Task.Name, map[string]string{TaskALFWorld: "ReAct's prompts/alfworld_3prompts.json", TaskWebShop: "webshop.json, the WebShop notebook's prompts; docs/agentgym.md"}[c.Task.Name])}
+	case c.LLM.Model == "":
+		return &ConfigError{Key: "llm.model", Message: "is required with generate.policy llm"}
+	}
+	return c.LLM.pricedForBudget()
 }
 
 // pricedForBudget refuses llm.max_cost_usd when a model it would have to price has no

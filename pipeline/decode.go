@@ -66,7 +66,7 @@ func detach(ep *Episode) {
 // names are the values of the enumerated fields.
 var names = func() map[string]string {
 	m := map[string]string{}
-	for _, s := range []string{"", TaskHotpotQA, TaskFEVER, LabelSupports, LabelRefutes, LabelNEI,
+	for _, s := range []string{"", TaskHotpotQA, TaskFEVER, TaskALFWorld, TaskWebShop, ActionThink, LabelSupports, LabelRefutes, LabelNEI,
 		StopFinished, StopMaxSteps, StopLoop, StopError, StopBudget, StopInterrupted,
 		ActionSearch, ActionLookup, ActionFinish, ActionInvalid,
 		"react", "act", "cot", "cot-sc", "standard", "react-cot-sc", "cot-sc-react", "expert", "chat", "completion", "tools",

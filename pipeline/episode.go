@@ -28,7 +28,15 @@ const SchemaVersion = 2
 const (
 	TaskHotpotQA = "hotpotqa"
 	TaskFEVER    = "fever"
+	// The text games of the paper, played on AgentGym's environment servers
+	// (env/agentgym): a question is a game, its id the game's AgentGym number.
+	TaskALFWorld = "alfworld"
+	TaskWebShop  = "webshop"
 )
+
+// GameTask reports whether task is a text game played on an AgentGym server, whose
+// episodes end when the environment says done and carry its reward.
+func GameTask(task string) bool { return task == TaskALFWorld || task == TaskWebShop }
 
 // FEVER labels, as the dataset spells them.
 const (
@@ -53,6 +61,10 @@ const (
 	ActionLookup  = "lookup"
 	ActionFinish  = "finish"
 	ActionInvalid = "invalid"
+	// ActionThink is a game's reasoning action (ALFWorld's "think: …", WebShop's
+	// "think[…]"), answered "OK."; a game's other actions are typed by the function of
+	// its action set they match (take, put, search, click, …; see internal/tool).
+	ActionThink = "think"
 )
 
 // Fact names one supporting sentence: a page title and the sentence's index on that page
@@ -210,6 +222,10 @@ type Episode struct {
 	Rationalized bool     `json:"rationalized,omitempty"`
 	Round        int      `json:"round,omitempty"` // STaR round that produced it (1, 2, ...); 0 outside STaR rounds
 	Error        string   `json:"error,omitempty"`
+	// Reward is a game's reward as its environment gave it when the episode ended
+	// (ALFWorld: 1 for a win, else 0; WebShop: the purchase's score, 0 to 1); nil for the
+	// Wikipedia tasks. A game episode is correct when its reward is 1.
+	Reward *float64 `json:"reward,omitempty"`
 	// MaskedSteps are the steps the filter marked bad (filter.mask_steps) in a kept record:
 	// the episode is kept, and the export trains on none of these steps (weight 0).
 	MaskedSteps []MaskedStep `json:"masked_steps,omitempty"`
@@ -245,15 +261,29 @@ func (e *Episode) AnsweredBy() string {
 }
 
 // Walked reports whether the episode's answer is the Finish of a trajectory its agent
-// walked: it was answered by react or act, and its last step is a Finish.
+// walked: it was answered by react or act, and its last step is a Finish (for a game,
+// the step after which the environment said done).
 func (e *Episode) Walked() bool {
 	switch e.AnsweredBy() {
 	case MethodReAct, MethodAct:
 	default:
 		return false
 	}
+	return e.Ended()
+}
+
+// Ended reports whether the episode's last step ended it: a Finish, or, in a game, the
+// action after which the environment said done. That step's observation is no turn of
+// the exported trajectory.
+func (e *Episode) Ended() bool {
 	n := len(e.Steps)
-	return n > 0 && e.Steps[n-1].ActionType == ActionFinish
+	if n == 0 {
+		return false
+	}
+	if GameTask(e.Task) {
+		return e.Finished
+	}
+	return e.Steps[n-1].ActionType == ActionFinish
 }
 
 // Chain returns the chain of thought whose answer the prediction is, for an episode

@@ -62,6 +62,9 @@ var argument = map[string]string{Search: "entity", Lookup: "keyword", Finish: "a
 // look up the next sentence with a keyword on that page, finish with the answer. For
 // FEVER, finish's answer is one of the three labels.
 func Defs(task string) []Def {
+	if Game(task) {
+		return CommandDefs(task, true)
+	}
 	str := func(desc string) Property { return Property{Type: "string", Description: desc} }
 	obj := func(name string, p Property) Schema {
 		return Schema{Type: "object", Properties: map[string]Property{name: p}, Required: []string{name}}
@@ -158,6 +161,20 @@ var Names = []string{Search, Lookup, Finish}
 
 // Valid reports whether name is one of the functions.
 func Valid(name string) bool { return slices.Contains(Names, name) }
+
+// ValidFor reports whether name is one of task's functions (a game's action set, else
+// search, lookup and finish).
+func ValidFor(task, name string) bool {
+	if !Game(task) {
+		return Valid(name)
+	}
+	for _, c := range Commands(task, true) {
+		if c.Name == name {
+			return true
+		}
+	}
+	return false
+}
 
 func clip(s string) string {
 	if len(s) > 80 {
