@@ -97,7 +97,13 @@ func renderTools(ep *pipeline.Episode, view string, opts RenderOptions) []ToolMe
 	call := func(i int, actionType, arg string) ([]ToolCall, bool) {
 		name, args, ok := tool.FromAction(actionType, arg)
 		if pipeline.GameTask(ep.Task) {
-			name, args, ok = tool.ParseCommand(ep.Task, ep.Steps[i].Action)
+			// A game's calls are its actions as sent (the standard view's prediction is
+			// its last).
+			text := ep.Prediction
+			if actionType != pipeline.ActionFinish && i < len(ep.Steps) {
+				text = ep.Steps[i].Action
+			}
+			name, args, ok = tool.ParseCommand(ep.Task, text)
 		}
 		if !ok {
 			return nil, false

@@ -94,6 +94,7 @@ func Full() pipeline.Episode {
 		ToolCalls: []pipeline.ToolCall{{ID: "call_1", Name: "search", Arguments: `{"entity":"Ada \"L\""}`}, {Name: "browse", Arguments: "not json"}},
 		Reasoning: "First <think> about \"Ada\"\n", Logprobs: []float64{-0.25, -1.5e-7, -12.75},
 		PromptTokenIDs: []int64{151644, 872}, CompletionTokenIDs: []int64{785, 13}}
+	reward := 0.75
 	return pipeline.Episode{Schema: pipeline.SchemaVersion, ID: "0123456789abcdef", RunID: "run", Task: pipeline.TaskHotpotQA,
 		QuestionID: "q1", Question: "Who is \"A\"?\tTab \u2028 line", Answer: "Ada", QuestionType: "bridge", Method: Method,
 		Branch: Method, Policy: "expert", Format: "chat", Attempt: 3, Seed: -9007199254740993,
@@ -108,6 +109,7 @@ func Full() pipeline.Episode {
 		Prediction: "Ada", Finished: true, Correct: true, EM: 1, F1: 0.6666666666666666, StopReason: pipeline.StopFinished,
 		LLMCalls: 2, BadCalls: 1, LatencyMS: 1 << 50, Rationalized: true, Round: 2, Error: "none",
 		MaskedSteps: []pipeline.MaskedStep{{Step: 1, Code: "repeated_search"}},
+		Reward:      &reward,
 		Usage: pipeline.Usage{PromptTokens: 1 << 40, CompletionTokens: 7, TotalTokens: 1<<40 + 7, CostUSD: 1e-9, UnpricedCalls: 2,
 			CachedTokens: 3, CacheSavingUSD: 2e-9},
 	}
