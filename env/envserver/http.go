@@ -251,6 +251,16 @@ func (s *Server) handleRetrieve(w http.ResponseWriter, r *http.Request) {
 	if req.TopK != nil && *req.TopK > 0 {
 		k = *req.TopK
 	}
+	if n := len(req.Queries) * k; n > MaxDocuments {
+		writeError(w, invalid("too_long", fmt.Sprintf("queries times topk is %d documents, at most %d in one request", n, MaxDocuments), n, "body", "queries"))
+		return
+	}
+	select {
+	case s.retrieving <- struct{}{}:
+		defer func() { <-s.retrieving }()
+	case <-r.Context().Done():
+		return
+	}
 	docs := make([][]scored, len(req.Queries))
 	g, ctx := errgroup.WithContext(r.Context())
 	g.SetLimit(runtime.GOMAXPROCS(0))

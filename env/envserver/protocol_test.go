@@ -171,8 +171,12 @@ func byID(id string) pipeline.Question {
 
 func TestBadHTTPRequests(t *testing.T) {
 	ix := openDemo(t)
-	_, base := testServer(t, envserver.Options{Corpus: ix, Retriever: ix, MaxBodyBytes: 1 << 10})
+	_, base := testServer(t, envserver.Options{Corpus: ix, Retriever: ix, MaxBodyBytes: 8 << 10})
 	h := httpClient{base}
+	many := make([]string, 600)
+	for i := range many {
+		many[i] = "x"
+	}
 	for _, tt := range []struct {
 		name, path string
 		body       any
@@ -194,10 +198,11 @@ func TestBadHTTPRequests(t *testing.T) {
 		{"step: action without its field", "/step", map[string]any{"action": map[string]any{"text": "Search[x]"}}, 422, "body.action.action"},
 		{"step: action field not a string", "/step", map[string]any{"action": map[string]any{"action": 3}}, 422, "body.action.action"},
 		{"step: timeout_s 0", "/step", map[string]any{"action": map[string]any{"action": "Search[x]"}, "timeout_s": 0}, 422, "body.timeout_s"},
-		{"step: body over the limit", "/step", map[string]any{"action": map[string]any{"action": strings.Repeat("x", 2<<10)}}, 413, ""},
+		{"step: body over the limit", "/step", map[string]any{"action": map[string]any{"action": strings.Repeat("x", 16<<10)}}, 413, ""},
 		{"retrieve: no queries", "/retrieve", map[string]any{"topk": 3}, 422, "body.queries"},
 		{"retrieve: queries not a list", "/retrieve", map[string]any{"queries": "lake"}, 422, "body.queries"},
 		{"retrieve: topk too large", "/retrieve", map[string]any{"queries": []string{"x"}, "topk": 1000}, 422, "body.topk"},
+		{"retrieve: too many documents", "/retrieve", map[string]any{"queries": many, "topk": 100}, 422, "body.queries"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			code, b := h.do(t, "POST", tt.path, tt.body)

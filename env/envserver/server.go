@@ -8,7 +8,8 @@
 // It consumes a Corpus, a Retriever over the same pages, the environment's options and
 // the task's questions, and produces JSON in those protocols' wire shapes. Memory is
 // bounded: request bodies and WebSocket messages have a size limit, sessions a cap,
-// idle sessions expire, and /retrieve bounds its queries and topk.
+// connections a cap beyond it, idle sessions expire, and /retrieve bounds its queries,
+// topk and the requests it answers at once.
 package envserver
 
 import (
@@ -22,6 +23,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"golang.org/x/net/netutil"
+
 	"github.com/reactgen/reactgen/env"
 	"github.com/reactgen/reactgen/index"
 	"github.com/reactgen/reactgen/pipeline"
@@ -33,9 +36,15 @@ const (
 	DefaultMaxBodyBytes = 4 << 20
 	// DefaultTopK is Search-R1's retrieval_server.py default topk.
 	DefaultTopK = 3
-	// MaxTopK and MaxQueries bound one /retrieve request.
-	MaxTopK    = 100
-	MaxQueries = 10000
+	// MaxTopK, MaxQueries and MaxDocuments (queries times topk) bound one /retrieve
+	// request; at most retrieveSlots requests are answered at once, the others wait.
+	MaxTopK       = 100
+	MaxQueries    = 10000
+	MaxDocuments  = 50000
+	retrieveSlots = 4
+	// extraConns is how many connections beyond MaxSessions are accepted at once (HTTP
+	// requests, and sessions to be told CAPACITY_REACHED); more wait in the backlog.
+	extraConns = 1024
 )
 
 // Retriever ranks the corpus's pages for a query, best first (index.Index). It is safe
@@ -74,6 +83,8 @@ type Server struct {
 	log   *slog.Logger
 	mux   *http.ServeMux
 	steps atomic.Int64
+	// retrieving holds a slot per /retrieve request being answered.
+	retrieving chan struct{}
 
 	mu       sync.Mutex
 	sessions map[*session]struct{}
@@ -99,7 +110,8 @@ func New(opts Options) (*Server, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{opts: opts, byID: make(map[string]int, len(opts.Questions)), log: opts.Logger, sessions: map[*session]struct{}{}}
+	s := &Server{opts: opts, byID: make(map[string]int, len(opts.Questions)), log: opts.Logger, sessions: map[*session]struct{}{},
+		retrieving: make(chan struct{}, retrieveSlots)}
 	for i, q := range opts.Questions {
 		if _, dup := s.byID[q.ID]; dup {
 			return nil, fmt.Errorf("envserver: %s: question id %q twice", opts.TaskPath, q.ID)
@@ -157,6 +169,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener, drain time.Duration
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
 	}
 	errc := make(chan error, 1)
+	ln = netutil.LimitListener(ln, s.opts.MaxSessions+extraConns)
 	go func() { errc <- hs.Serve(ln) }()
 	select {
 	case err := <-errc:
