@@ -463,3 +463,19 @@ func waitFor(t *testing.T, cond func() bool) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// FEVER's ids are numbers in its files; a client may send one as a JSON number.
+func TestNumericQuestionID(t *testing.T) {
+	_, base := testServer(t, envserver.Options{Env: env.Options{Task: pipeline.TaskFEVER}, Questions: feverQuestions})
+	ws := dialWS(t, base)
+	r := ws.reset(t, map[string]any{"question_id": 102})
+	if r.Observation.QuestionID != "102" || r.Observation.Text != "Claim: "+feverQuestions[1].Question {
+		t.Errorf("reset with question_id 102: %+v", r.Observation)
+	}
+	if f := ws.step(t, "Finish[REFUTES]"); *f.Reward != 1 || *f.Observation.F1 != 1 || *f.Observation.Answer != "REFUTES" {
+		t.Errorf("Finish[REFUTES] on a REFUTES claim: reward %v f1 %v answer %q", *f.Reward, *f.Observation.F1, *f.Observation.Answer)
+	}
+	if e := ws.errorReply(t, map[string]any{"type": "reset", "data": map[string]any{"question_id": true}}); e.Code != envserver.CodeValidationError {
+		t.Errorf("question_id true: %+v, want VALIDATION_ERROR", e)
+	}
+}
