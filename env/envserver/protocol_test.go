@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -477,5 +479,52 @@ func TestNumericQuestionID(t *testing.T) {
 	}
 	if e := ws.errorReply(t, map[string]any{"type": "reset", "data": map[string]any{"question_id": true}}); e.Code != envserver.CodeValidationError {
 		t.Errorf("question_id true: %+v, want VALIDATION_ERROR", e)
+	}
+}
+
+// TestThousandsOfSessions holds 2,000 sessions open at once (OpenEnv's own default is
+// one), each mid-episode, then plays a step in every one: each gets its own episode.
+func TestThousandsOfSessions(t *testing.T) {
+	n := 2000
+	if testing.Short() {
+		n = 300
+	}
+	srv, base := testServer(t, envserver.Options{})
+	clients := make([]*wsClient, n)
+	for i := range clients {
+		clients[i] = dialWS(t, base)
+		clients[i].reset(t, map[string]any{"seed": i % len(testQuestions)})
+		clients[i].step(t, "Search[Marrow Lake]")
+	}
+	if got := srv.Sessions(); got != n {
+		t.Fatalf("open sessions: %d, want %d", got, n)
+	}
+	errs := make(chan error, n)
+	var wg sync.WaitGroup
+	for i, c := range clients {
+		wg.Go(func() {
+			b, _ := json.Marshal(map[string]any{"type": "step", "data": map[string]any{"action": "Lookup[heron]"}})
+			if err := c.conn.Write(t.Context(), websocket.MessageText, b); err != nil {
+				errs <- err
+				return
+			}
+			_, reply, err := c.conn.Read(t.Context())
+			if err != nil {
+				errs <- err
+				return
+			}
+			var r wsResponse
+			var res stepResult
+			if json.Unmarshal(reply, &r) != nil || json.Unmarshal(r.Data, &res) != nil ||
+				res.Observation.Text != "(Result 1 / 3) Its reed beds shelter a colony of grey herons." || res.Observation.Step != 2 ||
+				res.Observation.QuestionID != testQuestions[i%len(testQuestions)].ID {
+				errs <- fmt.Errorf("session %d: %s", i, reply)
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
 	}
 }
