@@ -1,8 +1,10 @@
 package main
 
 import (
+	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -138,4 +140,37 @@ func TestBatchKilledWhileCollectingBuysNoLineTwice(t *testing.T) {
 		t.Errorf("%d questions have an episode, want 40", got)
 	}
 	t.Logf("%d kills while collecting, %d batches, %d lines bought, %d twice", kills, len(srv.Batches()), len(srv.BatchLineIDs()), twice)
+}
+
+// TestBatchDirSharedByTwoRunsIsRefused starts a batch run whose model never answers and a
+// second run, in another run directory, on the same llm.batch.dir: the second is refused
+// (exit 2) naming the key and the first's process, and writes no wave.
+func TestBatchDirSharedByTwoRunsIsRefused(t *testing.T) {
+	srv := llmtest.NewServer(t, func(ctx context.Context, _ llmtest.Req) llmtest.Reply {
+		<-ctx.Done()
+		return llmtest.Reply{}
+	})
+	dir := t.TempDir()
+	shared := filepath.Join(dir, "shared-batches")
+	cfg := testConfig(t, filepath.Join(dir, "cfg"), srv.URL, map[string]any{
+		"task.limit": 5,
+		"llm.mode":   "batch",
+		"llm.batch":  map[string]any{"window": "50ms", "poll": "5ms", "dir": shared},
+	})
+	env := childEnv{vars: map[string]string{"OPENAI_API_KEY": "sk-test"}}
+	first := startChild(t, env, "generate", "--config", cfg, "--out", filepath.Join(dir, "a"))
+	waitFor(t, "the first run's wave", func() bool {
+		_, err := os.Stat(filepath.Join(shared, llm.BatchStateFile))
+		return err == nil
+	})
+	before, _ := os.ReadDir(shared)
+	res := invoke(t, "", env.vars, "generate", "--config", cfg, "--out", filepath.Join(dir, "b"))
+	if res.code != exitUsage || !strings.Contains(res.stderr, "llm.batch.dir") || !strings.Contains(res.stderr, "in use by pid") {
+		t.Errorf("second run: exit %d, stderr:\n%s\nwant %d naming llm.batch.dir and the holder", res.code, res.stderr, exitUsage)
+	}
+	if after, _ := os.ReadDir(shared); len(after) != len(before) {
+		t.Errorf("the refused run changed the shared directory: %d entries, then %d", len(before), len(after))
+	}
+	first.signal(t, syscall.SIGKILL)
+	first.wait(t)
 }
