@@ -118,18 +118,45 @@ func (p *progress) line(now time.Time) string {
 		p.correct, rate, p.requests, p.usage.TotalTokens, p.usage.CostText(), p.usage.CostPerText(p.kept))
 	if p.stopped != "" {
 		fmt.Fprintf(&b, "  stopped: %s", p.stopped)
+		if p.target > 0 {
+			if p.total >= p.target {
+				fmt.Fprintf(&b, " (target met: %d of %d kept)", p.total, p.target)
+			} else {
+				fmt.Fprintf(&b, " (target not met: %d of %d kept)", p.total, p.target)
+			}
+		}
 		return b.String()
 	}
-	eta := "-"
-	el := now.Sub(p.start)
-	switch {
-	case p.target > 0 && p.kept > 0 && p.total < p.target:
-		eta = time.Duration(float64(el) / float64(p.kept) * float64(p.target-p.total)).Round(time.Second).String()
-	case p.target == 0 && p.done > 0 && p.planned > p.done:
-		eta = time.Duration(float64(el) / float64(p.done) * float64(p.planned-p.done)).Round(time.Second).String()
-	}
-	fmt.Fprintf(&b, "  eta %s", eta)
+	fmt.Fprintf(&b, "  eta %s", p.eta(now))
 	return b.String()
+}
+
+// eta is the time left at this run's pace: to the target when the episodes still
+// planned can reach it at the rate the filter keeps them, else to the end of the
+// planned episodes (a question file smaller than the target ends the run first, and
+// the line says the target is out of reach). "-" until there is a pace to go by.
+func (p *progress) eta(now time.Time) string {
+	left := p.planned - p.done
+	if p.done == 0 || left <= 0 {
+		return "-"
+	}
+	episodes := float64(left)
+	if p.target > 0 && p.total < p.target {
+		if p.kept > 0 {
+			if need := float64(p.target-p.total) * float64(p.done) / float64(p.kept); need < episodes {
+				episodes = need
+			} else {
+				return p.durationFor(now, episodes) + " (target out of reach: the questions end first)"
+			}
+		}
+	}
+	return p.durationFor(now, episodes)
+}
+
+// durationFor is the time episodes more take at this run's pace.
+func (p *progress) durationFor(now time.Time, episodes float64) string {
+	per := float64(now.Sub(p.start)) / float64(p.done)
+	return time.Duration(per * episodes).Round(time.Second).String()
 }
 
 // finish writes the last line, with why the run stopped instead of an ETA.
