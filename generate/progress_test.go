@@ -14,9 +14,9 @@ func TestProgressETAIsHonest(t *testing.T) {
 	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	at := start.Add(100 * time.Second)
 	for _, tt := range []struct {
-		name                         string
+		name                        string
 		planned, target, done, kept int
-		want                         string
+		want                        string
 	}{
 		{"target beyond the questions", 300, 3000, 100, 50, "eta 3m20s (target out of reach: the questions end first)"},
 		{"target reachable", 10000, 100, 100, 50, "eta 1m40s"},
