@@ -53,7 +53,13 @@ func Charts(runs []*Run) []chart.Chart {
 	if c, ok := trainingChart(runs); ok {
 		charts = append(charts, c)
 	}
-	charts = append(charts, stepsChart(runs))
+	anySteps := false
+	for _, r := range runs {
+		anySteps = anySteps || len(r.Steps) > 0
+	}
+	if anySteps {
+		charts = append(charts, stepsChart(runs))
+	}
 	var typeBars []chart.Bar
 	for i, r := range runs {
 		for _, k := range sortedKeys(r.ByType) {
@@ -66,7 +72,14 @@ func Charts(runs []*Run) []chart.Chart {
 		charts = append(charts, chart.Bars("by-type", "Success by question type (FEVER: gold label), with 95% CI", typeBars, 1, pctTick))
 	}
 	var costBars []chart.Bar
+	anyCost := false
+	for _, r := range runs {
+		anyCost = anyCost || r.Usage.CostUSD > 0 || r.Usage.UnpricedCalls > 0
+	}
 	for i, r := range runs {
+		if !anyCost {
+			break // no run recorded a cost: no chart of zeros
+		}
 		note := fmt.Sprintf("%d correct", r.CorrectAll)
 		switch {
 		case r.Usage.UnpricedCalls > 0:
@@ -76,19 +89,30 @@ func Charts(runs []*Run) []chart.Chart {
 		}
 		costBars = append(costBars, chart.Bar{Label: runName(r), Value: r.CostPerCorrect, Note: note, Colour: i})
 	}
-	charts = append(charts, chart.Bars("cost", "Cost per correct episode (USD)", costBars, 0, func(v float64) string { return fmt.Sprintf("$%.4f", v) }))
+	if len(costBars) > 0 {
+		charts = append(charts, chart.Bars("cost", "Cost per correct episode (USD)", costBars, 0, func(v float64) string { return fmt.Sprintf("$%.4f", v) }))
+	}
 	var rejBars []chart.Bar
 	most := 4.0 // count axes get at least four whole ticks
+	anyRejects := false
+	for _, r := range runs {
+		anyRejects = anyRejects || len(r.Rejects) > 0
+	}
 	for i, r := range runs {
+		if !anyRejects {
+			break // the filter rejected nothing in any run: no empty chart
+		}
 		for _, k := range sortedKeys(r.Rejects) {
-			rejBars = append(rejBars, chart.Bar{Label: r.Label() + " · " + k, Value: float64(r.Rejects[k]), Colour: i})
+			rejBars = append(rejBars, chart.Bar{Label: runName(r) + " · " + k, Value: float64(r.Rejects[k]), Colour: i})
 			most = max(most, float64(r.Rejects[k]))
 		}
 		if len(r.Rejects) == 0 {
-			rejBars = append(rejBars, chart.Bar{Label: r.Label() + " · none", Value: 0, Note: fmt.Sprintf("%d kept", r.Kept), Colour: i})
+			rejBars = append(rejBars, chart.Bar{Label: runName(r) + " · none", Value: 0, Note: fmt.Sprintf("%d kept", r.Kept), Colour: i})
 		}
 	}
-	charts = append(charts, chart.Bars("rejects", "Filter reject reasons per run (episodes)", rejBars, chart.NiceMax(most), func(v float64) string { return fmt.Sprintf("%.0f", v) }))
+	if len(rejBars) > 0 {
+		charts = append(charts, chart.Bars("rejects", "Filter reject reasons per run (episodes)", rejBars, chart.NiceMax(most), func(v float64) string { return fmt.Sprintf("%.0f", v) }))
+	}
 	return charts
 }
 

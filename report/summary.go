@@ -8,12 +8,14 @@
 package report
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 
 	"github.com/reactgen/reactgen/internal/dataset"
 	"github.com/reactgen/reactgen/internal/score"
@@ -104,14 +106,25 @@ type Run struct {
 	Rejected       int                    `json:"rejected"`
 	Rejects        map[string]int         `json:"rejects"` // rule/code of the filter's rejects
 	Training       []pipeline.TrainingJob `json:"training,omitempty"`
+	// Variant tells this run apart from the other runs given with it that share its
+	// method, model and task: the settings in which they differ ("format tools",
+	// "temperature 0.7"), else its directory's name. Empty when no other run shares them.
+	Variant string `json:"variant,omitempty"`
+
+	config map[string]any // the manifest's config, for Variant
 }
 
-// Label is the row name of a run: method, and how it was prompted when not few-shot.
+// Label is the row name of a run: method, how it was prompted when not few-shot, and
+// its variant when other runs share its method, model and task.
 func (r *Run) Label() string {
+	l := r.Method
 	if r.Prompting != "" && r.Prompting != "few-shot" {
-		return r.Method + " (" + r.Prompting + ")"
+		l += " (" + r.Prompting + ")"
 	}
-	return r.Method
+	if r.Variant != "" {
+		l += " [" + r.Variant + "]"
+	}
+	return l
 }
 
 // levels and types are read from the task file when the records do not carry them.
@@ -127,7 +140,7 @@ func Summarize(dir string) (*Run, error) {
 		return nil, err
 	}
 	r := &Run{Dir: dir, RunID: m.RunID, ByType: map[string]Estimate{}, ByLevel: map[string]Estimate{}, ByBranch: map[string]Estimate{},
-		Steps: map[int]int{}, StopReasons: map[string]int{}, Rejects: map[string]int{}, Training: m.Training}
+		Steps: map[int]int{}, StopReasons: map[string]int{}, Rejects: map[string]int{}, Training: m.Training, config: m.Config}
 	r.Task = configString(m.Config, "task", "name")
 	r.Method = configString(m.Config, "generate", "method")
 	r.Prompting = configString(m.Config, "generate", "prompting")
@@ -312,7 +325,97 @@ func Load(dirs []string) ([]*Run, error) {
 			r.TrainExamples = n
 		}
 	}
+	setVariants(runs)
 	return runs, nil
+}
+
+// variantKeys are the settings that tell apart runs of one method, model and task, in
+// the order their differences are named.
+var variantKeys = [][2]string{
+	{"generate", "format"}, {"generate", "exemplars"}, {"generate", "num_exemplars"}, {"llm", "temperature"},
+	{"generate", "max_steps"}, {"generate", "samples"}, {"generate", "sample_temperature"}, {"llm", "base_url"},
+	{"llm", "endpoints"}, {"generate", "instruction"}, {"task", "path"}, {"run", "id"},
+}
+
+// setVariants gives every run that shares its method, prompting, model and task with
+// another run a Variant: the settings in which the group's runs differ, else the run
+// directory's name (added to the settings of runs they do not tell apart); a variant
+// two runs still share gets "#2", "#3" after it.
+func setVariants(runs []*Run) {
+	groups := map[string][]*Run{}
+	var order []string
+	for _, r := range runs {
+		k := r.Label() + "\x00" + r.Model + "\x00" + r.Task
+		if groups[k] == nil {
+			order = append(order, k)
+		}
+		groups[k] = append(groups[k], r)
+	}
+	for _, k := range order {
+		g := groups[k]
+		if len(g) < 2 {
+			continue
+		}
+		for _, key := range variantKeys {
+			if !allSame(g, key) {
+				for _, r := range g {
+					if r.Variant != "" {
+						r.Variant += ", "
+					}
+					r.Variant += key[1] + " " + settingText(r.config, key)
+				}
+			}
+		}
+		count := map[string]int{}
+		for _, r := range g {
+			count[r.Variant]++
+		}
+		seen := map[string]int{}
+		for _, r := range g {
+			if count[r.Variant] > 1 { // settings alone do not tell these apart: their directories do
+				name := filepath.Base(filepath.Clean(r.Dir))
+				if r.Variant != "" {
+					name = r.Variant + ", " + name
+				}
+				r.Variant = name
+			}
+			seen[r.Variant]++
+			if n := seen[r.Variant]; n > 1 {
+				r.Variant += fmt.Sprintf(" #%d", n)
+			}
+		}
+	}
+}
+
+func allSame(g []*Run, key [2]string) bool {
+	first := settingText(g[0].config, key)
+	for _, r := range g[1:] {
+		if settingText(r.config, key) != first {
+			return false
+		}
+	}
+	return true
+}
+
+// settingText is a setting of a recorded config as a person reads it: a path's base
+// name, a number or list as written, "-" when unset.
+func settingText(cfg map[string]any, key [2]string) string {
+	s, _ := cfg[key[0]].(map[string]any)
+	v, ok := s[key[1]]
+	if !ok || v == nil || v == "" {
+		return "-"
+	}
+	switch x := v.(type) {
+	case string:
+		if key[1] == "exemplars" || key[1] == "path" {
+			return filepath.Base(x)
+		}
+		return x
+	case float64:
+		return strconv.FormatFloat(x, 'g', -1, 64)
+	}
+	b, _ := json.Marshal(v)
+	return string(b)
 }
 
 // sortedKeys returns m's keys in order.

@@ -49,18 +49,34 @@ func esc(s string) string { return html.EscapeString(s) }
 // legendWidth is the room right of a line chart or histogram for its legend.
 const legendWidth = 250
 
-// legend shortens a legend entry to what fits in legendWidth.
-func legend(s string) string {
-	r := []rune(s)
-	if len(r) > 34 {
-		return string(r[:33]) + "…"
+// textWidth is a generous estimate of the pixels s takes at the charts' 12 px sans-serif
+// (7 px a character), so that no label is cut: a chart widens to its longest label.
+func textWidth(s string) int { return 7 * len([]rune(s)) }
+
+// room is the width labels need: at least least, else the longest label and pad.
+func room(least, pad int, labels ...string) int {
+	w := least
+	for _, l := range labels {
+		w = max(w, textWidth(l)+pad)
 	}
-	return s
+	return w
 }
 
-func svgOpen(b *strings.Builder, name, title string, h int) {
+// Colour is mark i's colour: the palette's, then further hues that repeat none of them,
+// so that every run of a comparison keeps a colour of its own.
+func Colour(i int) string {
+	if i < len(Palette) {
+		return Palette[i]
+	}
+	k := i - len(Palette)
+	hue := math.Mod(17+float64(k)*137.508, 360) // the golden angle spreads any number of hues
+	light := []int{38, 55, 30}[k%3]
+	return fmt.Sprintf("hsl(%.0f, 70%%, %d%%)", hue, light)
+}
+
+func svgOpen(b *strings.Builder, name, title string, w, h int) {
 	fmt.Fprintf(b, `<svg xmlns="http://www.w3.org/2000/svg" class="chart" data-chart="%s" width="%d" height="%d" viewBox="0 0 %d %d" font-family="sans-serif" font-size="12" role="img">`,
-		esc(name), chartWidth, h, chartWidth, h)
+		esc(name), w, h, w, h)
 	fmt.Fprintf(b, `<title>%s</title><rect width="100%%" height="100%%" fill="#ffffff"/>`, esc(title))
 	fmt.Fprintf(b, `<text x="%d" y="20" font-size="14" font-weight="bold">%s</text>`, 8, esc(title))
 }
@@ -89,9 +105,15 @@ func Bars(name, title string, bars []Bar, max float64, tick func(float64) string
 		max = NiceMax(max)
 	}
 	h := margin + len(bars)*rowHeight + 30
+	labels := make([]string, len(bars))
+	for i, bar := range bars {
+		labels[i] = bar.Label
+	}
+	labelWidth := room(labelWidth, 16, labels...)
+	width := chartWidth - 230 + labelWidth
 	var b strings.Builder
-	svgOpen(&b, name, title, h)
-	plotW := float64(chartWidth - labelWidth - 90)
+	svgOpen(&b, name, title, width, h)
+	plotW := float64(width - labelWidth - 90)
 	x := func(v float64) float64 { return float64(labelWidth) + plotW*math.Max(0, math.Min(v, max))/max }
 	// grid and ticks
 	for i := 0; i <= 4; i++ {
@@ -103,7 +125,7 @@ func Bars(name, title string, bars []Bar, max float64, tick func(float64) string
 		y := margin + i*rowHeight
 		fmt.Fprintf(&b, `<text x="%d" y="%d" text-anchor="end">%s</text>`, labelWidth-8, y+16, esc(bar.Label))
 		fmt.Fprintf(&b, `<rect class="bar" x="%d" y="%d" width="%.1f" height="%d" fill="%s"><title>%s: %s</title></rect>`,
-			labelWidth, y+4, x(bar.Value)-float64(labelWidth), rowHeight-8, Palette[bar.Colour%len(Palette)], esc(bar.Label), esc(tick(bar.Value)))
+			labelWidth, y+4, x(bar.Value)-float64(labelWidth), rowHeight-8, Colour(bar.Colour), esc(bar.Label), esc(tick(bar.Value)))
 		end := x(bar.Value)
 		if bar.HasCI {
 			cy := float64(y) + float64(rowHeight)/2
@@ -120,7 +142,7 @@ func Bars(name, title string, bars []Bar, max float64, tick func(float64) string
 		fmt.Fprintf(&b, `<text x="%.1f" y="%d" fill="#333333">%s</text>`, end+6, y+16, esc(label))
 	}
 	b.WriteString(`</svg>`)
-	return Chart{Name: name, Title: title, SVG: b.String(), Width: chartWidth, Height: h}
+	return Chart{Name: name, Title: title, SVG: b.String(), Width: width, Height: h}
 }
 
 // Series is one line of a line chart.
@@ -139,6 +161,11 @@ type Point struct {
 // percent, with intervals as whiskers.
 func Lines(name, title, xLabel string, series []Series, logX bool) Chart {
 	const h = 340
+	names := make([]string, len(series))
+	for i, s := range series {
+		names[i] = s.Name
+	}
+	width := chartWidth - legendWidth + room(legendWidth, 40, names...)
 	left, right, top, bottom := 60.0, float64(chartWidth-legendWidth), 40.0, float64(h-50)
 	minX, maxX := math.Inf(1), math.Inf(-1)
 	for _, s := range series {
@@ -157,7 +184,7 @@ func Lines(name, title, xLabel string, series []Series, logX bool) Chart {
 	x := func(v float64) float64 { return left + (right-left)*(tx(v)-lo)/(hi-lo) }
 	y := func(v float64) float64 { return bottom - (bottom-top)*v }
 	var b strings.Builder
-	svgOpen(&b, name, title, h)
+	svgOpen(&b, name, title, width, h)
 	for i := 0; i <= 4; i++ {
 		v := float64(i) / 4
 		fmt.Fprintf(&b, `<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="#dddddd"/>`, left, y(v), right, y(v))
@@ -174,7 +201,7 @@ func Lines(name, title, xLabel string, series []Series, logX bool) Chart {
 		}
 	}
 	for si, s := range series {
-		c := Palette[si%len(Palette)]
+		c := Colour(si)
 		var path strings.Builder
 		for i, p := range s.Points {
 			cmd := "L"
@@ -189,16 +216,17 @@ func Lines(name, title, xLabel string, series []Series, logX bool) Chart {
 			fmt.Fprintf(&b, `<circle class="point" cx="%.1f" cy="%.1f" r="4" fill="%s"><title>%s: %.1f%% at %v</title></circle>`, x(p.X), y(p.Y), c, esc(s.Name), 100*p.Y, p.X)
 		}
 		ly := top + float64(si)*18
-		fmt.Fprintf(&b, `<rect x="%.1f" y="%.1f" width="12" height="12" fill="%s"/><text x="%.1f" y="%.1f">%s</text>`, right+16, ly, c, right+32, ly+10, esc(legend(s.Name)))
+		fmt.Fprintf(&b, `<rect x="%.1f" y="%.1f" width="12" height="12" fill="%s"/><text x="%.1f" y="%.1f">%s</text>`, right+16, ly, c, right+32, ly+10, esc(s.Name))
 	}
 	b.WriteString(`</svg>`)
-	return Chart{Name: name, Title: title, SVG: b.String(), Width: chartWidth, Height: h}
+	return Chart{Name: name, Title: title, SVG: b.String(), Width: width, Height: h}
 }
 
 // Histogram draws one small bar series per group over the same integer bins (steps), as
 // vertical bars side by side.
 func Histogram(name, title string, groups []string, bins []int, counts [][]int) Chart {
-	const h = 300
+	h := max(300, 40+18*len(groups)+20)
+	width := chartWidth - legendWidth + room(legendWidth, 40, groups...)
 	left, right, top, bottom := 50.0, float64(chartWidth-legendWidth), 40.0, float64(h-40)
 	max := 0.0
 	fracs := make([][]float64, len(groups))
@@ -217,7 +245,7 @@ func Histogram(name, title string, groups []string, bins []int, counts [][]int) 
 	}
 	max = NiceMax(max)
 	var b strings.Builder
-	svgOpen(&b, name, title, h)
+	svgOpen(&b, name, title, width, h)
 	binW := (right - left) / float64(max1(len(bins)))
 	barW := (binW - 6) / float64(max1(len(groups)))
 	y := func(v float64) float64 { return bottom - (bottom-top)*v/max }
@@ -232,16 +260,16 @@ func Histogram(name, title string, groups []string, bins []int, counts [][]int) 
 		for g := range groups {
 			v := fracs[g][i]
 			fmt.Fprintf(&b, `<rect class="bar" x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="%s"><title>%s, %d steps: %.1f%%</title></rect>`,
-				bx+3+float64(g)*barW, y(v), math.Max(barW-1, 1), bottom-y(v), Palette[g%len(Palette)], esc(groups[g]), bin, 100*v)
+				bx+3+float64(g)*barW, y(v), math.Max(barW-1, 1), bottom-y(v), Colour(g), esc(groups[g]), bin, 100*v)
 		}
 	}
 	fmt.Fprintf(&b, `<text x="%.1f" y="%d" text-anchor="middle" fill="#333333">steps to the answer</text>`, (left+right)/2, h-6)
 	for g, name := range groups {
 		ly := top + float64(g)*18
-		fmt.Fprintf(&b, `<rect x="%.1f" y="%.1f" width="12" height="12" fill="%s"/><text x="%.1f" y="%.1f">%s</text>`, right+16, ly, Palette[g%len(Palette)], right+32, ly+10, esc(legend(name)))
+		fmt.Fprintf(&b, `<rect x="%.1f" y="%.1f" width="12" height="12" fill="%s"/><text x="%.1f" y="%.1f">%s</text>`, right+16, ly, Colour(g), right+32, ly+10, esc(name))
 	}
 	b.WriteString(`</svg>`)
-	return Chart{Name: name, Title: title, SVG: b.String(), Width: chartWidth, Height: h}
+	return Chart{Name: name, Title: title, SVG: b.String(), Width: width, Height: h}
 }
 
 func max1(n int) int {
@@ -267,7 +295,7 @@ func Columns(name, title, xLabel, yLabel string, bars []Bar) Chart {
 	step := niceStep(maxV)
 	ceil := ((maxV + step - 1) / step) * step
 	var b strings.Builder
-	svgOpen(&b, name, title, h)
+	svgOpen(&b, name, title, chartWidth, h)
 	for v := 0; v <= ceil; v += step {
 		y := float64(top) + ph - ph*float64(v)/float64(ceil)
 		fmt.Fprintf(&b, `<line x1="%d" y1="%.1f" x2="%d" y2="%.1f" stroke="#dddddd"/>`, left, y, chartWidth-right, y)
@@ -282,7 +310,7 @@ func Columns(name, title, xLabel, yLabel string, bars []Bar) Chart {
 		bh := ph * br.Value / float64(ceil)
 		x := float64(left) + float64(i)*slot
 		fmt.Fprintf(&b, `<rect class="bar" x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="%s"><title>%s: %s</title></rect>`,
-			x+slot*0.1, float64(top)+ph-bh, slot*0.8, bh, Palette[br.Colour%len(Palette)], esc(br.Label), strconv.FormatFloat(br.Value, 'f', -1, 64))
+			x+slot*0.1, float64(top)+ph-bh, slot*0.8, bh, Colour(br.Colour), esc(br.Label), strconv.FormatFloat(br.Value, 'f', -1, 64))
 		lx, ly := x+slot/2, float64(top)+ph+16
 		if turn {
 			fmt.Fprintf(&b, `<text x="%.1f" y="%.1f" text-anchor="end" transform="rotate(-45 %.1f %.1f)">%s</text>`, lx, ly, lx, ly, esc(br.Label))
