@@ -137,8 +137,12 @@ func probeTraits(t *testing.T, templates map[string]string) map[string]TemplateT
 // conversationalFormats are the JSONL formats whose rows are conversations.
 var conversationalFormats = []string{"openai-chat", "openai-tools", "hf-tools", "axolotl-chat", "sharegpt", "sharegpt-tools", "agentgym"}
 
-// reasoningFormats are the conversational formats that carry a step's reasoning text.
-var reasoningFormats = []string{"hf-tools", "sharegpt", "sharegpt-tools"}
+// reasoningFormats are the conversational formats that carry a step's reasoning text
+// where a template reads it: reasoning_content on the assistant messages (openai-chat,
+// openai-tools, axolotl-chat, hf-tools) or thought words in the content (sharegpt,
+// sharegpt-tools). agentgym's reasoning_content is not among them: AgentGym's trainer
+// reads from, loss and value only (toChat), so only export.reasoning inline trains on it.
+var reasoningFormats = []string{"openai-chat", "openai-tools", "axolotl-chat", "hf-tools", "sharegpt", "sharegpt-tools"}
 
 // toolFormats are the formats whose actions are tool calls.
 var toolFormats = []string{"openai-tools", "hf-tools", "sharegpt-tools"}
