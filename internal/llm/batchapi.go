@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 
 	openai "github.com/sashabaranov/go-openai"
+
+	"github.com/reactgen/reactgen/internal/safefile"
 )
 
 // Batch states, as OpenAI's Batch API names them.
@@ -69,7 +71,12 @@ type openAIBatches struct {
 var _ batchBackend = (*openAIBatches)(nil)
 
 func (b *openAIBatches) Submit(ctx context.Context, path, endpoint string, uploaded func(string) error) (string, string, error) {
-	data, err := os.ReadFile(path)
+	in, err := safefile.OpenPath(path) // the wave this run wrote: a regular file of the batch directory
+	if err != nil {
+		return "", "", err
+	}
+	data, err := io.ReadAll(in)
+	in.Close()
 	if err != nil {
 		return "", "", err
 	}
@@ -223,6 +230,11 @@ func (w *waveFiles) Status(_ context.Context, out string) (batchStatus, error) {
 	if errors.Is(err, os.ErrNotExist) {
 		return st, nil
 	}
+	var nr *safefile.NotRegularError
+	var esc *safefile.EscapeError
+	if errors.As(err, &nr) || errors.As(err, &esc) {
+		return st, err // a pipe, a device or a link out of the batch directory: never an answer
+	}
 	if err != nil {
 		return st, nil // being written: read it again at the next poll
 	}
@@ -238,13 +250,11 @@ func (w *waveFiles) Status(_ context.Context, out string) (batchStatus, error) {
 }
 
 func (w *waveFiles) Output(_ context.Context, out string, _ batchStatus) (io.ReadCloser, io.ReadCloser, error) {
-	f, err := os.Open(out)
+	// Opened without blocking (a pipe at the name would hold the open), inside the batch
+	// directory, and only if it is a regular file.
+	f, err := safefile.OpenPath(out)
 	if err != nil {
 		return nil, nil, err
-	}
-	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
-		f.Close()
-		return nil, nil, fmt.Errorf("%s: not a regular file", out)
 	}
 	return f, nil, nil
 }

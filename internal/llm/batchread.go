@@ -9,10 +9,11 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os"
 	"regexp"
 	"strconv"
 	"time"
+
+	"github.com/reactgen/reactgen/internal/safefile"
 )
 
 // lineHead is how much of a line over its bound is kept: enough for the custom_id, which
@@ -220,7 +221,7 @@ func (bt *Batcher) readFile(w *batchWave, name string, r io.Reader, limit int, a
 // lineIDs reads the custom_ids of a JSONL batch file, streaming it. A last line without
 // its newline is not counted: the writer has not finished it.
 func lineIDs(path string) (map[string]bool, error) {
-	f, err := os.Open(path)
+	f, err := safefile.OpenPath(path) // never blocks on a pipe; a regular file of the batch directory
 	if err != nil {
 		return nil, err
 	}
