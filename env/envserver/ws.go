@@ -14,6 +14,9 @@ import (
 	"github.com/reactgen/reactgen/internal/fastjson"
 )
 
+// errShuttingDown refuses a session that arrives during the drain.
+var errShuttingDown = errors.New("server shutting down")
+
 // session is one WebSocket connection and its episode.
 type session struct {
 	conn *websocket.Conn
@@ -36,6 +39,11 @@ func (s *Server) handleWS(w http.ResponseWriter, r *http.Request) {
 	conn.SetReadLimit(s.opts.MaxBodyBytes)
 	ss := &session{conn: conn, ep: s.newEpisode()}
 	if err := s.admit(ss); err != nil {
+		if errors.Is(err, errShuttingDown) {
+			s.send(r.Context(), ss, "error", wsError{Message: err.Error(), Code: CodeSessionError})
+			conn.Close(websocket.StatusGoingAway, "server shutting down")
+			return
+		}
 		active, max := s.Sessions(), s.opts.MaxSessions
 		s.send(r.Context(), ss, "error", wsError{Message: err.Error(), Code: CodeCapacityReached, ActiveSessions: &active, MaxSessions: &max})
 		conn.Close(websocket.StatusTryAgainLater, "capacity reached")
@@ -56,6 +64,7 @@ func (s *Server) handleWS(w http.ResponseWriter, r *http.Request) {
 			return // closed by the client, by expiry or by the drain
 		}
 		if !ss.begin() {
+			ss.close(websocket.StatusGoingAway, "server shutting down")
 			return
 		}
 		if ss.idle != nil {
@@ -82,7 +91,7 @@ func (s *Server) admit(ss *session) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.draining {
-		return errors.New("server shutting down")
+		return errShuttingDown
 	}
 	if len(s.sessions) >= s.opts.MaxSessions {
 		return fmt.Errorf("server at capacity: %d sessions of at most %d", len(s.sessions), s.opts.MaxSessions)
@@ -135,7 +144,6 @@ func (ss *session) begin() bool {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
 	if ss.draining {
-		go ss.close(websocket.StatusGoingAway, "server shutting down")
 		return false
 	}
 	ss.busy = true
