@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -173,4 +174,72 @@ func TestBatchDirSharedByTwoRunsIsRefused(t *testing.T) {
 	}
 	first.signal(t, syscall.SIGKILL)
 	first.wait(t)
+}
+
+// TestBatchResumeWithoutBatchListCommand: a server with no GET /v1/batches, and a run
+// killed between a wave's upload and its batch's creation (batches.json says uploaded,
+// with no batch id). Every later run used to fail with exit 2 labelled llm.base_url; the
+// next run now creates the batch from the recorded upload and finishes.
+func TestBatchResumeWithoutBatchListCommand(t *testing.T) {
+	if testing.Short() {
+		t.Skip("kills a child process")
+	}
+	model := newFakeModel(t)
+	hold := make(chan struct{})
+	srv := llmtest.NewServer(t, func(ctx context.Context, r llmtest.Req) llmtest.Reply {
+		select { // the first batch does not finish while the first process runs
+		case <-hold:
+		case <-ctx.Done():
+		}
+		return model.handle(ctx, r)
+	})
+	srv.NoBatchList()
+	dir := t.TempDir()
+	cfg := testConfig(t, filepath.Join(dir, "cfg"), srv.URL, map[string]any{
+		"task.limit": 10,
+		"llm.mode":   "batch",
+		"llm.batch":  map[string]any{"window": "50ms", "poll": "5ms"},
+	})
+	out := filepath.Join(dir, "run")
+	env := childEnv{vars: map[string]string{"OPENAI_API_KEY": "sk-test"}}
+	first := startChild(t, env, "generate", "--config", cfg, "--out", out)
+	waitFor(t, "the first batch", func() bool { return len(srv.Batches()) > 0 })
+	first.signal(t, syscall.SIGKILL)
+	first.wait(t)
+	// As if the kill had come after the upload, before the batch was created.
+	state := filepath.Join(out, pipeline.BatchDir, llm.BatchStateFile)
+	b, err := os.ReadFile(state)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var st map[string][]map[string]any
+	if err := json.Unmarshal(b, &st); err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range st["waves"] {
+		delete(w, "batch_id")
+		w["status"] = "uploaded"
+	}
+	b, _ = json.Marshal(st)
+	if err := os.WriteFile(state, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	close(hold)
+	code, _, stderr := runChild(t, env, "generate", "--config", cfg, "--out", out)
+	if code != 0 || !strings.Contains(stderr, "creating it from the recorded upload") {
+		t.Fatalf("resumed run: exit %d, stderr:\n%s\nwant 0, creating the batch from the upload", code, stderr)
+	}
+	if got := len(effective(logLines(t, filepath.Join(out, pipeline.EpisodesFile)))); got != 10 {
+		t.Errorf("%d questions have an episode, want 10", got)
+	}
+	bs := srv.Batches()
+	again := 0
+	for _, x := range bs[1:] {
+		if x.InputFileID == bs[0].InputFileID {
+			again++
+		}
+	}
+	if again != 1 {
+		t.Errorf("batches %+v: want one created again from the first run's upload %s", bs, bs[0].InputFileID)
+	}
 }
