@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"strings"
 	"sync"
@@ -526,5 +527,39 @@ func TestThousandsOfSessions(t *testing.T) {
 	close(errs)
 	for err := range errs {
 		t.Error(err)
+	}
+}
+
+// TestDrainHTTP stops the server while an HTTP step is in flight: the step is answered.
+func TestDrainHTTP(t *testing.T) {
+	slow := &slowCorpus{Corpus: envtest.NewMemory(envtest.Pages()), started: make(chan struct{}), release: make(chan struct{})}
+	srv := newServer(t, envserver.Options{Corpus: slow, Env: env.Options{Task: pipeline.TaskHotpotQA}, Questions: testQuestions, TaskPath: "q"})
+	base, stop := serve(t, srv)
+	type reply struct {
+		code int
+		body []byte
+	}
+	got := make(chan reply, 1)
+	go func() {
+		resp, err := http.Post(base+"/step", "application/json", strings.NewReader(`{"action": {"action": "Search[Orla Vint]"}}`))
+		if err != nil {
+			got <- reply{0, []byte(err.Error())}
+			return
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		got <- reply{resp.StatusCode, b}
+	}()
+	<-slow.started
+	stopped := make(chan error, 1)
+	go func() { stopped <- stop() }()
+	time.Sleep(50 * time.Millisecond) // the drain has begun and waits for the request
+	close(slow.release)
+	r := <-got
+	if r.code != 200 || !strings.Contains(string(r.body), "Orla Vint (born 1950)") {
+		t.Errorf("the HTTP step in flight at the drain: %d %s", r.code, r.body)
+	}
+	if err := <-stopped; err != nil {
+		t.Errorf("Serve: %v", err)
 	}
 }
