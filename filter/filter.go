@@ -154,7 +154,7 @@ func New(cfg pipeline.FilterConfig, task string, opts Options) (*Chain, error) {
 		seen[name] = true
 		switch name {
 		case "correct":
-			c.rules = append(c.rules, correctRule{task: task, minF1: cfg.MinF1})
+			c.rules = append(c.rules, correctRule{task: task, minF1: cfg.MinF1, minReward: cfg.MinReward})
 		case "finished":
 			c.rules = append(c.rules, finishedRule{})
 		case "answered_by":

@@ -44,6 +44,11 @@ func TestPerEpisodeRules(t *testing.T) {
 		f(&ep)
 		return ep
 	}
+	game := func(reward float64) pipeline.Episode {
+		return mod(func(e *pipeline.Episode) {
+			e.Task, e.Answer, e.Prediction, e.Reward, e.Correct = pipeline.TaskWebShop, "", "click[buy now]", &reward, reward == 1
+		})
+	}
 	tests := []struct {
 		name string
 		cfg  pipeline.FilterConfig
@@ -64,6 +69,10 @@ func TestPerEpisodeRules(t *testing.T) {
 			mod(func(e *pipeline.Episode) { e.Answer = "SUPPORTS"; e.Prediction = "supports" }), ""},
 		{"correct fever wrong label", pipeline.FilterConfig{Rules: []string{"correct"}}, "fever",
 			mod(func(e *pipeline.Episode) { e.Answer = "SUPPORTS"; e.Prediction = "REFUTES" }), "correct/wrong_answer"},
+		{"game reward 1 keeps", pipeline.FilterConfig{Rules: []string{"correct"}}, "webshop", game(1), ""},
+		{"game near-miss rejected", pipeline.FilterConfig{Rules: []string{"correct"}}, "webshop", game(0.75), "correct/wrong_answer"},
+		{"game near-miss kept by min_reward", pipeline.FilterConfig{Rules: []string{"correct"}, MinReward: 0.7}, "webshop", game(0.75), ""},
+		{"game under min_reward", pipeline.FilterConfig{Rules: []string{"correct"}, MinReward: 0.8}, "webshop", game(0.75), "correct/wrong_answer"},
 		{"correct no gold trusts record", pipeline.FilterConfig{Rules: []string{"correct"}}, "hotpotqa",
 			mod(func(e *pipeline.Episode) { e.Answer = ""; e.Correct = false }), "correct/wrong_answer"},
 		{"finished", pipeline.FilterConfig{Rules: []string{"finished"}}, "hotpotqa",

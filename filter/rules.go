@@ -30,15 +30,27 @@ func reject(rule, code, detail string) (bool, pipeline.Reject) {
 }
 
 // correctRule re-scores the prediction against the gold answer. An episode with no gold
-// answer (an import without a gold file) keeps its recorded verdict, ep.Correct.
+// answer (an import without a gold file) keeps its recorded verdict, ep.Correct. A game
+// episode (alfworld, webshop) is judged by its environment's reward: 1, or at least
+// minReward when that is set.
 type correctRule struct {
-	task  string
-	minF1 float64
+	task      string
+	minF1     float64
+	minReward float64
 }
 
 func (correctRule) Name() string { return "correct" }
 
 func (r correctRule) Keep(ep *pipeline.Episode) (bool, pipeline.Reject) {
+	if pipeline.GameTask(ep.Task) {
+		switch {
+		case ep.Reward == nil:
+			return reject("correct", CodeWrongAnswer, "no reward: the game did not end")
+		case *ep.Reward == 1 || (r.minReward > 0 && *ep.Reward >= r.minReward):
+			return true, pipeline.Reject{}
+		}
+		return reject("correct", CodeWrongAnswer, fmt.Sprintf("reward %g, want 1 (or filter.min_reward %g)", *ep.Reward, r.minReward))
+	}
 	if ep.Answer == "" {
 		if ep.Correct {
 			return true, pipeline.Reject{}

@@ -184,7 +184,7 @@ func planGame(o PlanOptions, log *slog.Logger) (pipeline.Spec, []pipeline.Stage,
 		Env: env.Options{Task: cfg.Task.Name}, MaxEnvFailures: cfg.Env.MaxConsecutiveFailures,
 		Corpus:   func() (env.Corpus, func(), error) { return nil, func() {}, nil },
 		Progress: o.Progress, Logger: log, GamePrompts: entries,
-		Game: &agentgym.Options{URL: cfg.Env.URL, Dialect: agentgym.DialectFor(cfg.Task.Name), Timeout: cfg.Env.Timeout, MaxRetries: cfg.LLM.MaxRetries},
+		Game: &agentgym.Options{URL: cfg.Env.URL, Dialect: agentgym.DialectFor(cfg.Task.Name), Timeout: cfg.Env.Timeout, MaxRetries: cfg.LLM.MaxRetries, Backoff: cfg.LLM.BackoffBase},
 		Client: func(ctx context.Context, cacheDir string) (llm.Clients, error) {
 			return llm.NewClient(ctx, llm.Options{Config: cfg.LLM, Getenv: o.Getenv, CacheDir: cacheDir,
 				BatchDir: filepath.Join(cfg.Run.Out, pipeline.BatchDir), Logger: log})

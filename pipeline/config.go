@@ -252,8 +252,11 @@ type GenerateConfig struct {
 
 // FilterConfig configures the filter chain.
 type FilterConfig struct {
-	Rules            []string `mapstructure:"rules"`
-	MinF1            float64  `mapstructure:"min_f1"`
+	Rules []string `mapstructure:"rules"`
+	MinF1 float64  `mapstructure:"min_f1"`
+	// MinReward keeps, under the correct rule, game episodes (alfworld, webshop) whose
+	// reward is at least this though under 1: WebShop's near-misses. 0 keeps reward 1 only.
+	MinReward        float64  `mapstructure:"min_reward"`
 	MaxSteps         int      `mapstructure:"max_steps"`
 	MaxTokens        int      `mapstructure:"max_tokens"`    // the serialised example must fit this
 	TokenCounter     string   `mapstructure:"token_counter"` // empty = export.tokenizer
@@ -394,7 +397,7 @@ func (c *Config) Validate() error {
 		{"llm.max_retries", float64(c.LLM.MaxRetries)}, {"llm.temperature", c.LLM.Temperature},
 		{"llm.request_max_tokens", float64(c.LLM.RequestMaxTokens)},
 		{"llm.stall_timeout", float64(c.LLM.StallTimeout)},
-		{"filter.min_f1", c.Filter.MinF1}, {"filter.max_steps", float64(c.Filter.MaxSteps)},
+		{"filter.min_f1", c.Filter.MinF1}, {"filter.min_reward", c.Filter.MinReward}, {"filter.max_steps", float64(c.Filter.MaxSteps)},
 		{"filter.max_tokens", float64(c.Filter.MaxTokens)}, {"filter.max_per_question", float64(c.Filter.MaxPerQuestion)},
 		{"filter.balance_tolerance", c.Filter.BalanceTolerance},
 		{"export.shard_rows", float64(c.Export.ShardRows)}, {"export.max_tokens", float64(c.Export.MaxTokens)}, {"export.shard_bytes", float64(c.Export.ShardBytes)},
@@ -467,6 +470,9 @@ func (c *Config) Validate() error {
 			return &ConfigError{Key: key + ".weight", Message: fmt.Sprintf("must not be negative, got %v", *e.Weight)}
 		}
 	}
+	if c.Filter.MinReward > 0 && c.Export.CorrectOnly {
+		return &ConfigError{Key: "filter.min_reward", Message: "keeps episodes whose reward is under 1, which export.correct_only (true by default) refuses to export; set export.correct_only: false with it"}
+	}
 	if c.Generate.CoTExemplars != "" && !slices.Contains([]string{"cot", "cot-sc", "react-cot-sc", "cot-sc-react"}, c.Generate.Method) {
 		return &ConfigError{Key: "generate.cot_exemplars", Message: fmt.Sprintf(
 			"method %s sends no CoT prompt; the key serves cot, cot-sc, react-cot-sc and cot-sc-react", c.Generate.Method)}
@@ -517,6 +523,7 @@ func (c *Config) ranges() error {
 		in("llm.temperature", c.LLM.Temperature, 0, 2, false, "[0, 2]"),
 		in("generate.sample_temperature", c.Generate.SampleTemperature, 0, 2, false, "[0, 2]"),
 		in("filter.min_f1", c.Filter.MinF1, 0, 1, false, "[0, 1]"),
+		in("filter.min_reward", c.Filter.MinReward, 0, 1, false, "[0, 1]"),
 		in("llm.batch.price_factor", c.LLM.Batch.PriceFactor, 0, 1, false, "[0, 1]"),
 	} {
 		if err != nil {

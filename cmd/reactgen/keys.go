@@ -100,6 +100,7 @@ var keyDocs = map[string]string{
 
 	"filter.rules":             "rules in order: correct, finished, answered_by, max_steps, no_invalid_actions, no_bad_calls, no_loops, max_tokens, dedupe, decontaminate, balance",
 	"filter.min_f1":            "correct: also keep HotpotQA answers with at least this F1 (0 = exact match only)",
+	"filter.min_reward":        "correct: also keep alfworld and webshop episodes whose reward is at least this (WebShop's near-misses; 0 = reward 1 only)",
 	"filter.max_steps":         "max_steps: keep episodes with at most this many steps",
 	"filter.max_tokens":        "max_tokens: the serialised example must fit this many tokens",
 	"filter.token_counter":     "tokenizer for max_tokens: o200k_base, cl100k_base or a tokenizer.json path (empty = export.tokenizer)",
