@@ -42,6 +42,13 @@ func TestEveryShippedConfigLoads(t *testing.T) {
 				t.Fatalf("load: %v", err)
 			}
 			// The files say ../data/...: resolved against configs/, that is ../../data/... from here.
+			if pipeline.GameTask(ld.Config.Task.Name) {
+				// A game has no task file; its prompt file is the path it names.
+				if !strings.HasPrefix(ld.Config.Generate.Exemplars, "../../data/") {
+					t.Errorf("generate.exemplars %q was not resolved relative to the config file", ld.Config.Generate.Exemplars)
+				}
+				return
+			}
 			if !strings.HasPrefix(ld.Config.Task.Path, "../../data/") {
 				t.Errorf("task.path %q was not resolved relative to the config file", ld.Config.Task.Path)
 			}
@@ -65,6 +72,19 @@ func TestPaperConfigs(t *testing.T) {
 	}
 	if c := ld.Config; c.Generate.NumExemplars != 3 || c.Generate.MaxStepsFor(c.Task.Name) != 5 {
 		t.Errorf("fever-react.yaml is not the paper's setup: %+v", c.Generate)
+	}
+	// The notebooks' games: completions, greedy, max_tokens 100, 49 and 14 actions, the
+	// server's games in order.
+	for file, steps := range map[string]int{"alfworld-react.yaml": 49, "webshop-react.yaml": 14} {
+		ld, err = testLoad("../../configs/"+file, nil, noEnv)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := ld.Config
+		if c.Generate.Method != "react" || c.Generate.Format != "completion" || c.Generate.MaxStepsFor(c.Task.Name) != steps ||
+			c.LLM.Temperature != 0 || c.LLM.RequestMaxTokens != 100 || c.Generate.Shuffle || c.Env.URL == "" || c.Task.Limit < 1 {
+			t.Errorf("%s is not the notebook's setup: %+v %+v", file, c.Generate, c.Env)
+		}
 	}
 }
 
