@@ -420,3 +420,67 @@ func TestGameConfigMistakes(t *testing.T) {
 		})
 	}
 }
+
+// Games go through the same model client as Wikipedia: an endpoint pool serves them, a
+// second run over the same response cache pays for nothing and plays the same games, and
+// shards split the games between them.
+func TestGamesThroughPoolCacheAndShards(t *testing.T) {
+	games := agentgymtest.Household()
+	tmp := t.TempDir()
+	promptFile := writeJSONFile(t, filepath.Join(tmp, "alfworld_prompts.json"), agentgymtest.ALFWorldPrompts())
+	envSrv := agentgymtest.NewALFWorld(t, games)
+	player := &gamePlayer{task: pipeline.TaskALFWorld, scripts: householdScripts(games, true), fallback: "look"}
+	a, b := llmtest.NewServer(t, player.handle), llmtest.NewServer(t, player.handle)
+	sections := func(extra map[string]any) map[string]map[string]any {
+		m := map[string]map[string]any{
+			"task": {"name": "alfworld", "offset": 0, "limit": 3},
+			"env":  {"url": envSrv.URL, "timeout": "5s"},
+			"llm": {"model": "fake-model", "max_retries": 1, "backoff_base": "5ms", "backoff_max": "10ms", "cache_dir": filepath.Join(tmp, "cache"),
+				"endpoints": []map[string]any{{"base_url": a.URL, "concurrency": 1}, {"base_url": b.URL, "concurrency": 1}}},
+			"generate": {"method": "react", "format": "completion", "exemplars": promptFile, "shuffle": false, "concurrency": 3, "target_correct": 0, "progress": "off"},
+			"export":   {"formats": []string{"openai-chat", "parquet"}, "validation_fraction": 0},
+		}
+		for k, v := range extra {
+			m["task"][k] = v
+		}
+		return m
+	}
+	res, out := runGame(t, filepath.Join(tmp, "first"), sections(nil))
+	if res.code != 0 {
+		t.Fatalf("exit %d: %v\n%s", res.code, res.err, res.stderr)
+	}
+	if a.Requests() == 0 || b.Requests() == 0 {
+		t.Errorf("the pool's endpoints served %d and %d requests, want both", a.Requests(), b.Requests())
+	}
+	first := byQuestion(logLines(t, filepath.Join(out, pipeline.EpisodesFile)))
+	before, stepped := a.Requests()+b.Requests(), len(serverActions(envSrv))
+	res, out = runGame(t, filepath.Join(tmp, "again"), sections(nil))
+	if res.code != 0 {
+		t.Fatalf("again: exit %d: %v\n%s", res.code, res.err, res.stderr)
+	}
+	if n := a.Requests() + b.Requests() - before; n != 0 {
+		t.Errorf("a second run over the cache sent %d model requests, want 0", n)
+	}
+	if n := len(serverActions(envSrv)) - stepped; n != stepped {
+		t.Errorf("the second run stepped the server %d times, want the first run's %d (the games are played again)", n, stepped)
+	}
+	for id, ep := range byQuestion(logLines(t, filepath.Join(out, pipeline.EpisodesFile))) {
+		f := first[id]
+		if !slices.Equal(stepActions(ep), stepActions(f)) || ep.Correct != f.Correct || *ep.Reward != *f.Reward {
+			t.Errorf("%s: replayed %v reward %v, first %v reward %v", id, stepActions(ep), *ep.Reward, stepActions(f), *f.Reward)
+		}
+	}
+	seen := map[string]int{}
+	for _, shard := range []string{"0/2", "1/2"} {
+		res, out := runGame(t, filepath.Join(tmp, "shard"+shard[:1]), sections(map[string]any{"shard": shard}))
+		if res.code != 0 && !strings.Contains(res.stderr, "nothing to keep") {
+			t.Fatalf("shard %s: exit %d: %v\n%s", shard, res.code, res.err, res.stderr)
+		}
+		for _, ep := range logLines(t, filepath.Join(out, pipeline.EpisodesFile)) {
+			seen[ep.QuestionID]++
+		}
+	}
+	if len(seen) != 3 || seen["alfworld-0"] != 1 || seen["alfworld-1"] != 1 || seen["alfworld-2"] != 1 {
+		t.Errorf("the shards played %v, want each game once", seen)
+	}
+}
