@@ -598,6 +598,8 @@ func (c *Config) validateGame() error {
 		return &ConfigError{Key: "generate.method", Message: fmt.Sprintf("%q does not apply to %s: its games are played by react or act, as in the paper", c.Generate.Method, c.Task.Name)}
 	case c.Generate.Prompting == "trained":
 		return &ConfigError{Key: "generate.prompting", Message: fmt.Sprintf("trained is not available for %s yet: few-shot only", c.Task.Name)}
+	case c.Generate.Rationalize:
+		return &ConfigError{Key: "generate.rationalize", Message: fmt.Sprintf("does not apply to %s: a game has no gold answer to hint", c.Task.Name)}
 	case c.Generate.Exemplars == "":
 		return &ConfigError{Key: "generate.exemplars", Message: fmt.Sprintf("is required with task.name %s: the paper's prompt file (%s)", c.Task.Name, map[string]string{TaskALFWorld: "ReAct's prompts/alfworld_3prompts.json", TaskWebShop: "webshop.json, the WebShop notebook's prompts; docs/agentgym.md"}[c.Task.Name])}
 	case c.LLM.Model == "":

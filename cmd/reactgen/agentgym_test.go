@@ -404,6 +404,7 @@ func TestGameConfigMistakes(t *testing.T) {
 		{"no limit", func(m map[string]map[string]any) { delete(m["task"], "limit") }, "config key task.limit: is required"},
 		{"a task file", func(m map[string]map[string]any) { m["task"]["path"] = promptFile }, "config key task.path: does not apply"},
 		{"cot", func(m map[string]map[string]any) { m["generate"]["method"] = "cot" }, "config key generate.method"},
+		{"rationalize", func(m map[string]map[string]any) { m["generate"]["rationalize"] = true }, "config key generate.rationalize"},
 		{"no prompt file", func(m map[string]map[string]any) { delete(m["generate"], "exemplars") }, "config key generate.exemplars: is required"},
 		{"wrong prompt file", func(m map[string]map[string]any) {
 			m["generate"]["exemplars"] = writeJSONFile(t, filepath.Join(tmp, "other.json"), map[string]string{"webshop_react_1": "x"})
