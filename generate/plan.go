@@ -102,10 +102,6 @@ func Plan(o PlanOptions) (pipeline.Spec, []pipeline.Stage, error) {
 	if err != nil {
 		return pipeline.Spec{}, nil, err
 	}
-	if cfg.LLM.Mode == "batch" && pol.Model && cfg.Generate.Concurrency < min(len(questions), cfg.LLM.Batch.MaxLines) {
-		log.Warn("batch mode with fewer episodes in flight than questions: the episodes that start later join later waves; set generate.concurrency to the number of questions (up to llm.batch.max_lines) for one wave per step",
-			"generate.concurrency", cfg.Generate.Concurrency, "questions", len(questions))
-	}
 	corpusID, corpusIns, err := be.Identity(cfg)
 	if err != nil {
 		return pipeline.Spec{}, nil, err

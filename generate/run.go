@@ -261,6 +261,12 @@ func Run(ctx context.Context, o RunOptions) (Summary, error) {
 	// has none and none is in flight or a stop condition arises; ended is told of each
 	// job that ended, in the driving goroutine, before next is asked again.
 	conc := max(o.Config.Concurrency, 1)
+	if o.LLM.Mode == "batch" {
+		// A wave carries the requests pending when it is cut, so every question's episode
+		// is in flight at once (up to the lines a batch takes): 100 questions take about
+		// one wave per step, not one per generate.concurrency episodes.
+		conc = max(conc, min(len(o.Questions), max(o.LLM.Batch.MaxLines, 1)))
+	}
 	drive := func(next func() (job, bool), ended func(job)) string {
 		finished := make(chan job, conc)
 		var wg sync.WaitGroup

@@ -128,7 +128,13 @@ func (s *Stage) Run(ctx context.Context, r *pipeline.Run) (pipeline.Counts, erro
 	client, meter := clients.Client, clients.Meter
 
 	// The grace period: a signal cancels ctx, which stops new episodes; in-flight ones
-	// run on under hard until they finish or the grace period ends.
+	// run on under hard until they finish or the grace period ends. In batch mode there
+	// is none: an episode's next step would wait for another wave, which a stopping run
+	// must not submit; the batches out stay out, and the next run attaches to them.
+	grace := s.RunConfig.GracePeriod
+	if s.LLM.Mode == "batch" {
+		grace = 0
+	}
 	hard, cancelHard := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancelHard()
 	finished := make(chan struct{})
@@ -137,7 +143,7 @@ func (s *Stage) Run(ctx context.Context, r *pipeline.Run) (pipeline.Counts, erro
 		select {
 		case <-ctx.Done():
 			select {
-			case <-time.After(s.RunConfig.GracePeriod):
+			case <-time.After(grace):
 				cancelHard()
 			case <-finished:
 			}

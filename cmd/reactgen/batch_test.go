@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -241,5 +242,79 @@ func TestBatchResumeWithoutBatchListCommand(t *testing.T) {
 	}
 	if again != 1 {
 		t.Errorf("batches %+v: want one created again from the first run's upload %s", bs, bs[0].InputFileID)
+	}
+}
+
+// TestBatchModeDefaultsTakeAFewWaves runs the README's batch example as shipped: 100
+// questions with llm.batch's defaults (a 2 s window, status polls that start at 250 ms
+// and back off to 30 s) and generate.concurrency left low. Every question's episode is in
+// flight at once, so each wave carries every pending step: at most max_steps + 2 waves.
+func TestBatchModeDefaultsTakeAFewWaves(t *testing.T) {
+	if testing.Short() {
+		t.Skip("waits out the batch window of every wave")
+	}
+	srv := llmtest.NewServer(t, newFakeModel(t).handle)
+	dir := t.TempDir()
+	cfg := testConfig(t, filepath.Join(dir, "cfg"), srv.URL, map[string]any{"task.limit": 100, "llm.mode": "batch"})
+	out := filepath.Join(dir, "run")
+	if res := invoke(t, "", map[string]string{"OPENAI_API_KEY": "sk-test"}, "run", "--config", cfg, "--out", out); res.code != 0 {
+		t.Fatalf("run: exit %d: %s", res.code, res.stderr)
+	}
+	m, err := pipeline.ReadManifest(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gen := m.Stages[pipeline.StageGenerate].Counts
+	waves, maxSteps := len(srv.Batches()), 7
+	if gen["episodes"] != 100 || gen["correct"] == 0 || waves == 0 || waves > maxSteps+2 {
+		t.Errorf("generate counts %v in %d batches: want 100 episodes in at most %d waves", gen, waves, maxSteps+2)
+	}
+	t.Logf("100 questions in %d waves", waves)
+}
+
+// TestBatchModeStopsSubmittingOnSIGTERM sends SIGTERM to `reactgen run` in batch mode
+// once its first wave is out: the process exits 143 at once, with no grace period in
+// which the wave could finish and its episodes submit another; the next run attaches to
+// the batch and finishes every episode.
+func TestBatchModeStopsSubmittingOnSIGTERM(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the binary in batch mode")
+	}
+	bin := reactgenBinary(t)
+	srv := llmtest.NewServer(t, newFakeModel(t).handle)
+	dir := t.TempDir()
+	cfg := testConfig(t, filepath.Join(dir, "cfg"), srv.URL, map[string]any{"task.limit": 20, "llm.mode": "batch"})
+	out := filepath.Join(dir, "run")
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, "run", "--config", cfg, "--out", out)
+	cmd.Env = append(os.Environ(), "OPENAI_API_KEY=sk-test")
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	for len(srv.Batches()) == 0 {
+		if ctx.Err() != nil {
+			t.Fatalf("no batch was submitted:\n%s", stderr.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	cmd.Process.Signal(syscall.SIGTERM)
+	err := cmd.Wait()
+	ee, ok := err.(*exec.ExitError)
+	if !ok || ee.ExitCode() != 143 {
+		t.Fatalf("after SIGTERM: %v, want exit 143\n%s", err, stderr.String())
+	}
+	time.Sleep(3 * time.Second) // longer than a wave takes to finish and the next to form
+	if n := len(srv.Batches()); n != 1 {
+		t.Errorf("%d batches after SIGTERM, want the 1 that was out", n)
+	}
+	if res := invoke(t, "", map[string]string{"OPENAI_API_KEY": "sk-test"}, "run", "--config", cfg, "--out", out); res.code != 0 {
+		t.Fatalf("the next run: exit %d: %s", res.code, res.stderr)
+	}
+	m, _ := pipeline.ReadManifest(out)
+	if c := m.Stages[pipeline.StageGenerate].Counts; c["episodes"] != 20 || c["batch_attached"] == 0 {
+		t.Errorf("the next run's counts %v: want 20 episodes, attached to the batch that was out", c)
 	}
 }

@@ -585,9 +585,15 @@ func submitVerdict(err error) (retry.Verdict, time.Duration) {
 	return retry.Again, 0
 }
 
+// firstPoll is the first wait between a wave's status reads; it doubles up to Poll.
+const firstPoll = 250 * time.Millisecond
+
 // await polls a submitted wave until it is final, then answers its requests.
 func (bt *Batcher) await(ctx context.Context, w *batchWave) {
 	var st batchStatus
+	// The first polls come quickly (a small batch, a local server, a wave already done
+	// when re-attached), then back off to llm.batch.poll.
+	wait := min(firstPoll, bt.o.Poll)
 	for {
 		var err error
 		st, err = bt.b.Status(ctx, w.BatchID)
@@ -620,9 +626,10 @@ func (bt *Batcher) await(ctx context.Context, w *batchWave) {
 				break
 			}
 		}
-		if retry.Sleep(ctx, bt.o.Poll) != nil {
+		if retry.Sleep(ctx, wait) != nil {
 			return
 		}
+		wait = min(2*wait, bt.o.Poll)
 	}
 	// The answers reach the answer store, synced, before the wave is marked collected:
 	// a run stopped at any moment from here on buys none of them again. A failure to
