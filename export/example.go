@@ -130,6 +130,10 @@ type Example struct {
 	// src are the episode's steps, in the react and act views: what the interchange
 	// formats carry beyond the rendered step (the calls' usage, cost and model).
 	src []pipeline.Step
+	// chatText and chatSpans are the example rendered by export.chat_template and the
+	// byte spans of it that carry loss (chattext.go); empty without the key.
+	chatText  string
+	chatSpans [][2]int
 }
 
 // isMasked reports whether step k (0-based) of the example is masked: its assistant turn

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -78,8 +79,9 @@ func datasetName(f File) string {
 	return strings.ReplaceAll(strings.Join(parts, "_"), "-", "_")
 }
 
-// writeHandoff writes the trainer hand-off files for the files written so far.
-func writeHandoff(stage string, cfg pipeline.ExportConfig, files []File) ([]File, error) {
+// writeHandoff writes the trainer hand-off files for the files written so far; masked
+// is the number of assistant turns the filter masked (filter.mask_steps).
+func writeHandoff(stage string, cfg pipeline.ExportConfig, files []File, masked int) ([]File, error) {
 	system := cfg.System != ""
 	var out []File
 	write := func(rel string, data []byte) error {
@@ -155,6 +157,10 @@ func writeHandoff(stage string, cfg pipeline.ExportConfig, files []File) ([]File
 	var train, test []map[string]any
 	for _, f := range files {
 		e := axolotlEntry(f.Format, cfg.TrainObservations)
+		if f.Format == "openai-chat" && masked > 0 {
+			// The masked steps' turns have weight 0: axolotl reads the flag from it.
+			e = append(e, keyValue{"message_field_training", "weight"})
+		}
 		if e == nil || (f.View != ViewReAct && f.View != "") {
 			continue
 		}
@@ -174,7 +180,31 @@ func writeHandoff(stage string, cfg pipeline.ExportConfig, files []File) ([]File
 		b.WriteString("# axolotl datasets for this export: paste into an axolotl config (paths are relative to\n")
 		b.WriteString("# this directory; run axolotl from here or make them absolute). Only assistant turns\n")
 		b.WriteString("# carry loss, as the export's masks say.\n")
-		doc := []keyValue{{"datasets", train}}
+		b.WriteString("# The tool-calling files (hf-tools) need a chat template that renders an assistant turn's\n")
+		b.WriteString("# content (the ReAct thought) beside its tool_calls and prints string arguments as they\n")
+		b.WriteString("# are: Qwen3's does; Llama 3.1's and Hermes' drop the thought, Qwen2.5's quotes the\n")
+		b.WriteString("# arguments (docs/formats.md, \"Chat templates\").\n")
+		var doc []keyValue
+		if cfg.ChatTemplate != "" {
+			b.WriteString("# export.chat_template was checked to render them whole: it is the template here.\n")
+			src, err := os.ReadFile(cfg.ChatTemplate)
+			if err != nil {
+				return nil, fmt.Errorf("export.chat_template: %w", err)
+			}
+			tpl := string(src)
+			if strings.HasSuffix(cfg.ChatTemplate, ".json") {
+				var tc struct {
+					ChatTemplate any `json:"chat_template"`
+				}
+				if err := json.Unmarshal(src, &tc); err == nil {
+					if s, ok := tc.ChatTemplate.(string); ok {
+						tpl = s
+					}
+				}
+			}
+			doc = append(doc, keyValue{"chat_template", "jinja"}, keyValue{"chat_template_jinja", tpl})
+		}
+		doc = append(doc, keyValue{"datasets", train})
 		if len(test) > 0 {
 			doc = append(doc, keyValue{"test_datasets", test})
 		}
@@ -186,18 +216,53 @@ func writeHandoff(stage string, cfg pipeline.ExportConfig, files []File) ([]File
 		}
 	}
 
-	// TRL: `trl sft` on the card's config of the best conversational format.
+	// TRL: `trl sft` on the card's config of the best conversational format. TRL trains
+	// every assistant turn a template marks (--assistant_only_loss): it cannot leave a
+	// masked step untrained, so with masked steps the script refuses, naming what works.
 	for _, f := range []string{"hf-tools", "openai-chat"} {
 		if !slices.Contains(cfg.Formats, f) {
 			continue
 		}
 		var b bytes.Buffer
 		b.WriteString("#!/bin/sh\n")
+		if masked > 0 {
+			fmt.Fprintf(&b, "# TRL cannot train on %s here: %d assistant turns are masked (filter.mask_steps) and\n", f, masked)
+			b.WriteString("# TRL's --assistant_only_loss trains every assistant turn, weight 0 or not.\n")
+			fmt.Fprintf(&b, "echo 'trl-sft.sh: %d masked assistant turns would be trained by TRL; train with axolotl on axolotl-chat or openai-chat (axolotl.yaml reads their per-turn flags), on chat-text (export.chat_template: its loss spans leave them out), or drop filter.mask_steps' >&2\n", masked)
+			b.WriteString("exit 1\n")
+			if err := write(TRLCommand, b.Bytes()); err != nil {
+				return nil, err
+			}
+			break
+		}
 		fmt.Fprintf(&b, "# TRL SFT on %s: the dataset is this directory, whose README.md declares the config %q\n", f, f)
-		b.WriteString("# (its train and validation files). Set the model; assistant_only_loss trains on the\n")
-		b.WriteString("# assistant turns alone and needs a chat template with generation markers.\n")
+		b.WriteString("# (its train and validation files). assistant_only_loss trains on the assistant turns\n")
+		b.WriteString("# alone and needs a chat template with generation markers (TRL swaps its own in for\n")
+		b.WriteString("# Qwen2.5, Qwen3 and Llama 3).\n")
+		model := "Qwen/Qwen2.5-0.5B-Instruct"
+		if f == "hf-tools" {
+			b.WriteString("# The template must render an assistant turn's content (the ReAct thought) beside its\n")
+			b.WriteString("# tool_calls and print string arguments as they are: Qwen3's does (the model below);\n")
+			b.WriteString("# Llama 3.1's and Hermes' drop the thought, so the model would learn to act without\n")
+			b.WriteString("# reasoning, and Qwen2.5's quotes the arguments. For another model, set\n")
+			b.WriteString("# export.chat_template to a template that works (reactgen checks it) and pass it here.\n")
+			model = "Qwen/Qwen3-0.6B"
+		}
 		b.WriteString("cd \"$(dirname \"$0\")\" && exec trl sft \\\n")
-		b.WriteString("  --model_name_or_path Qwen/Qwen2.5-0.5B-Instruct \\\n")
+		fmt.Fprintf(&b, "  --model_name_or_path %s \\\n", model)
+		if cfg.ChatTemplate != "" && !strings.HasSuffix(cfg.ChatTemplate, ".json") {
+			p, err := filepath.Abs(cfg.ChatTemplate)
+			if err != nil {
+				return nil, err
+			}
+			fmt.Fprintf(&b, "  --chat_template_path %s \\\n", shellQuote(p))
+		} else if cfg.ChatTemplate != "" {
+			p, err := filepath.Abs(filepath.Dir(cfg.ChatTemplate))
+			if err != nil {
+				return nil, err
+			}
+			fmt.Fprintf(&b, "  --chat_template_path %s \\\n", shellQuote(p)) // a tokenizer directory
+		}
 		fmt.Fprintf(&b, "  --dataset_name . --dataset_config %s \\\n", f)
 		b.WriteString("  --dataset_train_split train --dataset_test_split validation \\\n")
 		b.WriteString("  --assistant_only_loss true --output_dir trl-sft \"$@\"\n")
@@ -239,6 +304,9 @@ func axolotlEntry(format string, trainObs bool) []keyValue {
 	}
 	return nil
 }
+
+// shellQuote quotes s for sh.
+func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
 
 // encodeYAML writes ordered keys as YAML.
 func encodeYAML(b *bytes.Buffer, kvs []keyValue) error {

@@ -3,9 +3,11 @@ package export
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"iter"
 	"maps"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -14,7 +16,9 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/reactgen/reactgen/internal/chattemplate"
 	"github.com/reactgen/reactgen/internal/episodetest"
+	"github.com/reactgen/reactgen/internal/shareddata"
 	"github.com/reactgen/reactgen/pipeline"
 )
 
@@ -253,5 +257,75 @@ func TestOpenAIPairs(t *testing.T) {
 		if !strings.Contains(row.NonPreferred[0].Content, "Finish[wrong guess]") || strings.Contains(row.Preferred[0].Content, "wrong guess") {
 			t.Errorf("preferred %q, non-preferred %q", row.Preferred[0].Content, row.NonPreferred[0].Content)
 		}
+	}
+}
+
+// TestHandoffTrainsTheThought: the TRL and axolotl hand-offs never train an Act-only
+// model or a masked step silently. Without export.chat_template, trl-sft.sh trains
+// hf-tools on a Qwen3 model, whose training template (the one TRL swaps in for
+// --assistant_only_loss) renders the probe conversation whole; with it, both hand-offs
+// use that template; with masked steps, trl-sft.sh refuses (it exits 1 naming what
+// works) and axolotl reads openai-chat's weights.
+func TestHandoffTrainsTheThought(t *testing.T) {
+	qwen3 := shareddata.Path(t, "chat-templates/trl-qwen3_training.jinja")
+	src, err := os.ReadFile(qwen3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tpl, err := chattemplate.Parse(qwen3, string(src), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if why := probeWith(tpl).Shortfall(true); why != "" {
+		t.Fatalf("Qwen3's training template: %s", why)
+	}
+
+	_, dir := runExport(t, pipeline.ExportConfig{Formats: []string{"hf-tools", "openai-chat"}, CorrectOnly: true}, episodetest.Stream(4, nil))
+	script, err := os.ReadFile(filepath.Join(dir, TRLCommand))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(script), "--model_name_or_path Qwen/Qwen3-") || strings.Contains(string(script), "--chat_template_path") {
+		t.Errorf("trl-sft.sh without export.chat_template:\n%s", script)
+	}
+
+	_, dir = runExport(t, pipeline.ExportConfig{Formats: []string{"hf-tools"}, ChatTemplate: qwen3, CorrectOnly: true}, episodetest.Stream(4, nil))
+	script, err = os.ReadFile(filepath.Join(dir, TRLCommand))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(script), "--chat_template_path '"+qwen3+"'") {
+		t.Errorf("trl-sft.sh does not pass export.chat_template:\n%s", script)
+	}
+	var ax map[string]any
+	data, err := os.ReadFile(filepath.Join(dir, AxolotlConfig))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := yaml.Unmarshal(data, &ax); err != nil {
+		t.Fatal(err)
+	}
+	if ax["chat_template"] != "jinja" || ax["chat_template_jinja"] != string(src) {
+		t.Errorf("axolotl.yaml does not carry export.chat_template: chat_template %v", ax["chat_template"])
+	}
+
+	mod := func(i int, ep *pipeline.Episode) {
+		if i%2 == 0 && len(ep.Steps) > 2 {
+			ep.MaskedSteps = []pipeline.MaskedStep{{Step: 2, Code: "repeated_search"}}
+		}
+	}
+	_, dir = runExport(t, pipeline.ExportConfig{Formats: []string{"openai-chat"}, Weights: true, CorrectOnly: true}, episodetest.Stream(6, mod))
+	cmd := exec.CommandContext(t.Context(), "sh", filepath.Join(dir, TRLCommand))
+	out, err := cmd.CombinedOutput()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 1 || !strings.Contains(string(out), "masked") || !strings.Contains(string(out), "axolotl") {
+		t.Errorf("trl-sft.sh with masked steps: %v, %s; want exit 1 naming what works", err, out)
+	}
+	data, err = os.ReadFile(filepath.Join(dir, AxolotlConfig))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(data), "message_field_training: weight") {
+		t.Errorf("axolotl.yaml with masked steps does not read openai-chat's weights:\n%s", data)
 	}
 }

@@ -40,6 +40,8 @@ var jsonlFormats = map[string]lineFormat{
 	// The interchange formats (interchange.go).
 	"adp":  adpLine,
 	"atif": atifLine,
+	// Written with export.chat_template (chattext.go).
+	ChatTextFormat: chatTextLine,
 }
 
 // maskedFormats are the JSONL formats that carry a per-turn loss mask, checked after writing.

@@ -165,6 +165,16 @@ func Run(ctx context.Context, opts RunOptions) (Result, error) {
 	if opts.Kept == nil {
 		return Result{}, errors.New("export: no kept episodes stream")
 	}
+	chat, err := loadChatTemplate(cfg)
+	if err != nil {
+		return Result{}, err
+	}
+	switch {
+	case chat != nil && !slices.Contains(cfg.Formats, ChatTextFormat):
+		cfg.Formats = append(slices.Clone(cfg.Formats), ChatTextFormat)
+	case chat == nil && slices.Contains(cfg.Formats, ChatTextFormat):
+		return Result{}, &pipeline.ConfigError{Key: "export.formats", Message: ChatTextFormat + " needs export.chat_template (the model's chat template that renders it)"}
+	}
 	if cfg.MaxTokens < 0 {
 		return Result{}, &pipeline.ConfigError{Key: "export.max_tokens", Message: fmt.Sprintf("must not be negative, got %d", cfg.MaxTokens)}
 	}
@@ -208,7 +218,7 @@ func Run(ctx context.Context, opts RunOptions) (Result, error) {
 	t := tally{splits: map[string]int{}, wrong: wrong, chosen: map[string]string{}, dropped: map[string]int{},
 		byView: map[string]int{}, outside: map[string]int{}, trained: map[string]int{}, masked: map[string]int{}, counter: counter,
 		tasks: map[string]bool{}}
-	files, err := writeAll(ctx, stage, cfg, vs, ropts, vopts, opts.Kept, &t)
+	files, err := writeAll(ctx, stage, cfg, vs, ropts, vopts, opts.Kept, chat, &t)
 	if err != nil {
 		return Result{}, err
 	}
@@ -234,7 +244,11 @@ func Run(ctx context.Context, opts RunOptions) (Result, error) {
 			res.Pairs = n
 		}
 	}
-	hand, err := writeHandoff(stage, cfg, files)
+	masked := 0
+	for _, k := range t.masked {
+		masked += k
+	}
+	hand, err := writeHandoff(stage, cfg, files, masked)
 	if err != nil {
 		return Result{}, err
 	}
@@ -349,7 +363,7 @@ type tally struct {
 // goroutine. It returns the files they wrote; the first invalid example stops it with
 // its *ValidationError.
 func writeAll(ctx context.Context, stage string, cfg pipeline.ExportConfig, vs []string, ropts RenderOptions,
-	vopts ValidateOptions, kept func() iter.Seq2[pipeline.Episode, error], t *tally) ([]File, error) {
+	vopts ValidateOptions, kept func() iter.Seq2[pipeline.Episode, error], chat *chatRenderer, t *tally) ([]File, error) {
 	type sink struct {
 		exp Exporter
 		ch  chan []Example
@@ -462,6 +476,13 @@ func writeAll(ctx context.Context, stage string, cfg pipeline.ExportConfig, vs [
 						"set export.weights (openai-chat), drop those formats from export.formats, or drop filter.mask_steps", maskedNumbers(&ep), strings.Join(unmaskable, ", "))}
 				}
 				ex.Tokens = int64(ChatTokens(memo, ex.Messages))
+				if chat != nil {
+					// The text the model trains on is the template's: count that.
+					if err := chat.render(&ex); err != nil {
+						return err
+					}
+					ex.Tokens = int64(memo.Count(ex.chatText))
+				}
 				over = over || (cfg.MaxTokens > 0 && ex.Tokens > int64(cfg.MaxTokens))
 				if toolForm && cfg.MaxTokens > 0 && !over {
 					over = ToolChatTokens(memo, &ex) > cfg.MaxTokens

@@ -15,6 +15,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/reactgen/reactgen/internal/chattemplate"
 	"github.com/reactgen/reactgen/internal/episodetest"
 	"github.com/reactgen/reactgen/internal/shareddata"
 	"github.com/reactgen/reactgen/internal/tool"
@@ -431,6 +432,65 @@ func TestTemplatesRenderEveryRow(t *testing.T) {
 		files = append(files, fr)
 	}
 	got := renderJS(t, templates, all)
+	// The Go engine (internal/chattemplate, for export.chat_template) must render every
+	// row as @huggingface/jinja does, byte for byte, spans and failures included.
+	goTemplates := map[string]*chattemplate.Template{}
+	for name, p := range templates {
+		src, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tpl, err := chattemplate.Parse(p, string(src), map[string]any{"bos_token": "<s>", "eos_token": "</s>"})
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		goTemplates[name] = tpl
+	}
+	differ, jsOnly, goOnly := map[string]int{}, map[string]int{}, map[string]int{}
+	for name, tpl := range goTemplates {
+		for i, row := range all {
+			js := got[name][i]
+			var tools []any
+			if row.Tools != nil {
+				tools = row.Tools.([]any)
+			}
+			text, spans, err := tpl.Render(row.Messages, tools)
+			switch {
+			case err == nil && strings.HasPrefix(js.Error, "Cannot access property with non-string"):
+				// dict[undefined]: Jinja2 (transformers' engine) looks the key up and
+				// gets undefined, as the Go engine does; @huggingface/jinja raises.
+				// (Hermes on merged openai-tools rows, whose tool schemas gained null
+				// properties.)
+				jsOnly[name]++
+			case err == nil && strings.HasPrefix(js.Error, "Expected iterable or object type in for loop: got NullValue"):
+				// A for loop over none: Jinja2 raises as @huggingface/jinja does, the Go
+				// engine loops zero times. Only merged rows hold such a none (a
+				// call-less assistant turn's tool_calls); export.chat_template renders
+				// the rows reactgen builds, which never do.
+				goOnly[name]++
+			case (err != nil) != (js.Error != ""):
+				differ[name]++
+				if differ[name] <= 2 {
+					t.Errorf("%s row %d: Go fails %v, @huggingface/jinja fails %q", name, i, err, js.Error)
+				}
+			case err == nil && (text != js.Text || !slices.Equal(spans, js.Spans)):
+				differ[name]++
+				if differ[name] <= 2 {
+					k := diffAt(text, js.Text)
+					t.Errorf("%s row %d: Go renders differently at byte %d:\n Go %q\n JS %q\n spans %v %v", name, i, k, clipAt(text, k), clipAt(js.Text, k), spans, js.Spans)
+				}
+			}
+		}
+	}
+	for name, k := range differ {
+		t.Errorf("%s: the Go engine differs from @huggingface/jinja on %d of %d renderings", name, k, len(all))
+	}
+	for name, k := range goOnly {
+		t.Logf("%s: %d renderings of merged rows loop over none in the Go engine, where Jinja2 and @huggingface/jinja raise", name, k)
+	}
+	for name, k := range jsOnly {
+		t.Logf("%s: %d renderings raise in @huggingface/jinja only (a dict looked up with an undefined key, which Jinja2 allows)", name, k)
+	}
 	total, reported := 0, 0
 	for _, fr := range files {
 		f := fr.f

@@ -290,6 +290,10 @@ type ExportConfig struct {
 	// Reasoning is where a step's reasoning text goes: keep (the formats' reasoning
 	// fields), drop, or inline (<think>…</think> before the thought in the trained text).
 	Reasoning string `mapstructure:"reasoning"`
+	// ChatTemplate is a model's chat template (a Jinja file, or its tokenizer_config.json):
+	// the export renders every example with it into chat-text rows (text and loss spans)
+	// and counts tokens on that text; empty = none.
+	ChatTemplate string `mapstructure:"chat_template"`
 }
 
 // Default returns the configuration before any file, environment or flag.

@@ -129,4 +129,5 @@ var keyDocs = map[string]string{
 	"export.correct_only":        "fail the export if an example is not correct",
 	"export.max_tokens":          "leave out (and count) episodes whose chat exceeds this many tokens in any view (0 = no limit)",
 	"export.tokenizer":           "token counts of the export and the card: o200k_base (embedded), cl100k_base (embedded) or a model's tokenizer.json path",
+	"export.chat_template":       "a model's chat template (a Jinja file or the model's tokenizer_config.json): adds chat-text JSONL (the text it renders of each example in the tool-calling layout and the character spans of its {% generation %} tags, the loss mask), token counts then come from that text, and the TRL and axolotl hand-offs use it; a template that would drop the thought beside a tool call, or marks no generation spans, is refused",
 }
