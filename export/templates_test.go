@@ -588,3 +588,111 @@ func firstUser(c templateRow) string {
 	}
 	return ""
 }
+
+// TestTemplatesRenderArrowAndParquetColumns reads the tool columns of the Arrow file and
+// a Parquet file with readers that share no code with the writer (apache-arrow, DuckDB;
+// jscheck/read.mjs), turns each row into apply_chat_template's arguments as docs/formats.md
+// says (each tool's parameters parsed from JSON, empty tool_calls, tool_call_id and name
+// left out), and renders them through every published template: each rendering equals
+// that of the example's hf-tools row (which carries reasoning_content, the columns do
+// not: it is left out for the comparison), so no null or empty key of the columns
+// reaches a rendered row.
+func TestTemplatesRenderArrowAndParquetColumns(t *testing.T) {
+	const n = 10
+	templates := templatePaths(t)
+	node := jsNode(t, "apache-arrow", "@duckdb/node-api", "@huggingface/jinja")
+	_, kept := templateEpisodes(n)()
+	cfg := pipeline.ExportConfig{Formats: []string{"hf-tools", "arrow-file", "parquet"}, System: "Use the tools.", CorrectOnly: true}
+	res, dir := runExport(t, cfg, kept)
+	var hfRows []map[string]any
+	paths := []string{filepath.Join(dir, "dataset.arrow")}
+	for _, f := range res.Files {
+		switch f.Format {
+		case "hf-tools":
+			hfRows = append(hfRows, readJSONLRows(t, filepath.Join(dir, f.Path))...)
+		case "parquet":
+			paths = append(paths, filepath.Join(dir, f.Path))
+		}
+	}
+	cmd := exec.CommandContext(t.Context(), node, append([]string{filepath.Join("..", "jscheck", "read.mjs")}, paths...)...)
+	cmd.Stderr = os.Stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("jscheck/read.mjs: %v", err)
+	}
+	var read map[string][]map[string]any
+	if err := json.Unmarshal(out, &read); err != nil {
+		t.Fatal(err)
+	}
+	byQuestion := map[string]templateRow{}
+	for _, r := range hfRows {
+		c := toChat(t, "hf-tools", r)
+		for _, m := range c.Messages {
+			delete(m, "reasoning_content")
+		}
+		byQuestion[firstUser(c)] = c
+	}
+	var rows []templateRow
+	var want []templateRow
+	for _, p := range paths {
+		if len(read[p]) == 0 {
+			t.Fatalf("%s: no rows read", p)
+		}
+		for _, r := range read[p] {
+			c := columnsToChat(t, r)
+			w, ok := byQuestion[firstUser(c)]
+			if !ok {
+				t.Fatalf("%s: question %q has no hf-tools row", p, firstUser(c))
+			}
+			rows, want = append(rows, c), append(want, w)
+		}
+	}
+	got := renderJS(t, templates, append(rows, want...))
+	for name, rs := range got {
+		for i := range rows {
+			c, w := rs[i], rs[len(rows)+i]
+			if c.Error != w.Error || c.Text != w.Text || !slices.Equal(c.Spans, w.Spans) {
+				k := diffAt(c.Text, w.Text)
+				t.Errorf("%s: column row %d renders unlike its hf-tools row (%q / %q) at byte %d:\n columns %q\n hf-tools %q",
+					name, i, c.Error, w.Error, k, clipAt(c.Text, k), clipAt(w.Text, k))
+			}
+		}
+	}
+	t.Logf("%d column rows rendered through %d templates", len(rows), len(templates))
+}
+
+// columnsToChat turns a row of the tool columns (as read.mjs prints them) into
+// apply_chat_template's messages and tools, as docs/formats.md ("Loading the files") says.
+func columnsToChat(t *testing.T, r map[string]any) templateRow {
+	t.Helper()
+	var c templateRow
+	for _, x := range r["tool_messages"].([]any) {
+		m := map[string]any{}
+		for k, v := range x.(map[string]any) {
+			switch {
+			case k == "trainable":
+			case v == nil || v == "":
+			case k == "tool_calls" && len(v.([]any)) == 0:
+			default:
+				m[k] = v
+			}
+		}
+		if _, ok := m["content"]; !ok {
+			m["content"] = ""
+		}
+		c.Messages = append(c.Messages, m)
+	}
+	var tools []any
+	for _, x := range r["tools"].([]any) {
+		d := x.(map[string]any)
+		fn := d["function"].(map[string]any)
+		var params any
+		if err := json.Unmarshal([]byte(fn["parameters"].(string)), &params); err != nil {
+			t.Fatal(err)
+		}
+		tools = append(tools, map[string]any{"type": d["type"], "function": map[string]any{
+			"name": fn["name"], "description": fn["description"], "parameters": params}})
+	}
+	c.Tools = tools
+	return c
+}
