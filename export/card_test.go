@@ -78,6 +78,8 @@ func TestCardSettingsLoadingAndPlots(t *testing.T) {
 		"## Filter", "| rules, in order | " + strings.Join(filt.Rules, ", ") + " |",
 		"## How to load it", "load_dataset(", "sh trl-sft.sh", "axolotl.yaml", "llamafactory-cli train llamafactory.yaml",
 		"upload `openai-tools.train.jsonl` and `openai-tools.validation.jsonl`",
+		"**hf-tools** rows load with `load_dataset(\"json\"", "are JSON strings", "Llama 3.1's and Hermes' drop the thought",
+		"**openai-tools** is for OpenAI's upload", "**Arrow and Parquet**: ", "`json.loads` the parameters",
 		"## Which turns carry loss", "| observation (user or tool turn) | never |",
 		"![steps](plots/steps.svg)", "![tokens](plots/tokens.svg)", "![rejects](plots/rejects.svg)",
 		"Counted with o200k_base",

@@ -202,6 +202,25 @@ func writeLoading(b *bytes.Buffer, cfg pipeline.ExportConfig, files []File) {
 	if has("hf-tools") || has("openai-chat") {
 		b.WriteString("- **TRL**: `sh " + TRLCommand + "` (`trl sft` on this directory's `hf-tools` or `openai-chat` config; set the model).\n")
 	}
+	if has("hf-tools") {
+		b.WriteString("- **hf-tools** rows load with `load_dataset(\"json\", data_files=...)` as they are: `tools` and each call's `arguments` " +
+			"are JSON strings, so the keys a datasets load merges across rows add no argument to a call and no property to a tool schema. " +
+			"TRL parses `tools`; elsewhere pass `tools=json.loads(row[\"tools\"])` to `apply_chat_template`. The chat template must render " +
+			"an assistant turn's content (the ReAct thought) beside its `tool_calls` and print string arguments as they are: Qwen3's does; " +
+			"Llama 3.1's and Hermes' drop the thought (the model would learn to act without reasoning) and Qwen2.5's quotes the arguments.\n")
+	}
+	if has("openai-tools") {
+		b.WriteString("- **openai-tools** is for OpenAI's upload as it is; a datasets load merges its tool schemas' properties into nulls: train other trainers on hf-tools.\n")
+	}
+	if has(ChatTextFormat) || cfg.ChatTemplate != "" {
+		b.WriteString("- **chat-text** rows (`export.chat_template`): `text` is each example rendered by that template, `loss_spans` the " +
+			"`[start, end)` character offsets (`text[start:end]`) of its assistant turns but masked steps'.\n")
+	}
+	if has("arrow") || has("arrow-file") || has("parquet") {
+		b.WriteString("- **Arrow and Parquet**: `tool_messages[].tool_calls[].function.arguments` and `tools[].function.parameters` are JSON text; " +
+			"`json.loads` the parameters and leave out empty `tool_calls`, `tool_call_id` and `name` before `apply_chat_template` " +
+			"(the rows then render as hf-tools' do).\n")
+	}
 	if slices.ContainsFunc(files, func(f File) bool { return f.Path == AxolotlConfig }) {
 		b.WriteString("- **axolotl**: paste the `datasets:` and `test_datasets:` of `" + AxolotlConfig + "` into an axolotl config.\n")
 	}
