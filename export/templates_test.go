@@ -309,6 +309,13 @@ func checkRendered(format, view string, ep pipeline.Episode, tr TemplateTraits, 
 			}
 		}
 	}
+	if isTool {
+		for name, want := range calls {
+			if n := strings.Count(body, `"name": "`+name+`"`); n != want {
+				bad("call %s rendered %d times, want %d", name, n, want)
+			}
+		}
+	}
 	if isTool && (tr.StringArgs || format == "sharegpt-tools") {
 		for _, k := range argKeys {
 			want := 0
