@@ -218,7 +218,7 @@ func writeLoading(b *bytes.Buffer, cfg pipeline.ExportConfig, files []File) {
 	}
 	if has("arrow") || has("arrow-file") || has("parquet") {
 		b.WriteString("- **Arrow and Parquet**: `tool_messages[].tool_calls[].function.arguments` and `tools[].function.parameters` are JSON text; " +
-			"`json.loads` the parameters and leave out empty `tool_calls`, `tool_call_id` and `name` before `apply_chat_template` " +
+			"`json.loads` the parameters, leave out empty `tool_calls`, `tool_call_id`, `name` and `reasoning` and rename `reasoning` `reasoning_content` before `apply_chat_template` " +
 			"(the rows then render as hf-tools' do).\n")
 	}
 	if slices.ContainsFunc(files, func(f File) bool { return f.Path == AxolotlConfig }) {
