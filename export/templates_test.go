@@ -99,6 +99,47 @@ func renderJS(t *testing.T, templates map[string]string, rows []templateRow) map
 	return got
 }
 
+// renderPy renders rows through each template with Python's Jinja2 as transformers does
+// (jscheck/render.py), or returns nil when python3 or jinja2 is not installed (Debian:
+// apt-get install python3-jinja2).
+func renderPy(t *testing.T, templates map[string]string, rows []templateRow) map[string][]rendered {
+	t.Helper()
+	py, err := exec.LookPath("python3")
+	if err != nil {
+		t.Log("python3 is not installed: the renderings are not compared with Jinja2's")
+		return nil
+	}
+	if err := exec.CommandContext(t.Context(), py, "-c", "import jinja2").Run(); err != nil {
+		t.Log("Python's jinja2 is not installed (apt-get install python3-jinja2): the renderings are not compared with Jinja2's")
+		return nil
+	}
+	req, err := json.Marshal(map[string]any{"templates": templates, "rows": rows,
+		"tokens": map[string]string{"bos_token": "<s>", "eos_token": "</s>"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.CommandContext(t.Context(), py, filepath.Join("..", "jscheck", "render.py"))
+	cmd.Stdin = bytes.NewReader(req)
+	cmd.Stderr = os.Stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("jscheck/render.py: %v", err)
+	}
+	var got map[string][]rendered
+	if err := json.Unmarshal(out, &got); err != nil {
+		t.Fatal(err)
+	}
+	return got
+}
+
+// toolList is a row's tools as the Go engine takes them.
+func toolList(r templateRow) []any {
+	if r.Tools == nil {
+		return nil
+	}
+	return r.Tools.([]any)
+}
+
 // mergeJS reads JSONL files with DuckDB's read_json inference (jscheck/render.mjs merge):
 // the rows as a datasets load sees them, every object holding the union of the keys
 // found at its place, missing ones null.
@@ -439,8 +480,14 @@ func TestTemplatesRenderEveryRow(t *testing.T) {
 		files = append(files, fr)
 	}
 	got := renderJS(t, templates, all)
-	// The Go engine (internal/chattemplate, for export.chat_template) must render every
-	// row as @huggingface/jinja does, byte for byte, spans and failures included.
+	// Three engines: @huggingface/jinja, the Go engine (internal/chattemplate, for
+	// export.chat_template) and, where python3 and jinja2 are installed, Jinja2 set up as
+	// transformers sets it up (jscheck/render.py, its generation extension recording the
+	// spans). On every row as written they must agree byte for byte: text, spans and
+	// failures. On the merged rows (nulls from a datasets load, which export.chat_template
+	// never renders) they may part where a template touches a null — a dict looked up with
+	// an undefined key (@huggingface/jinja raises), an undefined tested as iterable or a
+	// loop over none (the Go engine differs) — and the differences are counted.
 	goTemplates := map[string]*chattemplate.Template{}
 	for name, p := range templates {
 		src, err := os.ReadFile(p)
@@ -453,50 +500,45 @@ func TestTemplatesRenderEveryRow(t *testing.T) {
 		}
 		goTemplates[name] = tpl
 	}
-	differ, jsOnly, goOnly := map[string]int{}, map[string]int{}, map[string]int{}
-	for name, tpl := range goTemplates {
-		for i, row := range all {
-			js := got[name][i]
-			var tools []any
-			if row.Tools != nil {
-				tools = row.Tools.([]any)
-			}
-			text, spans, err := tpl.Render(row.Messages, tools)
-			switch {
-			case err == nil && strings.HasPrefix(js.Error, "Cannot access property with non-string"):
-				// dict[undefined]: Jinja2 (transformers' engine) looks the key up and
-				// gets undefined, as the Go engine does; @huggingface/jinja raises.
-				// (Hermes on merged openai-tools rows, whose tool schemas gained null
-				// properties.)
-				jsOnly[name]++
-			case err == nil && strings.HasPrefix(js.Error, "Expected iterable or object type in for loop: got NullValue"):
-				// A for loop over none: Jinja2 raises as @huggingface/jinja does, the Go
-				// engine loops zero times. Only merged rows hold such a none (a
-				// call-less assistant turn's tool_calls); export.chat_template renders
-				// the rows reactgen builds, which never do.
-				goOnly[name]++
-			case (err != nil) != (js.Error != ""):
-				differ[name]++
-				if differ[name] <= 2 {
-					t.Errorf("%s row %d: Go fails %v, @huggingface/jinja fails %q", name, i, err, js.Error)
-				}
-			case err == nil && (text != js.Text || !slices.Equal(spans, js.Spans)):
-				differ[name]++
-				if differ[name] <= 2 {
-					k := diffAt(text, js.Text)
-					t.Errorf("%s row %d: Go renders differently at byte %d:\n Go %q\n JS %q\n spans %v %v", name, i, k, clipAt(text, k), clipAt(js.Text, k), spans, js.Spans)
-				}
-			}
+	isMerged := make([]bool, len(all))
+	for _, fr := range files {
+		for i := fr.end; i < fr.end+len(fr.rows); i++ {
+			isMerged[i] = true
 		}
 	}
-	for name, k := range differ {
-		t.Errorf("%s: the Go engine differs from @huggingface/jinja on %d of %d renderings", name, k, len(all))
+	py := renderPy(t, templates, all)
+	same := func(a, b rendered) bool {
+		return (a.Error != "") == (b.Error != "") && a.Text == b.Text && slices.Equal(a.Spans, b.Spans)
 	}
-	for name, k := range goOnly {
-		t.Logf("%s: %d renderings of merged rows loop over none in the Go engine, where Jinja2 and @huggingface/jinja raise", name, k)
-	}
-	for name, k := range jsOnly {
-		t.Logf("%s: %d renderings raise in @huggingface/jinja only (a dict looked up with an undefined key, which Jinja2 allows)", name, k)
+	for _, name := range slices.Sorted(maps.Keys(templates)) {
+		parted, checked := map[string]int{}, 0
+		for i, row := range all {
+			js := got[name][i]
+			text, spans, err := goTemplates[name].Render(row.Messages, toolList(row))
+			g := rendered{Text: text, Spans: spans}
+			if err != nil {
+				g = rendered{Error: err.Error()}
+			}
+			engines := map[string]rendered{"Go": g}
+			if py != nil {
+				engines["Jinja2"] = py[name][i]
+			}
+			for engine, r := range engines {
+				if same(r, js) {
+					continue
+				}
+				if isMerged[i] {
+					parted[engine]++
+					continue
+				}
+				k := diffAt(r.Text, js.Text)
+				t.Errorf("%s row %d: %s renders unlike @huggingface/jinja (%q / %q) at byte %d:\n %s %q\n JS %q\n spans %v %v",
+					name, i, engine, r.Error, js.Error, k, engine, clipAt(r.Text, k), clipAt(js.Text, k), r.Spans, js.Spans)
+			}
+			checked++
+		}
+		t.Logf("%s: %d renderings compared (Go, @huggingface/jinja%s); on merged rows @huggingface/jinja parts from Go on %d, from Jinja2 on %d",
+			name, checked, map[bool]string{true: ", Jinja2", false: ""}[py != nil], parted["Go"], parted["Jinja2"])
 	}
 	total, reported := 0, 0
 	for _, fr := range files {
