@@ -4,6 +4,7 @@ go 1.26.8
 
 require (
 	github.com/apache/arrow/go/v15 v15.0.2
+	github.com/ardanlabs/jinja v1.8.0
 	github.com/coder/websocket v1.8.14
 	github.com/dlclark/regexp2/v2 v2.5.1
 	github.com/go-viper/mapstructure/v2 v2.5.0
@@ -28,7 +29,6 @@ require (
 	github.com/JohnCGriffin/overflow v0.0.0-20211019200055-46fa312c352c // indirect
 	github.com/andybalholm/brotli v1.0.5 // indirect
 	github.com/apache/thrift v0.17.0 // indirect
-	github.com/ardanlabs/jinja v1.8.0 // indirect
 	github.com/dustin/go-humanize v1.1.0 // indirect
 	github.com/fsnotify/fsnotify v1.9.0 // indirect
 	github.com/golang/protobuf v1.5.3 // indirect
