@@ -19,11 +19,14 @@ import (
 	"github.com/reactgen/reactgen/pipeline"
 )
 
-// Formats lists the names export.formats accepts.
+// Formats lists the names export.formats accepts: every format but chat-text, which
+// export.chat_template adds.
 func Formats() []string {
 	names := []string{"arrow", "arrow-file", "parquet"}
 	for k := range jsonlFormats {
-		names = append(names, k)
+		if k != ChatTextFormat {
+			names = append(names, k)
+		}
 	}
 	slices.Sort(names)
 	return names
@@ -173,7 +176,7 @@ func Run(ctx context.Context, opts RunOptions) (Result, error) {
 	case chat != nil && !slices.Contains(cfg.Formats, ChatTextFormat):
 		cfg.Formats = append(slices.Clone(cfg.Formats), ChatTextFormat)
 	case chat == nil && slices.Contains(cfg.Formats, ChatTextFormat):
-		return Result{}, &pipeline.ConfigError{Key: "export.formats", Message: ChatTextFormat + " needs export.chat_template (the model's chat template that renders it)"}
+		return Result{}, &pipeline.ConfigError{Key: "export.formats", Message: ChatTextFormat + " is written by setting export.chat_template (the model's chat template that renders it), not named here"}
 	}
 	if cfg.MaxTokens < 0 {
 		return Result{}, &pipeline.ConfigError{Key: "export.max_tokens", Message: fmt.Sprintf("must not be negative, got %d", cfg.MaxTokens)}
