@@ -19,7 +19,9 @@ test: jsdeps
 
 # The independent readers some tests compare against (js-tiktoken, apache-arrow, DuckDB,
 # hyparquet, @huggingface/jinja; jscheck/package-lock.json pins them; a changed lock
-# file reinstalls them). Without npm those tests skip.
+# file reinstalls them). Without npm those tests skip. The chat-template tests also render
+# with Python's Jinja2 (jscheck/render.py) where python3-jinja2 is installed (Debian:
+# apt-get install python3-jinja2), and say so where it is not.
 jsdeps:
 	@if command -v npm >/dev/null 2>&1; then \
 		[ jscheck/node_modules/.package-lock.json -nt jscheck/package-lock.json ] || npm ci --prefix jscheck --no-audit --no-fund --loglevel=error; \
