@@ -34,7 +34,6 @@ func chatTextLine(ex *Example, _ lineOptions) []any {
 type chatRenderer struct {
 	tpl    *chattemplate.Template
 	traits TemplateTraits
-	tools  map[string][]any // per task, the tool definitions as the template takes them
 }
 
 // loadChatTemplate reads export.chat_template and judges it on the probe conversation:
@@ -62,7 +61,7 @@ func loadChatTemplate(cfg pipeline.ExportConfig) (*chatRenderer, error) {
 	if !tr.Generation {
 		return nil, refuse("it has no {% generation %} tags, so it cannot say which turns carry loss")
 	}
-	return &chatRenderer{tpl: tpl, traits: tr, tools: map[string][]any{}}, nil
+	return &chatRenderer{tpl: tpl, traits: tr}, nil
 }
 
 // probeWith renders the probe conversation with tpl and reads its traits.
@@ -81,22 +80,12 @@ func probeWith(tpl *chattemplate.Template) TemplateTraits {
 // assistant turn.
 func (c *chatRenderer) render(ex *Example) error {
 	row := hfToolsLine(ex, lineOptions{})[0].(hfToolsRow)
-	data, err := json.Marshal(row.Messages)
+	msgs, err := json.Marshal(row.Messages)
 	if err != nil {
 		return err
 	}
-	var msgs []map[string]any
-	if err := json.Unmarshal(data, &msgs); err != nil {
-		return err
-	}
-	tools, ok := c.tools[ex.Task]
-	if !ok {
-		if err := json.Unmarshal([]byte(row.Tools), &tools); err != nil {
-			return err
-		}
-		c.tools[ex.Task] = tools
-	}
-	text, spans, err := c.tpl.Render(msgs, tools)
+	// The tools as TRL hands them over: json.loads of the row's string, keys in order.
+	text, spans, err := c.tpl.RenderJSON(msgs, []byte(row.Tools))
 	if err != nil {
 		return fmt.Errorf("export.chat_template %s: episode %s (%s view): %w", c.tpl.Path, ex.ID, ex.View, err)
 	}

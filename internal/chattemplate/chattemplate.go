@@ -8,9 +8,11 @@
 package chattemplate
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"regexp"
 	"strings"
@@ -144,6 +146,88 @@ func (t *Template) Render(messages []map[string]any, tools []any) (string, [][2]
 		return "", nil, err
 	}
 	return Spans(out)
+}
+
+// RenderJSON is Render with the messages and tools given as JSON (tools empty or null
+// for none), decoded with every object's keys in their order, as Python's json.loads and
+// a datasets load keep them: a template that prints an object with tojson (the tool
+// definitions) prints it in the order the file has, as transformers does.
+func (t *Template) RenderJSON(messages, tools []byte) (string, [][2]int, error) {
+	data := make(map[string]jinja.Value, len(t.tokens)+3)
+	for k, v := range t.tokens {
+		data[k] = jinja.FromGoValue(v)
+	}
+	msgs, err := decodeOrdered(messages)
+	if err != nil {
+		return "", nil, fmt.Errorf("messages: %w", err)
+	}
+	data["messages"] = msgs
+	data["tools"] = jinja.None()
+	if len(tools) > 0 {
+		v, err := decodeOrdered(tools)
+		if err != nil {
+			return "", nil, fmt.Errorf("tools: %w", err)
+		}
+		data["tools"] = v
+	}
+	data["add_generation_prompt"] = jinja.NewBool(false)
+	out, err := t.tpl.RenderValues(data)
+	if err != nil {
+		return "", nil, err
+	}
+	return Spans(out)
+}
+
+// decodeOrdered decodes JSON into the engine's values, objects as dicts in key order.
+func decodeOrdered(data []byte) (jinja.Value, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	v, err := decodeValue(dec)
+	if err != nil {
+		return jinja.Value{}, err
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return jinja.Value{}, errors.New("data after the JSON value")
+	}
+	return v, nil
+}
+
+func decodeValue(dec *json.Decoder) (jinja.Value, error) {
+	tok, err := dec.Token()
+	if err != nil {
+		return jinja.Value{}, err
+	}
+	switch v := tok.(type) {
+	case json.Delim:
+		if v == '[' {
+			var items []jinja.Value
+			for dec.More() {
+				item, err := decodeValue(dec)
+				if err != nil {
+					return jinja.Value{}, err
+				}
+				items = append(items, item)
+			}
+			_, err := dec.Token() // ]
+			return jinja.NewList(items), err
+		}
+		d := jinja.NewDict()
+		for dec.More() {
+			k, err := dec.Token()
+			if err != nil {
+				return jinja.Value{}, err
+			}
+			val, err := decodeValue(dec)
+			if err != nil {
+				return jinja.Value{}, err
+			}
+			d.AsDict().Set(k.(string), val)
+		}
+		_, err := dec.Token() // }
+		return d, err
+	default:
+		return jinja.FromGoValue(v), nil // nil, bool, json.Number, string
+	}
 }
 
 // Spans strips the generation markers from out and returns the text and the spans.

@@ -58,3 +58,24 @@ func TestLoad(t *testing.T) {
 		}
 	}
 }
+
+// TestRenderJSONKeepsKeyOrder: objects given as JSON keep their keys' order, as
+// json.loads keeps it, where a Go map would sort them; numbers keep int or float.
+func TestRenderJSONKeepsKeyOrder(t *testing.T) {
+	tpl, err := Parse("t", `{% for m in messages %}{{ m | tojson }}{% endfor %}|{{ tools | tojson }}`, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text, _, err := tpl.RenderJSON([]byte(`[{"role": "user", "content": "hi", "b": 1, "a": 2.5}]`), []byte(`[{"type": "function", "function": {"name": "f"}}]`))
+	want := `{"role": "user", "content": "hi", "b": 1, "a": 2.5}|[{"type": "function", "function": {"name": "f"}}]`
+	if err != nil || text != want {
+		t.Errorf("got %q %v, want %q", text, err, want)
+	}
+	text, _, err = tpl.RenderJSON([]byte(`[]`), nil)
+	if err != nil || text != "|null" {
+		t.Errorf("no tools: got %q %v, want %q", text, err, "|null")
+	}
+	if _, _, err := tpl.RenderJSON([]byte(`[{"role": "user"}] x`), nil); err == nil {
+		t.Error("trailing data: no error")
+	}
+}
