@@ -1,11 +1,17 @@
 package generate
 
 import (
+	"bufio"
 	"context"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"net/http"
 	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -186,4 +192,105 @@ func lockStep(b *testing.B, c llm.Client, qs []pipeline.Question, conc int) int 
 		}
 	}
 	return calls
+}
+
+// The fake server of BenchmarkCallCPU runs in a child process (this test binary run
+// again with benchServerEnv set), so that the parent's CPU time is the client's alone.
+const benchServerEnv = "REACTGEN_BENCH_FAKE_SERVER"
+
+// TestBenchFakeServerProcess is the child: it serves the benchmark's fake model on
+// 127.0.0.1, prints its URL and serves until its stdin closes. It skips unless
+// BenchmarkCallCPU started it.
+func TestBenchFakeServerProcess(t *testing.T) {
+	if os.Getenv(benchServerEnv) != "1" {
+		t.Skip("the child process of BenchmarkCallCPU")
+	}
+	fm := &fakeModel{delay: func() time.Duration { return benchLatency - 20*time.Millisecond + rand.N(40*time.Millisecond+1) }}
+	srv := llmtest.NewServer(t, fm.handle)
+	srv.DropLog()
+	fmt.Println(srv.URL)
+	io.Copy(io.Discard, os.Stdin)
+}
+
+// childServer starts TestBenchFakeServerProcess and returns its URL.
+func childServer(b *testing.B) string {
+	b.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run", "^TestBenchFakeServerProcess$", "-test.count", "1")
+	cmd.Env = append(os.Environ(), benchServerEnv+"=1")
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { in.Close(); cmd.Wait() })
+	url, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil {
+		b.Fatalf("fake server process: %v", err)
+	}
+	go io.Copy(io.Discard, out)
+	return strings.TrimSpace(url)
+}
+
+// BenchmarkCallCPU is the client's CPU time per model call: 1,000 ReAct episodes in
+// completion format at 16, 64 and 256 in flight, with the response cache on (every call
+// a miss, so each is stored) and the episode log (fsynced as pipeline.Default
+// says: every record), against the fake model in a child process, so that the process's
+// user+sys CPU time is the client's alone. It reports CPU-µs/call beside the wall time
+// and the load average.
+func BenchmarkCallCPU(b *testing.B) {
+	for _, conc := range []int{16, 64, 256} {
+		b.Run(fmt.Sprintf("c%d", conc), func(b *testing.B) {
+			url := childServer(b)
+			dir := b.TempDir()
+			base, err := llm.NewOpenAI(llm.OpenAIOptions{BaseURL: url, HTTPClient: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 1024, MaxIdleConns: 1024}}})
+			if err != nil {
+				b.Fatal(err)
+			}
+			warmUp(b, base, conc)
+			round, calls := 0, 0
+			var cpu, wall, load float64
+			for b.Loop() {
+				round++
+				c := llm.WithCache(base, filepath.Join(dir, fmt.Sprintf("cache%d", round)))
+				lg, _, _, err := pipeline.OpenEpisodeLog(filepath.Join(dir, fmt.Sprintf("episodes%d.jsonl", round)), pipeline.Default().Run.FsyncEvery, pipeline.Default().Run.FsyncInterval)
+				if err != nil {
+					b.Fatal(err)
+				}
+				n := 1000
+				o := benchOptions(c, conc, n, lg)
+				o.Config.Format = "completion"
+				load += loadAverage()
+				cpu0, start := cpuSeconds(), time.Now()
+				sum, err := Run(b.Context(), o)
+				cpu, wall = cpu+cpuSeconds()-cpu0, wall+time.Since(start).Seconds()
+				calls += sum.Requests
+				if err != nil || sum.Correct != n {
+					b.Fatalf("run: %v, %d of %d correct", err, sum.Correct, n)
+				}
+				if err := lg.Close(); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(cpu/float64(calls)*1e6, "CPU-µs/call")
+			b.ReportMetric(cpu/float64(round), "CPU-s")
+			b.ReportMetric(wall/float64(round), "wall-s")
+			b.ReportMetric(load/float64(round), "load")
+		})
+	}
+}
+
+// loadAverage is the one-minute load average, 0 where /proc/loadavg cannot be read.
+func loadAverage() float64 {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return 0
+	}
+	f, _ := strconv.ParseFloat(strings.Fields(string(b) + " 0")[0], 64)
+	return f
 }

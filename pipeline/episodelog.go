@@ -48,6 +48,9 @@ type EpisodeLog struct {
 	unsynced      int
 	lastSync      time.Time
 	count         int
+	written       uint64     // lines written by this process (under mu)
+	syncMu        sync.Mutex // one fsync at a time; taken before mu, never after
+	synced        uint64     // lines covered by the last fsync that succeeded (under syncMu)
 }
 
 var _ Sink = (*EpisodeLog)(nil)
@@ -154,7 +157,9 @@ func scanLog(path string) (LogState, Recovery, int64, error) {
 func readLine(r *bufio.Reader) ([]byte, error) { return readLineInto(r, nil) }
 
 // Write appends one episode as one line. The line is written whole or, after a crash,
-// detected as torn on the next open.
+// detected as torn on the next open. A Write that the fsync policy syncs returns once its
+// line is on stable storage; Writes that arrive while an fsync runs share the next one
+// (group commit), so concurrent episodes do not pay one fsync each.
 func (l *EpisodeLog) Write(ctx context.Context, ep Episode) error {
 	b, err := json.Marshal(ep)
 	if err != nil {
@@ -162,23 +167,60 @@ func (l *EpisodeLog) Write(ctx context.Context, ep Episode) error {
 	}
 	b = append(b, '\n')
 	l.mu.Lock()
-	defer l.mu.Unlock()
 	if l.f == nil {
+		l.mu.Unlock()
 		return errors.New("episode log is closed")
 	}
 	if _, err := l.w.Write(b); err != nil {
+		l.mu.Unlock()
 		return fmt.Errorf("write %s: %w", l.path, err)
 	}
 	l.count++
+	l.written++
+	seq := l.written
 	l.unsynced++
-	if l.unsynced >= l.fsyncEvery || (l.fsyncInterval > 0 && time.Since(l.lastSync) >= l.fsyncInterval) {
-		return l.syncLocked()
+	needSync := l.unsynced >= l.fsyncEvery || (l.fsyncInterval > 0 && time.Since(l.lastSync) >= l.fsyncInterval)
+	if needSync {
+		l.unsynced = 0
+		l.lastSync = time.Now()
 	}
-	// Without fsync the line still goes to the kernel at once, so a killed process loses
-	// nothing; only a machine crash can lose records newer than the last fsync.
-	if err := l.w.Flush(); err != nil {
+	// The line goes to the kernel at once, so a killed process loses nothing; only a
+	// machine crash can lose records newer than the last fsync.
+	err = l.w.Flush()
+	l.mu.Unlock()
+	if err != nil {
 		return fmt.Errorf("write %s: %w", l.path, err)
 	}
+	if !needSync {
+		return nil
+	}
+	return l.syncThrough(seq)
+}
+
+// syncThrough returns once record seq (the count of lines written when it was) is on
+// stable storage: an fsync that begins after a line was written covers it, so a writer
+// that finds its line covered by an fsync that ran while it waited returns without one.
+func (l *EpisodeLog) syncThrough(seq uint64) error {
+	l.syncMu.Lock()
+	defer l.syncMu.Unlock()
+	if l.synced >= seq {
+		return nil
+	}
+	l.mu.Lock()
+	if l.f == nil {
+		l.mu.Unlock()
+		return errors.New("episode log is closed")
+	}
+	err := l.w.Flush()
+	f, through := l.f, l.written
+	l.mu.Unlock()
+	if err != nil {
+		return fmt.Errorf("write %s: %w", l.path, err)
+	}
+	if err := f.Sync(); err != nil {
+		return fmt.Errorf("sync %s: %w", l.path, err)
+	}
+	l.synced = through
 	return nil
 }
 
@@ -191,6 +233,7 @@ func (l *EpisodeLog) syncLocked() error {
 	}
 	l.unsynced = 0
 	l.lastSync = time.Now()
+	l.synced = l.written
 	return nil
 }
 
@@ -203,6 +246,8 @@ func (l *EpisodeLog) Count() int {
 
 // Close flushes, syncs and closes the log.
 func (l *EpisodeLog) Close() error {
+	l.syncMu.Lock()
+	defer l.syncMu.Unlock()
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.f == nil {
