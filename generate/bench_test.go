@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/reactgen/reactgen/data"
 	"github.com/reactgen/reactgen/generate/prompt"
 	"github.com/reactgen/reactgen/internal/llm"
 	"github.com/reactgen/reactgen/internal/llm/llmtest"
@@ -238,7 +239,7 @@ func childServer(b *testing.B) string {
 }
 
 // BenchmarkCallCPU is the client's CPU time per model call: 1,000 ReAct episodes in
-// completion format at 16, 64 and 256 in flight, with the response cache on (every call
+// completion format with the bundled hotpotqa exemplars at 16, 64 and 256 in flight, with the response cache on (every call
 // a miss, so each is stored) and the episode log (fsynced as pipeline.Default
 // says: every record), against the fake model in a child process, so that the process's
 // user+sys CPU time is the client's alone. It reports CPU-µs/call beside the wall time
@@ -248,23 +249,36 @@ func BenchmarkCallCPU(b *testing.B) {
 		b.Run(fmt.Sprintf("c%d", conc), func(b *testing.B) {
 			url := childServer(b)
 			dir := b.TempDir()
-			base, err := llm.NewOpenAI(llm.OpenAIOptions{BaseURL: url, HTTPClient: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 1024, MaxIdleConns: 1024}}})
+			// The client the command builds (llm.New: meter, cache, budget, breaker, choices,
+			// rate limit, concurrency, retries, its transport), warmed up without the cache.
+			cfg := pipeline.Default().LLM
+			cfg.BaseURL, cfg.Model, cfg.Concurrency, cfg.Cache = url, "fake-model", conc, false
+			base, _, _, err := llm.New(b.Context(), cfg, "", "")
 			if err != nil {
 				b.Fatal(err)
 			}
 			warmUp(b, base, conc)
+			cfg.Cache = true
+			// The bundled six exemplars: a request of the size a real run sends.
+			prompts, err := prompt.Load("", "hotpotqa", data.FS)
+			if err != nil {
+				b.Fatal(err)
+			}
 			round, calls := 0, 0
 			var cpu, wall, load float64
 			for b.Loop() {
 				round++
-				c := llm.WithCache(base, filepath.Join(dir, fmt.Sprintf("cache%d", round)))
+				c, _, _, err := llm.New(b.Context(), cfg, "", filepath.Join(dir, fmt.Sprintf("cache%d", round)))
+				if err != nil {
+					b.Fatal(err)
+				}
 				lg, _, _, err := pipeline.OpenEpisodeLog(filepath.Join(dir, fmt.Sprintf("episodes%d.jsonl", round)), pipeline.Default().Run.FsyncEvery, pipeline.Default().Run.FsyncInterval)
 				if err != nil {
 					b.Fatal(err)
 				}
 				n := 1000
 				o := benchOptions(c, conc, n, lg)
-				o.Config.Format = "completion"
+				o.Config.Format, o.LLM, o.Prompts = "completion", cfg, prompts
 				load += loadAverage()
 				cpu0, start := cpuSeconds(), time.Now()
 				sum, err := Run(b.Context(), o)

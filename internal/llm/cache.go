@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"io"
 	"path/filepath"
 	"time"
 
@@ -102,7 +101,7 @@ func (cc *cached) store(key string, req Request, resp Response) error {
 func textHash(req Request) string {
 	h := sha256.New()
 	if req.Messages == nil {
-		_, _ = io.WriteString(h, req.Prompt)
+		hashString(h, req.Prompt)
 	} else {
 		b, _ := json.Marshal(req.Messages) // a slice of string pairs always marshals
 		_, _ = h.Write(b)

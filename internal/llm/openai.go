@@ -372,6 +372,16 @@ func emptyReply(body []byte, resp Response, chat bool) string {
 	if len(resp.Choices) == 0 {
 		return "no choices"
 	}
+	// A choice whose text (or message content) decoded non-empty was neither null nor
+	// held a null or missing text: when every choice has one, the body need not be
+	// decoded a second time (3% of a call's CPU in BenchmarkCallCPU).
+	full := true
+	for _, c := range resp.Choices {
+		full = full && c.Text != ""
+	}
+	if full {
+		return ""
+	}
 	var shape struct {
 		Choices []*struct {
 			Text    *string `json:"text"`
@@ -584,13 +594,16 @@ func (w *wire) RoundTrip(req *http.Request) (*http.Response, error) {
 	addTemperature := seen == nil || !seen.keepTemperatureOut
 	addTokenIDs := seen != nil && seen.tokenIDs
 	if req.Body != nil && req.Method == http.MethodPost && completion && (addTemperature || addTokenIDs) {
-		b, err := readAll(req.Body, req.ContentLength)
+		// Read with room in front for the temperature key, so that adding it copies
+		// nothing (the body is as large as the prompt).
+		buf, room, err := readAll(req.Body, req.ContentLength, temperatureRoom)
 		_ = req.Body.Close()
 		if err != nil {
 			return nil, fmt.Errorf("read request body: %w", err)
 		}
+		b := buf[room:]
 		if addTemperature {
-			b = withTemperature(b)
+			b = withTemperatureIn(buf, room)
 		}
 		if addTokenIDs {
 			b = withTokenIDs(b)
@@ -651,16 +664,22 @@ func (b *boundedBody) Read(p []byte) (int, error) {
 func (b *boundedBody) Close() error { return b.rc.Close() }
 
 // readAll reads a body of n bytes (-1 or 0: unknown) in one allocation when n is known.
-func readAll(r io.Reader, n int64) ([]byte, error) {
+// readAll reads a body of n bytes (n <= 0: unknown) into buf[room:], leaving buf[:room]
+// free for the caller to write in front of it; with n unknown room is 0.
+func readAll(r io.Reader, n int64, room int) (buf []byte, at int, err error) {
 	if n <= 0 || n > 64<<20 {
-		return io.ReadAll(r)
+		buf, err = io.ReadAll(r)
+		return buf, 0, err
 	}
-	b := make([]byte, n)
-	if _, err := io.ReadFull(r, b); err != nil {
-		return nil, err
+	buf = make([]byte, int64(room)+n)
+	if _, err := io.ReadFull(r, buf[room:]); err != nil {
+		return nil, 0, err
 	}
-	return b, nil
+	return buf, room, nil
 }
+
+// temperatureRoom is the most withTemperatureIn writes in front of a body.
+const temperatureRoom = len(`{"temperature":0,`)
 
 // withTemperature adds "temperature":0 to a JSON object that has no temperature key.
 //
@@ -668,18 +687,29 @@ func readAll(r io.Reader, n int64) ([]byte, error) {
 // JSON string a quote is escaped), and the key is written after the opening brace
 // without decoding the body, which is what happens to every greedy request. Otherwise
 // the object is decoded to find out.
-func withTemperature(b []byte) []byte {
+func withTemperature(b []byte) []byte { return withTemperatureIn(b, 0) }
+
+// withTemperatureIn is withTemperature of buf[room:], where the caller owns buf: with
+// room > 0 the key is written over the bytes in front of the body's first key (the room,
+// the opening brace and any space), so that nothing is copied.
+func withTemperatureIn(buf []byte, room int) []byte {
+	b := buf[room:]
 	t := bytes.TrimLeft(b, " \t\r\n")
 	if len(t) == 0 || t[0] != '{' {
 		return b
 	}
 	if !bytes.Contains(t, []byte(`"temperature"`)) {
 		rest := bytes.TrimLeft(t[1:], " \t\r\n")
-		out := make([]byte, 0, len(rest)+len(`{"temperature":0,`))
-		out = append(out, `{"temperature":0`...)
-		if len(rest) > 0 && rest[0] != '}' {
-			out = append(out, ',')
+		head := `{"temperature":0,`
+		if len(rest) == 0 || rest[0] == '}' {
+			head = `{"temperature":0`
 		}
+		if at := len(buf) - len(rest) - len(head); room > 0 && at >= 0 {
+			copy(buf[at:], head)
+			return buf[at:]
+		}
+		out := make([]byte, 0, len(rest)+len(head))
+		out = append(out, head...)
 		return append(out, rest...)
 	}
 	var m map[string]json.RawMessage

@@ -23,6 +23,12 @@ func TestWithTemperature(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			out := withTemperature([]byte(tt.in))
+			// Read with room in front, as the transport does, it gives the same bytes.
+			buf := make([]byte, temperatureRoom+len(tt.in))
+			copy(buf[temperatureRoom:], tt.in)
+			if in := withTemperatureIn(buf, temperatureRoom); string(in) != string(out) {
+				t.Errorf("with room in front: got %s, want %s", in, out)
+			}
 			if tt.want == nil {
 				if string(out) != tt.in {
 					t.Errorf("got %s, want it unchanged", out)
