@@ -2,6 +2,7 @@ package prompt
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/reactgen/reactgen/internal/llm"
@@ -218,17 +219,40 @@ func (l *Layout) Answer(question string) Request {
 }
 
 func (l *Layout) completionHistory(b *strings.Builder, question string, history []Turn) {
+	// One allocation for the whole prompt: the exemplars alone are kilobytes, and a
+	// builder that grows by doubling copies them again at each step.
+	n := len(l.prefix) + len(l.label) + len(question) + 32
+	for _, h := range history {
+		n += len(h.Thought) + len(h.Action) + len(h.Observation) + 64
+	}
+	b.Grow(n)
 	b.WriteString(l.prefix)
-	fmt.Fprintf(b, "%s: %s\n", l.label, question)
+	b.WriteString(l.label)
+	b.WriteString(": ")
+	b.WriteString(question)
+	b.WriteByte('\n')
 	for j, h := range history {
+		num := strconv.Itoa(j + 1)
 		if l.kind != KindAct {
-			fmt.Fprintf(b, "Thought %d: %s\n", j+1, h.Thought)
+			b.WriteString("Thought ")
+			b.WriteString(num)
+			b.WriteString(": ")
+			b.WriteString(h.Thought)
+			b.WriteByte('\n')
 		}
 		obs := h.Observation
 		if l.notebook {
 			obs = strings.ReplaceAll(obs, `\n`, "")
 		}
-		fmt.Fprintf(b, "Action %d: %s\nObservation %d: %s\n", j+1, h.Action, j+1, obs)
+		b.WriteString("Action ")
+		b.WriteString(num)
+		b.WriteString(": ")
+		b.WriteString(h.Action)
+		b.WriteString("\nObservation ")
+		b.WriteString(num)
+		b.WriteString(": ")
+		b.WriteString(obs)
+		b.WriteByte('\n')
 	}
 }
 

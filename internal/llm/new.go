@@ -186,11 +186,15 @@ func newBatcher(ctx context.Context, cfg pipeline.LLMConfig, apiKey string, o Op
 }
 
 // transport keeps a warm connection per request slot: the default transport keeps 2 per
-// host, so at high concurrency every request would open a new connection.
+// host, so at high concurrency every request would open a new connection. Its write
+// buffer holds a whole request of a few-shot prompt (the bundled hotpotqa request is
+// about 10 KB, and grows with each step): with the default 4 KiB a request took a write
+// for its head, another for the rest and a 32 KiB copy buffer each time.
 func transport(concurrency int) *http.Transport {
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.MaxIdleConns = max(concurrency, 100)
 	tr.MaxIdleConnsPerHost = max(concurrency, 2)
+	tr.WriteBufferSize = 32 << 10
 	return tr
 }
 
