@@ -357,14 +357,24 @@ func ReadEpisodeLines(path string, decode bool) iter.Seq2[EpisodeLine, error] {
 				total += sp.n
 			}
 			// One buffer holds the chunk's lines; the records' lines are slices of it.
+			// Lines that follow each other in the file (all of them in a log written in
+			// id order) are read with one pread each run, not one per line.
 			buf := make([]byte, total)
 			out := make([]EpisodeLine, 0, len(sps))
+			for i, pos := 0, 0; i < len(sps); {
+				j, n := i+1, sps[i].n
+				for j < len(sps) && sps[j].off == sps[j-1].off+int64(sps[j-1].n) {
+					n += sps[j].n
+					j++
+				}
+				if _, err := f.ReadAt(buf[pos:pos+n], sps[i].off); err != nil {
+					return result{out, fmt.Errorf("read %s lines %d to %d: %w", path, sps[i].line, sps[j-1].line, err)}
+				}
+				pos, i = pos+n, j
+			}
 			for _, sp := range sps {
 				b := buf[:sp.n:sp.n]
 				buf = buf[sp.n:]
-				if _, err := f.ReadAt(b, sp.off); err != nil {
-					return result{out, fmt.Errorf("read %s line %d: %w", path, sp.line, err)}
-				}
 				b = bytes.TrimSpace(b)
 				var ep Episode
 				// A line that is not the last was checked by its id; the last one may be
