@@ -40,8 +40,12 @@ vet:
 demo-world: build
 	$(BIN) demo-world --out data/demo --seed 1
 
-# Benchmarks: figures are written down in BENCHMARKS.md with these commands.
+# Benchmarks: figures are written down in BENCHMARKS.md with these commands. Each
+# prints CPU time (user+sys) beside wall time and the load average: on a shared machine
+# CPU time is the figure to compare. The three of issue 25: CallCPU's CPU-µs/call
+# (generate, client only), BenchmarkExport's filter-cpu-s/op and export-cpu-s/op.
 bench: bench-generate bench-export
+	@uptime
 	$(GO) test -run '^$$' -bench . -benchtime 1x ./filter/... ./internal/sentence/...
 
 BENCH_PAGES ?= 1000000
@@ -54,11 +58,15 @@ bench-index-1m:
 	$(GO) build -o bin/synthcorpus ./index/synthcorpus
 	/usr/bin/time -v bin/synthcorpus -pages $(BENCH_PAGES) -out /tmp/reactgen-synth.jsonl -index /tmp/reactgen-synth-index -queries 5000
 
+# BenchmarkScheduler (episodes/s against the ideal) and BenchmarkCallCPU (the client's
+# CPU per model call at 16, 64 and 256 in flight, the fake server in another process).
 bench-generate:
-	$(GO) test -run '^$$' -bench BenchmarkScheduler -benchtime 1x -timeout 30m ./generate/
+	@uptime
+	$(GO) test -run '^$$' -bench 'BenchmarkScheduler|BenchmarkCallCPU' -benchtime 1x -timeout 30m ./generate/
 
 BENCH_EPISODES ?= 100000
 bench-export:
+	@uptime
 	EXPORT_BENCH_EPISODES=$(BENCH_EPISODES) $(GO) test -run '^$$' -bench 'Export$$' -benchtime 1x -timeout 30m ./export/
 
 # `reactgen eval` on the demo world with a fake "fine-tuned" model (the expert policy

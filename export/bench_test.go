@@ -167,8 +167,10 @@ func BenchmarkExport(b *testing.B) {
 	var filterWall, exportWall time.Duration
 	var filterCPU, exportCPU float64
 	kept := 0
+	load := 0.0
 	b.ResetTimer()
 	for i := range b.N {
+		load += loadAverage()
 		dir := filepath.Join(root, strconv.Itoa(i))
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			b.Fatal(err)
@@ -237,6 +239,7 @@ func BenchmarkExport(b *testing.B) {
 	b.ReportMetric(float64(logBytes)/float64(n), "episode-bytes")
 	b.ReportMetric(float64(written)/(1<<20), "MB-written")
 	b.ReportMetric(peakRSSMB(), "peak-RSS-MB")
+	b.ReportMetric(load/per, "load")
 }
 
 // BenchmarkExportInMemory streams episodes from memory through Run into every format at

@@ -10,7 +10,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -297,14 +296,4 @@ func BenchmarkCallCPU(b *testing.B) {
 			b.ReportMetric(load/float64(round), "load")
 		})
 	}
-}
-
-// loadAverage is the one-minute load average, 0 where /proc/loadavg cannot be read.
-func loadAverage() float64 {
-	b, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return 0
-	}
-	f, _ := strconv.ParseFloat(strings.Fields(string(b) + " 0")[0], 64)
-	return f
 }

@@ -2,7 +2,12 @@
 
 package generate
 
-import "syscall"
+import (
+	"os"
+	"strconv"
+	"strings"
+	"syscall"
+)
 
 // cpuSeconds is the user plus system CPU time of the process so far: the benchmarks
 // report it because wall time on a shared machine says little.
@@ -12,4 +17,14 @@ func cpuSeconds() float64 {
 		return 0
 	}
 	return float64(ru.Utime.Sec+ru.Stime.Sec) + float64(ru.Utime.Usec+ru.Stime.Usec)/1e6
+}
+
+// loadAverage is the one-minute load average, 0 where /proc/loadavg cannot be read.
+func loadAverage() float64 {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return 0
+	}
+	f, _ := strconv.ParseFloat(strings.Fields(string(b) + " 0")[0], 64)
+	return f
 }
