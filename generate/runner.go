@@ -167,13 +167,6 @@ func (r *Runner) Episode(ctx context.Context, q pipeline.Question, attempt int) 
 	return ep
 }
 
-// Rationalized runs q once more with the gold answer as a hint in the prompt (STaR's
-// rationalization). The record holds the question without the hint and Rationalized set.
-func (r *Runner) Rationalized(ctx context.Context, q pipeline.Question, attempt int) pipeline.Episode {
-	ep, _ := r.run(ctx, q, attempt, true)
-	return ep
-}
-
 // Hint is the question text with the rationalization hint appended: reactgen's own
 // wording, so the edge white space that a task file's question or answer may carry
 // (the dataset keeps it for the notebooks' prompt) is left out of it.

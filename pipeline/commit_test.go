@@ -16,10 +16,9 @@ import (
 type killed struct{}
 
 // commitStage writes kept.jsonl and rejected.jsonl with the given contents through one
-// Commit, killed after step killAt (-1: not killed).
+// Commit (the test kills it by a hook on the commit's steps).
 type commitStage struct {
 	kept, rejected string
-	killAt         int
 }
 
 func (commitStage) Name() string { return StageFilter }

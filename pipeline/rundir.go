@@ -28,9 +28,6 @@ const (
 	BatchDir     = "batches" // llm.mode batch: wave files and batches.json
 )
 
-func dirOf(p string) string  { return filepath.Dir(p) }
-func baseOf(p string) string { return filepath.Base(p) }
-
 // RunDir is a run directory: the manifest, the episode log, the filter's verdicts, the
 // exports and the caches of one run.
 type RunDir struct {

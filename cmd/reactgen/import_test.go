@@ -135,7 +135,7 @@ func TestImportRoundTripsFireActConversations(t *testing.T) {
 		eq := len(o) == len(turns)
 		for i := 0; eq && i < len(o); i++ {
 			// Action names come back in the paper's spelling (Search[...] for search[...]).
-			want := paperSpelling.ReplaceAllStringFunc(o[i].Content, strings.Title)
+			want := paperSpelling.ReplaceAllStringFunc(o[i].Content, func(s string) string { return strings.ToUpper(s[:1]) + s[1:] })
 			eq = strings.Join(strings.Fields(want), " ") == strings.Join(strings.Fields(turns[i].Content), " ")
 		}
 		if eq {

@@ -108,9 +108,11 @@ func parseReset(data json.RawMessage, loc string) (resetParams, error) {
 func nonNegativeInt(v json.RawMessage) (int, error) {
 	var f float64
 	if err := fastjson.Unmarshal(v, &f); err != nil || f != math.Trunc(f) || math.IsInf(f, 0) {
+		//lint:ignore ST1005 pydantic's message word for word: AgentGym's clients show it as the server's 422 detail
 		return 0, errors.New("Input should be a valid integer")
 	}
 	if f < 0 {
+		//lint:ignore ST1005 pydantic's message word for word (as above)
 		return 0, errors.New("Input should be greater than or equal to 0")
 	}
 	if f > math.MaxInt32 {

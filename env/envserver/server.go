@@ -153,9 +153,6 @@ func (s *Server) Sessions() int {
 	return len(s.sessions)
 }
 
-// Handler is the server's HTTP handler: every route, WebSocket included.
-func (s *Server) Handler() http.Handler { return s.mux }
-
 // Serve serves on ln until ctx ends, then drains: it stops accepting connections, lets
 // HTTP requests in flight finish, answers the message each WebSocket session is
 // handling and closes the session (1001, going away), and closes what is left after

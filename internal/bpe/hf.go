@@ -201,7 +201,7 @@ func (h *HF) addNormalizer(c hfComponent) error {
 		})
 	case "Replace":
 		if c.Pattern == nil || c.Pattern.String == nil {
-			return errors.New("Replace with a regex pattern is not supported")
+			return fmt.Errorf("%s with a regex pattern is not supported", c.Type)
 		}
 		from, to := *c.Pattern.String, c.Content
 		h.normalize = append(h.normalize, func(s string) string { return strings.ReplaceAll(s, from, to) })
@@ -221,10 +221,10 @@ func (h *HF) addPre(c hfComponent) error {
 		}
 	case "Split":
 		if c.Invert {
-			return errors.New("Split with invert is not supported")
+			return fmt.Errorf("%s with invert is not supported", c.Type)
 		}
 		if c.Pattern == nil || (c.Pattern.Regex == nil && c.Pattern.String == nil) {
-			return errors.New("Split has no pattern")
+			return fmt.Errorf("%s has no pattern", c.Type)
 		}
 		pat := ""
 		if c.Pattern.Regex != nil {
@@ -234,12 +234,12 @@ func (h *HF) addPre(c hfComponent) error {
 		}
 		re, err := regexp2.Compile(pat, regexp2.None)
 		if err != nil {
-			return fmt.Errorf("Split pattern %q: %w", pat, err)
+			return fmt.Errorf("%s pattern %q: %w", c.Type, pat, err)
 		}
 		switch c.Behavior {
 		case "Isolated", "Removed":
 		default:
-			return fmt.Errorf("Split behavior %q is not supported (Isolated, Removed)", c.Behavior)
+			return fmt.Errorf("%s behavior %q is not supported (Isolated, Removed)", c.Type, c.Behavior)
 		}
 		h.pre = append(h.pre, regexSplit(re, c.Behavior == "Removed"))
 	case "ByteLevel":

@@ -441,9 +441,6 @@ func (d *RecordDecoder) Decode(v any) error {
 	return d.Decoder.Decode(v)
 }
 
-// IsTooLarge reports whether err is a record over MaxRecordBytes.
-func IsTooLarge(err error) bool { return errors.Is(err, errRecordTooLarge) }
-
 // boundedReader is what a RecordDecoder reads through: it fails once the value being
 // decoded (from start, the decoder's offset when it began) runs past max bytes.
 type boundedReader struct {

@@ -534,12 +534,6 @@ func (bt *Batcher) saveLocked() error {
 	})
 }
 
-func (bt *Batcher) save() error {
-	bt.mu.Lock()
-	defer bt.mu.Unlock()
-	return bt.saveLocked()
-}
-
 // send submits a wave (retrying the upload and the creation as an online request would
 // be), then waits for it.
 func (bt *Batcher) send(ctx context.Context, w *batchWave) {

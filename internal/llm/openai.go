@@ -245,6 +245,7 @@ func chatRequest(req Request) openai.ChatCompletionRequest {
 	if isReasoningModel(req.Model) {
 		cr.MaxCompletionTokens = req.MaxTokens
 	} else {
+		//lint:ignore SA1019 max_tokens is what OpenAI-compatible servers (vLLM, llama.cpp, TGI) read; max_completion_tokens goes to reasoning models above
 		cr.MaxTokens = req.MaxTokens
 	}
 	return cr

@@ -88,13 +88,6 @@ type Server struct {
 	delay atomic.Int64 // each request waits this long (nanoseconds) first
 }
 
-// Actions returns the actions environment id received, in order.
-func (s *Server) Actions(id int) []string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return slices.Clone(s.actions[id])
-}
-
 // AllActions returns every action received, per environment.
 func (s *Server) AllActions() map[int][]string {
 	s.mu.Lock()
@@ -111,13 +104,6 @@ func (s *Server) Created() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.created
-}
-
-// Resets returns the games reset, in order.
-func (s *Server) Resets() []int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return slices.Clone(s.resets)
 }
 
 // FailNext makes the next n requests answer 503 Service Unavailable.
@@ -377,7 +363,6 @@ type shopEnv struct {
 	chosen   map[string]string // option kind -> value
 	obs      string
 	clicks   []string // the page's clickables, lower-cased as WebAgentTextEnv keys them
-	prev     []string // the item page's clickables, for < Prev from a sub page
 }
 
 // NewWebShop serves products and goals as agentenv-webshop serves its text
