@@ -52,12 +52,12 @@ func (s Stage) Run(ctx context.Context, r *pipeline.Run) (pipeline.Counts, error
 	card.PromptHash = r.Manifest.Results["generate.exemplars"]
 	card.CorpusHash = pipeline.RedactURL(r.Manifest.Results["corpus"])
 	card.Summary = *sum
-	if r.Manifest.Results["import.format"] != "" {
+	if im, ok := pipeline.ImportedOf(r.Manifest.Results); ok {
 		// Imported: the card names the corpus and its model, not the importing config's.
-		card.Source = r.Manifest.Results["import.source"]
-		card.Model = r.Manifest.Results["import.model"]
+		card.Source = im.Source
+		card.Model = im.Model
 		if card.Source == "" {
-			card.Source = "an imported " + r.Manifest.Results["import.format"] + " corpus"
+			card.Source = "an imported " + im.Format + " corpus"
 		}
 		if card.Model == "" {
 			card.Model = "an unknown model"

@@ -30,8 +30,8 @@ func (s Stage) Pin() (map[string]string, []pipeline.Input, error) {
 	if s.Options.Provenance.Model != "" {
 		prov.Model = s.Options.Provenance.Model
 	}
-	results := map[string]string{"import.format": s.Options.Format, "task.name": s.Options.Task,
-		"import.source": prov.Source, "import.model": prov.Model}
+	results := map[string]string{"task.name": s.Options.Task}
+	pipeline.Imported{Format: s.Options.Format, Source: prov.Source, Model: prov.Model}.Record(results)
 	var inputs []pipeline.Input
 	files := append([]string(nil), s.Files...)
 	for i, f := range append(files, s.Options.Gold) {
