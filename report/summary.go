@@ -131,6 +131,11 @@ func (r *Run) Label() string {
 type questionInfo struct{ typ, level string }
 
 // Summarize reads one run directory.
+// Summarize reads the run in dir as an evaluation: each question's first attempt, scored
+// again when it finished, with 95% intervals, as the paper's tables report a method. It
+// is not pipeline.Summarize, which counts every record of the log as the stages wrote it
+// (what stats prints and the dataset card reports) and so differs on resumed, retried and
+// rationalized episodes; the two share the episode reader, Usage and the manifest.
 func Summarize(dir string) (*Run, error) {
 	m, err := pipeline.ReadManifest(dir)
 	if errors.Is(err, os.ErrNotExist) {
