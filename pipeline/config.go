@@ -371,6 +371,17 @@ func (c *Config) Validate() error {
 	if err := numbersAndDurations(reflect.ValueOf(*c), ""); err != nil {
 		return err
 	}
+	// In this order: the first failing check names its key.
+	for _, check := range []func() error{c.names, c.counts, c.batchMode, c.ranges, c.headers, c.shard, c.endpoints, c.rewardFilter, c.methodSettings, c.outputs} {
+		if err := check(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// names checks the keys that take one of a fixed set of words.
+func (c *Config) names() error {
 	checks := []error{
 		oneOf("task.name", c.Task.Name, TaskHotpotQA, TaskFEVER, TaskALFWorld, TaskWebShop),
 		oneOf("task.format", c.Task.Format, "auto", "hotpotqa", "hotpotqa-simple", "fever", "jsonl"),
@@ -389,6 +400,11 @@ func (c *Config) Validate() error {
 			return err
 		}
 	}
+	return nil
+}
+
+// counts checks the numbers that must not be negative or must be at least one.
+func (c *Config) counts() error {
 	nonNeg := []struct {
 		key string
 		v   float64
@@ -430,6 +446,11 @@ func (c *Config) Validate() error {
 	if c.Serve.MaxBodyBytes < 1<<10 {
 		return &ConfigError{Key: "serve.max_body_bytes", Message: fmt.Sprintf("must be at least 1024, got %d", c.Serve.MaxBodyBytes)}
 	}
+	return nil
+}
+
+// batchMode checks llm.mode and, in batch mode, the llm.batch settings.
+func (c *Config) batchMode() error {
 	if err := oneOf("llm.mode", c.LLM.Mode, "online", "batch"); err != nil {
 		return err
 	}
@@ -452,15 +473,19 @@ func (c *Config) Validate() error {
 			return &ConfigError{Key: "llm.mode", Message: "batch mode sends to llm.base_url alone; it does not take llm.endpoints"}
 		}
 	}
-	if err := c.ranges(); err != nil {
-		return err
-	}
-	if err := c.headers(); err != nil {
-		return err
-	}
+	return nil
+}
+
+// shard checks task.shard.
+func (c *Config) shard() error {
 	if _, err := ParseShard(c.Task.Shard); err != nil {
 		return &ConfigError{Key: "task.shard", Message: err.Error()}
 	}
+	return nil
+}
+
+// endpoints checks each of llm.endpoints.
+func (c *Config) endpoints() error {
 	for i, e := range c.LLM.Endpoints {
 		key := fmt.Sprintf("llm.endpoints[%d]", i)
 		switch {
@@ -474,9 +499,19 @@ func (c *Config) Validate() error {
 			return &ConfigError{Key: key + ".weight", Message: fmt.Sprintf("must not be negative, got %v", *e.Weight)}
 		}
 	}
+	return nil
+}
+
+// rewardFilter checks that filter.min_reward keeps episodes the export will write.
+func (c *Config) rewardFilter() error {
 	if c.Filter.MinReward > 0 && c.Export.CorrectOnly {
 		return &ConfigError{Key: "filter.min_reward", Message: "keeps episodes whose reward is under 1, which export.correct_only (true by default) refuses to export; set export.correct_only: false with it"}
 	}
+	return nil
+}
+
+// methodSettings checks the generate settings that only some methods take.
+func (c *Config) methodSettings() error {
 	if c.Generate.CoTExemplars != "" && !slices.Contains([]string{"cot", "cot-sc", "react-cot-sc", "cot-sc-react"}, c.Generate.Method) {
 		return &ConfigError{Key: "generate.cot_exemplars", Message: fmt.Sprintf(
 			"method %s sends no CoT prompt; the key serves cot, cot-sc, react-cot-sc and cot-sc-react", c.Generate.Method)}
@@ -499,6 +534,11 @@ func (c *Config) Validate() error {
 	} else if c.Generate.TrainedFormat != "" {
 		return &ConfigError{Key: "generate.trained_format", Message: "is only read with generate.prompting trained"}
 	}
+	return nil
+}
+
+// outputs checks where the run writes and what the export writes.
+func (c *Config) outputs() error {
 	if abs, err := filepath.Abs(c.Run.Out); c.Run.Out == "" || err == nil && abs == string(filepath.Separator) {
 		return &ConfigError{Key: "run.out", Message: fmt.Sprintf("%q cannot be a run directory: choose a directory of its own", c.Run.Out)}
 	}
