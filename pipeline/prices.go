@@ -1,6 +1,9 @@
 package pipeline
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+)
 
 // PricesAsOf dates DefaultPrices: the providers' published prices on that day.
 const PricesAsOf = "2025-09-30"
@@ -71,4 +74,27 @@ func FormatUSD(cost float64, unpriced int, format, sign string) string {
 		return n + " + 1 unpriced call"
 	}
 	return n + fmt.Sprintf(" + %d unpriced calls", unpriced)
+}
+
+// LookupPrice is the price of model in prices: its own entry, else the longest key that
+// is a prefix of its name (so "gpt-4o-mini" prices "gpt-4o-mini-2024-07-18"); a model
+// prices does not name is looked up in DefaultPrices the same way.
+func LookupPrice(prices map[string]Price, model string) (Price, bool) {
+	if p, ok := lookupIn(prices, model); ok {
+		return p, true
+	}
+	return lookupIn(DefaultPrices, model)
+}
+
+func lookupIn(prices map[string]Price, model string) (Price, bool) {
+	if p, ok := prices[model]; ok {
+		return p, true
+	}
+	best, found := "", false
+	for k := range prices {
+		if strings.HasPrefix(model, k) && len(k) > len(best) {
+			best, found = k, true
+		}
+	}
+	return prices[best], found
 }
