@@ -144,6 +144,21 @@ func Summarize(dir string) (*Run, error) {
 	if err != nil {
 		return nil, err
 	}
+	r := newRun(dir, m)
+	levels := taskLevels(configString(m.Config, "task", "path"), r.Task)
+	first, order, err := r.readLog(dir)
+	if err != nil {
+		return nil, err
+	}
+	r.score(first, order, levels)
+	if err := r.readVerdicts(dir); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// newRun is the run's row as its manifest describes it, nothing counted yet.
+func newRun(dir string, m *pipeline.Manifest) *Run {
 	r := &Run{Dir: dir, RunID: m.RunID, ByType: map[string]Estimate{}, ByLevel: map[string]Estimate{}, ByBranch: map[string]Estimate{},
 		Steps: map[int]int{}, StopReasons: map[string]int{}, Rejects: map[string]int{}, Training: m.Training, config: m.Config}
 	r.Task = configString(m.Config, "task", "name")
@@ -158,7 +173,39 @@ func Summarize(dir string) (*Run, error) {
 	} else {
 		r.Format = configString(m.Config, "generate", "format")
 	}
-	levels := taskLevels(configString(m.Config, "task", "path"), r.Task)
+	return r
+}
+
+// readLog counts every record of the episode log (episodes, usage, calls, correct ones)
+// and returns each question's first attempt in the order the log first holds it. A
+// resumed run may hold a retryable record followed by the finished one for the same
+// slot, so the last record of a slot wins.
+func (r *Run) readLog(dir string) (first map[string]pipeline.Episode, order []string, err error) {
+	first = map[string]pipeline.Episode{}
+	for ep, err := range pipeline.ReadEpisodes(filepath.Join(dir, pipeline.EpisodesFile)) {
+		if err != nil {
+			return nil, nil, err
+		}
+		r.Episodes++
+		r.Usage = r.Usage.Add(ep.Usage)
+		r.LLMCalls += ep.LLMCalls
+		if ep.Correct {
+			r.CorrectAll++
+		}
+		if ep.Attempt != 0 || ep.Rationalized {
+			continue
+		}
+		if _, seen := first[ep.QuestionID]; !seen {
+			order = append(order, ep.QuestionID)
+		}
+		first[ep.QuestionID] = ep
+	}
+	return first, order, nil
+}
+
+// score scores the first attempts that reached an outcome (again, when they finished)
+// and fills the accuracy, its breakdowns, the steps and the cost per correct episode.
+func (r *Run) score(first map[string]pipeline.Episode, order []string, levels map[string]questionInfo) {
 
 	type tally struct{ k, n int }
 	byType, byLevel, byBranch := map[string]*tally{}, map[string]*tally{}, map[string]*tally{}
@@ -176,28 +223,6 @@ func Summarize(dir string) (*Run, error) {
 	}
 	var ems, f1s []float64
 	steps := 0
-	// The first record of each question's first attempt counts; a resumed run may hold a
-	// retryable record followed by the finished one for the same slot, so the last wins.
-	first := map[string]pipeline.Episode{}
-	var order []string
-	for ep, err := range pipeline.ReadEpisodes(filepath.Join(dir, pipeline.EpisodesFile)) {
-		if err != nil {
-			return nil, err
-		}
-		r.Episodes++
-		r.Usage = r.Usage.Add(ep.Usage)
-		r.LLMCalls += ep.LLMCalls
-		if ep.Correct {
-			r.CorrectAll++
-		}
-		if ep.Attempt != 0 || ep.Rationalized {
-			continue
-		}
-		if _, seen := first[ep.QuestionID]; !seen {
-			order = append(order, ep.QuestionID)
-		}
-		first[ep.QuestionID] = ep
-	}
 	for _, qid := range order {
 		ep := first[qid]
 		if ep.Retryable() {
@@ -254,10 +279,6 @@ func Summarize(dir string) (*Run, error) {
 		r.CostPerCorrect = r.Usage.CostUSD / float64(r.CorrectAll)
 	}
 	_ = ems
-	if err := r.readVerdicts(dir); err != nil {
-		return nil, err
-	}
-	return r, nil
 }
 
 func (r *Run) readVerdicts(dir string) error {
