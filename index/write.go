@@ -147,24 +147,7 @@ func buildDB(ctx context.Context, dir string, sources []string, opts BuildOption
 	}
 	log.Debug("index build: pages stored", "pages", info.Pages, "seconds", time.Since(start).Seconds())
 
-	// Merge the FTS shards in parallel.
-	g, gctx = errgroup.WithContext(ctx)
-	for i, db := range shards {
-		g.Go(func() error {
-			// Merge the segments into one b-tree: smaller on disk and faster to query.
-			for _, q := range []string{`INSERT INTO fts(fts) VALUES('optimize')`, `INSERT INTO titles(titles) VALUES('optimize')`} {
-				if _, err := db.ExecContext(gctx, q); err != nil {
-					return fmt.Errorf("build index %s optimize: %w", ftsFile(i), err)
-				}
-			}
-			log.Debug("index build: fts optimized", "shard", i, "seconds", time.Since(start).Seconds())
-			if err := storeCommonTerms(gctx, db, info.Pages/int64(len(shards))); err != nil {
-				return fmt.Errorf("build index %s: %w", ftsFile(i), err)
-			}
-			return nil
-		})
-	}
-	if err := g.Wait(); err != nil {
+	if err := optimize(ctx, shards, info.Pages, start, log); err != nil {
 		return Info{}, err
 	}
 	errs := []error{pdb.Close()}
@@ -175,6 +158,28 @@ func buildDB(ctx context.Context, dir string, sources []string, opts BuildOption
 		return Info{}, fmt.Errorf("build index close: %w", err)
 	}
 	return info, nil
+}
+
+// optimize merges each FTS shard's segments into one b-tree (smaller on disk and faster
+// to query) and stores its common terms, the shards in parallel. pages is the index's
+// page count; start is when the build began, for the log.
+func optimize(ctx context.Context, shards []*sql.DB, pages int64, start time.Time, log *slog.Logger) error {
+	g, gctx := errgroup.WithContext(ctx)
+	for i, db := range shards {
+		g.Go(func() error {
+			for _, q := range []string{`INSERT INTO fts(fts) VALUES('optimize')`, `INSERT INTO titles(titles) VALUES('optimize')`} {
+				if _, err := db.ExecContext(gctx, q); err != nil {
+					return fmt.Errorf("build index %s optimize: %w", ftsFile(i), err)
+				}
+			}
+			log.Debug("index build: fts optimized", "shard", i, "seconds", time.Since(start).Seconds())
+			if err := storeCommonTerms(gctx, db, pages/int64(len(shards))); err != nil {
+				return fmt.Errorf("build index %s: %w", ftsFile(i), err)
+			}
+			return nil
+		})
+	}
+	return g.Wait()
 }
 
 // commonFraction is the share of pages above which a term counts as common: Similar
