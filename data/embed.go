@@ -2,6 +2,8 @@
 // (prompts/hotpotqa.json, prompts/fever.json) and the demo world (demo/corpus.jsonl,
 // demo/hotpotqa.json, demo/fever.jsonl), a fictional encyclopedia with questions and
 // claims that runs the whole pipeline offline. It consumes nothing and produces FS.
+//
+// Imports: nothing of reactgen (data/demoworld and data/download import pipeline).
 package data
 
 import "embed"

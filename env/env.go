@@ -11,6 +11,9 @@
 // a Result per step: the parsed action, the observation, whether the episode is done
 // and, after Finish, the answer (a paper observation also reports the reward against
 // Options.Gold).
+//
+// Imports: pipeline and the internal/ libraries; the stages, env/envserver and
+// cmd/reactgen import it, never the reverse.
 package env
 
 import (

@@ -7,6 +7,9 @@
 // docs/formats.md describes each file. Stage is the export stage of a run (a
 // pipeline.Stage): it fills the card from pipeline.Summarize and lists every file it
 // wrote in the manifest.
+//
+// Imports: pipeline and the internal/ libraries; never another stage (the importer's
+// manifest fields come through pipeline.Imported).
 package export
 
 import (

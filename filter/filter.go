@@ -11,6 +11,8 @@
 // per-episode rules it failed, in configured order. A GroupRule (dedupe, balance) sees
 // the survivors of the per-episode rules together, runs in configured order on what the
 // previous group rule left, and adds one reason to the episodes it drops.
+//
+// Imports: pipeline, env and the internal/ libraries; never another stage.
 package filter
 
 import (

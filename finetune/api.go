@@ -5,6 +5,8 @@
 // go-openai's Files API, the job created with the chosen base model and hyper-parameters,
 // followed until it ends, and each step recorded in the run's manifest so that a re-run
 // attaches to the job instead of starting another.
+//
+// Imports: pipeline and the internal/ libraries (retry, safefile, origin); never a stage.
 package finetune
 
 import (

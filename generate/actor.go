@@ -5,6 +5,10 @@
 // to the run's log. Stage is the generate stage of a run (a pipeline.Stage): it consumes
 // the questions, the exemplars and its typed config sections, and produces
 // episodes.jsonl.
+//
+// Imports: pipeline, env (and env/agentgym) and the internal/ libraries (llm, react,
+// tool, dataset, score); never filter, export, ingest or index, which it reaches only
+// through the stages and backends cmd/reactgen hands it.
 package generate
 
 import (

@@ -10,6 +10,8 @@
 // by a lock beside it and replace an old index atomically. Stage is the index stage of a
 // run (a pipeline.Stage that builds the index when it is missing or was built from
 // other sources), and Identity pins a run's corpus for resume.
+//
+// Imports: pipeline, env (for the title rules) and index/wikidump; never another stage.
 package index
 
 import (

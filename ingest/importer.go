@@ -7,6 +7,9 @@
 // keeps its own id, method and policy). Stage is
 // the import stage of a run: a source of episodes in place of generate, followed by the
 // same filter and export stages.
+//
+// Imports: pipeline and the internal/ libraries; never another stage (what it records for
+// export is pipeline.Imported).
 package ingest
 
 import (

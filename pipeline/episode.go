@@ -8,6 +8,9 @@
 // dataset card print. The concrete stages live in their own packages (generate, filter,
 // export, index, ingest) and depend on pipeline, never on each other;
 // pipeline never imports an LLM client, an environment or a file format.
+//
+// Imports: only the leaf libraries internal/fastjson, internal/safefile and
+// internal/origin; every other package may import pipeline.
 package pipeline
 
 import (

@@ -5,6 +5,8 @@
 // level, steps, tokens, cost and stop reasons), the paper's Table 1 as text, and a
 // self-contained HTML report whose charts are inline SVG drawn here, with the same charts
 // as standalone SVG files.
+//
+// Imports: pipeline and the internal/ libraries (score, chart, dataset); never a stage.
 package report
 
 import (
