@@ -285,8 +285,12 @@ func (ix *Index) Similar(ctx context.Context, query string, k int) ([]string, er
 	if len(out) >= k {
 		return out, nil
 	}
-	// A term in a large share of pages costs a scan of most of the index and ranks
-	// nothing; the text pass leaves such terms out unless nothing else is left.
+	return ix.match(ctx, matchExpr(ix.rare(terms)), false, k, out)
+}
+
+// rare is terms without those in a large share of pages (they cost a scan of most of
+// the index and rank nothing), or terms itself when nothing else is left.
+func (ix *Index) rare(terms []string) []string {
 	var rare []string
 	for _, t := range terms {
 		if !ix.common[t] {
@@ -294,9 +298,9 @@ func (ix *Index) Similar(ctx context.Context, query string, k int) ([]string, er
 		}
 	}
 	if len(rare) == 0 {
-		rare = terms
+		return terms
 	}
-	return ix.match(ctx, matchExpr(rare), false, k, out)
+	return rare
 }
 
 // match appends to have the titles of the best rows for expr (on the titles table, or
@@ -349,16 +353,7 @@ func (ix *Index) Retrieve(ctx context.Context, query string, k int) ([]Hit, erro
 	if len(terms) == 0 {
 		return nil, nil
 	}
-	var rare []string
-	for _, t := range terms {
-		if !ix.common[t] {
-			rare = append(rare, t)
-		}
-	}
-	if len(rare) == 0 {
-		rare = terms
-	}
-	hits, err := ix.matchHits(ctx, matchExpr(rare), false, k)
+	hits, err := ix.matchHits(ctx, matchExpr(ix.rare(terms)), false, k)
 	if err != nil || len(hits) == 0 {
 		return nil, err
 	}
