@@ -69,31 +69,15 @@ func Merge(ctx context.Context, out string, shards []string, o MergeOptions) (Me
 	if len(shards) == 0 {
 		return sum, &InputError{Err: errors.New("merge: name the shard run directories")}
 	}
-	ms := make([]*Manifest, len(shards))
-	for i, dir := range shards {
-		m, err := ReadManifest(dir)
-		if errors.Is(err, os.ErrNotExist) {
-			return sum, noRun(dir)
-		}
-		if err != nil {
-			return sum, &InputError{Err: err}
-		}
-		ms[i] = m
+	ms, err := readManifests(shards)
+	if err != nil {
+		return sum, err
 	}
 	seed, err := checkShards(shards, ms)
 	if err != nil {
 		return sum, err
 	}
-	if err := checkPath(out); err != nil {
-		return sum, err
-	}
-	if err := (RunDir{Path: out}).CheckLinks(); err != nil {
-		return sum, err
-	}
-	if (RunDir{Path: out}).Exists() {
-		return sum, &InputError{Err: fmt.Errorf("%s already holds a run; merge into a new directory", out)}
-	}
-	if err := (RunDir{Path: out}).checkNew(); err != nil {
+	if err := checkMergeOut(out); err != nil {
 		return sum, err
 	}
 	if err := os.MkdirAll(out, 0o755); err != nil {
@@ -145,6 +129,49 @@ func Merge(ctx context.Context, out string, shards []string, o MergeOptions) (Me
 		return sum, err
 	}
 
+	sum.Shards = len(shards)
+	m := mergedManifest(ms, inputs, o, started, sum)
+	if err := m.Write(out); err != nil {
+		os.Remove(RunDir{Path: out}.File(EpisodesFile))
+		return sum, err
+	}
+	return sum, nil
+}
+
+// readManifests reads the manifest of each shard run directory.
+func readManifests(shards []string) ([]*Manifest, error) {
+	ms := make([]*Manifest, len(shards))
+	for i, dir := range shards {
+		m, err := ReadManifest(dir)
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, noRun(dir)
+		}
+		if err != nil {
+			return nil, &InputError{Err: err}
+		}
+		ms[i] = m
+	}
+	return ms, nil
+}
+
+// checkMergeOut checks that out can become a new run directory: a usable path, no
+// links out of it, no run in it yet.
+func checkMergeOut(out string) error {
+	if err := checkPath(out); err != nil {
+		return err
+	}
+	if err := (RunDir{Path: out}).CheckLinks(); err != nil {
+		return err
+	}
+	if (RunDir{Path: out}).Exists() {
+		return &InputError{Err: fmt.Errorf("%s already holds a run; merge into a new directory", out)}
+	}
+	return (RunDir{Path: out}).checkNew()
+}
+
+// mergedManifest is the merged run's manifest: the first shard's config and results
+// without the shard, every shard's inputs, endpoints and record, and the merge stage.
+func mergedManifest(ms []*Manifest, inputs []ShardInput, o MergeOptions, started time.Time, sum MergeSummary) *Manifest {
 	first := ms[0]
 	m := newManifest(first.RunID)
 	m.Version = o.Version
@@ -158,17 +185,12 @@ func Merge(ctx context.Context, out string, shards []string, o MergeOptions) (Me
 	delete(m.Results, ShardKey)
 	m.Inputs = mergedInputs(ms)
 	m.Shards = inputs
-	counts := Counts{"shards": len(shards), "episodes": sum.Episodes, "correct": sum.Correct, "dropped": sum.Dropped}
+	counts := Counts{"shards": len(ms), "episodes": sum.Episodes, "correct": sum.Correct, "dropped": sum.Dropped}
 	m.Stages[StageMerge] = &StageRecord{Status: StatusDone, Started: started, Ended: time.Now().UTC(), Counts: counts}
 	for _, s := range ms {
 		m.AddEndpoints(s.Endpoints)
 	}
-	sum.Shards = len(shards)
-	if err := m.Write(out); err != nil {
-		os.Remove(RunDir{Path: out}.File(EpisodesFile))
-		return sum, err
-	}
-	return sum, nil
+	return m
 }
 
 // checkShards checks that ms are the n shards of one run and returns its seed.
