@@ -217,6 +217,16 @@ func (g *gen) otherPlace(not *place) *place {
 
 // build creates the entities and writes their pages.
 func (g *gen) build() {
+	g.makePlaces()
+	g.makePeople()
+	g.makeOrgs()
+	g.makeWorks()
+	g.writePages()
+}
+
+// makePlaces draws the countries, the rivers and the places, each place with a
+// population no other place has.
+func (g *gen) makePlaces() {
 	for range 6 {
 		g.lands = append(g.lands, g.names.fresh(2, 3))
 	}
@@ -246,6 +256,10 @@ func (g *gen) build() {
 		}
 		g.places = append(g.places, p)
 	}
+}
+
+// makePeople draws the people, their birthplaces and schools, and the homonyms.
+func (g *gen) makePeople() {
 	for i := range g.opts.People {
 		occ := occupations[i%len(occupations)]
 		p := &person{occ: occ, born: g.intn(1820, 1930), deep: g.rng.IntN(3) == 0}
@@ -276,6 +290,10 @@ func (g *gen) build() {
 			p.title = p.name + " (" + p.occ.name + ")"
 		}
 	}
+}
+
+// makeOrgs draws the organisations and founders, then each person's employer.
+func (g *gen) makeOrgs() {
 	for i := range g.opts.Orgs {
 		ind := industries[i%len(industries)]
 		o := &org{ind: ind, hq: g.places[g.rng.IntN(len(g.places))], deep: g.rng.IntN(3) == 0}
@@ -295,6 +313,10 @@ func (g *gen) build() {
 			}
 		}
 	}
+}
+
+// makeWorks draws the works, each by a person whose occupation creates them.
+func (g *gen) makeWorks() {
 	var creators []*person
 	for _, p := range g.people {
 		if p.occ.kind != "" {
@@ -333,6 +355,10 @@ func (g *gen) build() {
 		}
 		g.works = append(g.works, w)
 	}
+}
+
+// writePages writes every entity's page, then the disambiguation pages.
+func (g *gen) writePages() {
 	for _, p := range g.places {
 		g.placePage(p)
 	}
