@@ -220,28 +220,11 @@ func (h *HF) addPre(c hfComponent) error {
 			}
 		}
 	case "Split":
-		if c.Invert {
-			return fmt.Errorf("%s with invert is not supported", c.Type)
-		}
-		if c.Pattern == nil || (c.Pattern.Regex == nil && c.Pattern.String == nil) {
-			return fmt.Errorf("%s has no pattern", c.Type)
-		}
-		pat := ""
-		if c.Pattern.Regex != nil {
-			pat = *c.Pattern.Regex
-		} else {
-			pat = regexp2.Escape(*c.Pattern.String)
-		}
-		re, err := regexp2.Compile(pat, regexp2.None)
+		step, err := splitPre(c)
 		if err != nil {
-			return fmt.Errorf("%s pattern %q: %w", c.Type, pat, err)
+			return err
 		}
-		switch c.Behavior {
-		case "Isolated", "Removed":
-		default:
-			return fmt.Errorf("%s behavior %q is not supported (Isolated, Removed)", c.Type, c.Behavior)
-		}
-		h.pre = append(h.pre, regexSplit(re, c.Behavior == "Removed"))
+		h.pre = append(h.pre, step)
 	case "ByteLevel":
 		if c.AddPrefixSpace {
 			h.pre = append(h.pre, func(p string) ([]string, error) {
@@ -256,44 +239,77 @@ func (h *HF) addPre(c hfComponent) error {
 		}
 		h.byteLevel = true
 	case "Metaspace":
-		rep := c.Replacement
-		if rep == "" {
-			rep = "▁"
-		}
-		// "first" prepends only at the start of the whole input; a count sees text
-		// between added tokens, so it is treated as "always", the difference being at most
-		// one token after each added token.
-		prepend := c.PrependScheme != "never"
-		split := c.Split == nil || *c.Split
-		h.pre = append(h.pre, func(p string) ([]string, error) {
-			p = strings.ReplaceAll(p, " ", rep)
-			if prepend && !strings.HasPrefix(p, rep) {
-				p = rep + p
-			}
-			if !split {
-				return []string{p}, nil
-			}
-			// Split before each replacement character, which stays with the word after it.
-			var out []string
-			start := 0
-			for i := len(rep); i <= len(p)-len(rep); {
-				if strings.HasPrefix(p[i:], rep) {
-					if i > start {
-						out = append(out, p[start:i])
-					}
-					start = i
-					i += len(rep)
-					continue
-				}
-				_, sz := utf8.DecodeRuneInString(p[i:])
-				i += sz
-			}
-			return append(out, p[start:]), nil
-		})
+		h.pre = append(h.pre, metaspacePre(c))
 	default:
 		return fmt.Errorf("%q is not supported", c.Type)
 	}
 	return nil
+}
+
+// splitPre is the Split pre-tokenizer: a regex or a literal pattern whose matches are
+// isolated or removed.
+func splitPre(c hfComponent) (preStep, error) {
+	if c.Invert {
+		return nil, fmt.Errorf("%s with invert is not supported", c.Type)
+	}
+	if c.Pattern == nil || (c.Pattern.Regex == nil && c.Pattern.String == nil) {
+		return nil, fmt.Errorf("%s has no pattern", c.Type)
+	}
+	pat := ""
+	if c.Pattern.Regex != nil {
+		pat = *c.Pattern.Regex
+	} else {
+		pat = regexp2.Escape(*c.Pattern.String)
+	}
+	re, err := regexp2.Compile(pat, regexp2.None)
+	if err != nil {
+		return nil, fmt.Errorf("%s pattern %q: %w", c.Type, pat, err)
+	}
+	switch c.Behavior {
+	case "Isolated", "Removed":
+	default:
+		return nil, fmt.Errorf("%s behavior %q is not supported (Isolated, Removed)", c.Type, c.Behavior)
+	}
+	return regexSplit(re, c.Behavior == "Removed"), nil
+}
+
+// metaspacePre is the Metaspace pre-tokenizer: spaces become the replacement character,
+// which starts each piece.
+func metaspacePre(c hfComponent) preStep {
+	rep := c.Replacement
+	if rep == "" {
+		rep = "▁"
+	}
+	// "first" prepends only at the start of the whole input; a count sees text
+	// between added tokens, so it is treated as "always", the difference being at most
+	// one token after each added token.
+	prepend := c.PrependScheme != "never"
+	split := c.Split == nil || *c.Split
+	return func(p string) ([]string, error) {
+		p = strings.ReplaceAll(p, " ", rep)
+		if prepend && !strings.HasPrefix(p, rep) {
+			p = rep + p
+		}
+		if !split {
+			return []string{p}, nil
+		}
+		// Split before each replacement character, which stays with the word after it.
+		var out []string
+		start := 0
+		for i := len(rep); i <= len(p)-len(rep); {
+			if strings.HasPrefix(p[i:], rep) {
+				if i > start {
+					out = append(out, p[start:i])
+				}
+				start = i
+				i += len(rep)
+				continue
+			}
+			_, sz := utf8.DecodeRuneInString(p[i:])
+			i += sz
+		}
+		return append(out, p[start:]), nil
+	}
 }
 
 // regexSplit isolates every match of re as a piece of its own, keeping the text between
