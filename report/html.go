@@ -71,6 +71,18 @@ func Charts(runs []*Run) []chart.Chart {
 	if len(typeBars) > 0 {
 		charts = append(charts, chart.Bars("by-type", "Success by question type (FEVER: gold label), with 95% CI", typeBars, 1, pctTick))
 	}
+	if c, ok := costChart(runs); ok {
+		charts = append(charts, c)
+	}
+	if c, ok := rejectsChart(runs); ok {
+		charts = append(charts, c)
+	}
+	return charts
+}
+
+// costChart is the cost per correct episode of each run; false when no run recorded a
+// cost.
+func costChart(runs []*Run) (chart.Chart, bool) {
 	var costBars []chart.Bar
 	anyCost := false
 	for _, r := range runs {
@@ -89,9 +101,15 @@ func Charts(runs []*Run) []chart.Chart {
 		}
 		costBars = append(costBars, chart.Bar{Label: runName(r), Value: r.CostPerCorrect, Note: note, Colour: i})
 	}
-	if len(costBars) > 0 {
-		charts = append(charts, chart.Bars("cost", "Cost per correct episode (USD)", costBars, 0, func(v float64) string { return fmt.Sprintf("$%.4f", v) }))
+	if len(costBars) == 0 {
+		return chart.Chart{}, false
 	}
+	return chart.Bars("cost", "Cost per correct episode (USD)", costBars, 0, func(v float64) string { return fmt.Sprintf("$%.4f", v) }), true
+}
+
+// rejectsChart is each run's filter rejects by reason; false when no run rejected
+// anything.
+func rejectsChart(runs []*Run) (chart.Chart, bool) {
 	var rejBars []chart.Bar
 	most := 4.0 // count axes get at least four whole ticks
 	anyRejects := false
@@ -110,10 +128,10 @@ func Charts(runs []*Run) []chart.Chart {
 			rejBars = append(rejBars, chart.Bar{Label: runName(r) + " · none", Value: 0, Note: fmt.Sprintf("%d kept", r.Kept), Colour: i})
 		}
 	}
-	if len(rejBars) > 0 {
-		charts = append(charts, chart.Bars("rejects", "Filter reject reasons per run (episodes)", rejBars, chart.NiceMax(most), func(v float64) string { return fmt.Sprintf("%.0f", v) }))
+	if len(rejBars) == 0 {
+		return chart.Chart{}, false
 	}
-	return charts
+	return chart.Bars("rejects", "Filter reject reasons per run (episodes)", rejBars, chart.NiceMax(most), func(v float64) string { return fmt.Sprintf("%.0f", v) }), true
 }
 
 func taskTitle(task string) string {
