@@ -32,6 +32,16 @@ func RunConformance(t *testing.T, newCorpus func(t *testing.T, pages []env.Page)
 	}
 	lake := byTitle["Marrow Lake"].Sentences
 
+	searchCases(t, c, pages, first, lake)
+	lookupCases(t, c, byTitle, first, lake)
+	actionCases(t, c, first)
+	corpusCases(t, c, first, lake)
+}
+
+// searchCases checks Search: hits, the sentences option, title variants, disambiguation
+// and misses.
+func searchCases(t *testing.T, c env.Corpus, pages []env.Page, first func(title string, n int) string, lake []string) {
+	t.Helper()
 	t.Run("search hit", func(t *testing.T) {
 		for _, title := range []string{"Orla Vint", "Marrow Lake", "Ostrow Tower", "Zélie Marché", "Brannock's Ferry"} {
 			steps(t, c, rules(env.Options{}), step{"Search[" + title + "]", first(title, 5)})
@@ -102,6 +112,12 @@ func RunConformance(t *testing.T, newCorpus func(t *testing.T, pages []env.Page)
 	t.Run("search miss without similar", func(t *testing.T) {
 		steps(t, c, rules(env.Options{}), step{"Search[Qzxvw Plkjh]", "Could not find [Qzxvw Plkjh]. Similar: []."})
 	})
+}
+
+// lookupCases checks Lookup: its cycle over the sentences, long pages, and a search
+// resetting it.
+func lookupCases(t *testing.T, c env.Corpus, byTitle map[string]env.Page, first func(title string, n int) string, lake []string) {
+	t.Helper()
 	t.Run("lookup before search", func(t *testing.T) {
 		steps(t, c, rules(env.Options{}), step{"Lookup[heron]", env.NoPageObservation})
 	})
@@ -144,6 +160,12 @@ func RunConformance(t *testing.T, newCorpus func(t *testing.T, pages []env.Page)
 			step{"Lookup[heron]", env.NoPageObservation},
 		)
 	})
+}
+
+// actionCases checks how actions are read: spellings, invalid actions, Finish and the
+// observation cut.
+func actionCases(t *testing.T, c env.Corpus, first func(title string, n int) string) {
+	t.Helper()
 	t.Run("action spellings", func(t *testing.T) {
 		want := first("Orla Vint", 5)
 		for _, raw := range []string{"search[Orla Vint]", "SEARCH[Orla Vint]", "Search [Orla Vint]", "  Search[ Orla Vint ]  ", "Search[Orla Vint] and then more", "Search[Orla Vint"} {
@@ -200,6 +222,12 @@ func RunConformance(t *testing.T, newCorpus func(t *testing.T, pages []env.Page)
 			}
 		}
 	})
+}
+
+// corpusCases checks the corpus itself: Page and Similar, a cancelled context and
+// concurrent episodes.
+func corpusCases(t *testing.T, c env.Corpus, first func(title string, n int) string, lake []string) {
+	t.Helper()
 	t.Run("corpus page and similar", func(t *testing.T) {
 		ctx := t.Context()
 		if _, ok, err := c.Page(ctx, "No Such Page Anywhere", env.MatchRules); ok || err != nil {
