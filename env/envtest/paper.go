@@ -12,16 +12,25 @@ import (
 // runPaper checks paper observations and paper action parsing: what wikienv.py and
 // wrappers.py answer, written out by hand for the pages of Pages().
 func runPaper(t *testing.T, c env.Corpus) {
-	const (
-		orla    = "Orla Vint (born 1950) is a poet from Karsa. She is best known for the novel The Grey Tide. Vint lived for many years beside Marrow Lake.."
-		lake5   = "Marrow Lake is a glacial lake in the northern uplands of Karsa. Its reed beds shelter a colony of grey herons. The lake is fed by the Vint River and drains to the east. A cable ferry has crossed the narrows since 1888. The village of Harrow Town stands on its southern shore."
-		heron1  = "(Result 1 / 3) Its reed beds shelter a colony of grey herons."
-		heron2  = "(Result 2 / 3) Ornithologists count the herons every spring."
-		heron3  = "(Result 3 / 3) Local legend holds that a white heron guards the lake."
-		noMore  = "No more results.\n"
-		missing = "Could not find Qzxvw Plkjh. Similar: []."
-	)
 	paper := env.Options{}
+	paperSearches(t, c, paper)
+	paperLookupsAndActions(t, c, paper)
+}
+
+// What paper mode observes on Pages(), word for word.
+const (
+	orla    = "Orla Vint (born 1950) is a poet from Karsa. She is best known for the novel The Grey Tide. Vint lived for many years beside Marrow Lake.."
+	lake5   = "Marrow Lake is a glacial lake in the northern uplands of Karsa. Its reed beds shelter a colony of grey herons. The lake is fed by the Vint River and drains to the east. A cable ferry has crossed the narrows since 1888. The village of Harrow Town stands on its southern shore."
+	heron1  = "(Result 1 / 3) Its reed beds shelter a colony of grey herons."
+	heron2  = "(Result 2 / 3) Ornithologists count the herons every spring."
+	heron3  = "(Result 3 / 3) Local legend holds that a white heron guards the lake."
+	noMore  = "No more results.\n"
+	missing = "Could not find Qzxvw Plkjh. Similar: []."
+)
+
+// paperSearches checks paper mode's Search: hits, no cut, disambiguation, titles as
+// wikienv.py finds them, and misses.
+func paperSearches(t *testing.T, c env.Corpus, paper env.Options) {
 	t.Run("search hit", func(t *testing.T) {
 		// The last sentence of a paragraph gets the splitter's full stop after its own.
 		steps(t, c, paper, step{"Search[Orla Vint]", orla})
@@ -83,6 +92,10 @@ func runPaper(t *testing.T, c env.Corpus) {
 			t.Errorf("Search[heron Marrow]: got %q, want a miss listing 'Marrow Lake'", res.Observation)
 		}
 	})
+}
+
+// paperLookupsAndActions checks paper mode's Lookup, its other actions and Finish.
+func paperLookupsAndActions(t *testing.T, c env.Corpus, paper env.Options) {
 	t.Run("lookup without page", func(t *testing.T) {
 		steps(t, c, paper, step{"Lookup[heron]", noMore}, step{"Lookup[heron]", noMore})
 	})
