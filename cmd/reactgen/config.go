@@ -140,121 +140,22 @@ func loadConfig(reg *registry, src configSource, getenv func(string) string) (*l
 		v.SetDefault(k.Key, k.Default)
 	}
 	ld := &loaded{File: file, Source: map[string]string{}, Line: map[string]int{}}
-	where := func(key string) string {
-		// A key inside an open map or a list (llm.headers.api-key,
-		// llm.endpoints[0].headers.x) was set with the map or the list.
-		for ld.Source[key] == "" && strings.LastIndexAny(key, ".[") > 0 {
-			key = key[:strings.LastIndexAny(key, ".[")]
-		}
-		switch ld.Source[key] {
-		case "file":
-			return fmt.Sprintf(" (%s line %d)", file, ld.Line[key])
-		case "env":
-			return fmt.Sprintf(" (environment variable %s)", envName(key))
-		case "flag":
-			return " (--set)"
-		case "run":
-			return " (the run's " + pipeline.ManifestFile + ")"
-		}
-		return ""
-	}
-
 	if file != "" {
-		b, err := pipeline.ReadInputFile(file, maxConfigBytes)
-		if err != nil {
-			return nil, usagef("read config: %w", err)
-		}
-		var doc yaml.Node
-		dec := yaml.NewDecoder(bytes.NewReader(b))
-		if err := dec.Decode(&doc); err != nil && !errors.Is(err, io.EOF) {
-			return nil, usagef("config %s is not valid YAML: %w%s", file, err, yamlHint(err))
-		}
-		// A second document ("---" and more keys) would be silently ignored.
-		for {
-			var next yaml.Node
-			err := dec.Decode(&next)
-			if errors.Is(err, io.EOF) {
-				break
-			}
-			if err != nil {
-				return nil, usagef("config %s is not valid YAML: %w%s", file, err, yamlHint(err))
-			}
-			if len(next.Content) == 0 || next.Content[0].Kind == yaml.ScalarNode && next.Content[0].Tag == "!!null" {
-				continue // a "---" with nothing after it
-			}
-			line := next.Content[0].Line
-			return nil, usagef("config %s line %d: a second YAML document (after a \"---\" line) holds keys reactgen would "+
-				"ignore; it reads one document: remove the \"---\" and merge the keys into the first", file, line)
-		}
-		values := map[string]any{}
-		if err := flattenYAML(&doc, "", known, values, ld.Line); err != nil {
-			return nil, usagef("config %s: %w", file, err)
-		}
-		for key, val := range values {
-			if _, ok := known[key]; !ok {
-				return nil, usagef("config %s line %d: unknown key %q%s", file, ld.Line[key], key, suggest(key, keys))
-			}
-			if err := checkValue(known[key], val, ""); err != nil {
-				return nil, usagef("config %s line %d: key %s: %w", file, ld.Line[key], key, err)
-			}
-			if s, ok := val.(string); pathKeys[key] || tokenizerKeys[key] && ok && bpe.LooksLikePath(s) {
-				val = resolvePaths(val, filepath.Dir(file))
-			}
-			v.Set(key, val)
-			ld.Source[key] = "file"
+		if err := setFile(v, file, keys, known, ld); err != nil {
+			return nil, err
 		}
 	}
-
 	if src.recorded != nil {
-		values := map[string]any{}
-		flattenRecorded(src.recorded, "", known, values)
-		for key, val := range values {
-			if _, ok := known[key]; !ok {
-				return nil, usagef("the run's %s records key %q, which this reactgen does not know; pass --config", pipeline.ManifestFile, key)
-			}
-			v.Set(key, val)
-			ld.Source[key] = "run"
+		if err := setRecorded(v, src.recorded, known, ld); err != nil {
+			return nil, err
 		}
 	}
-
-	for _, k := range keys {
-		if val := getenv(envName(k.Key)); val != "" && !k.Open {
-			parsed, err := parseScalar(val)
-			if err == nil {
-				err = checkValue(k, parsed, fmt.Sprintf("%s='\"%s\"'", envName(k.Key), val))
-			}
-			if err != nil {
-				return nil, usagef("environment variable %s (%s): %w", envName(k.Key), k.Key, err)
-			}
-			v.Set(k.Key, parsed)
-			ld.Source[k.Key] = "env"
-		}
+	if err := setEnv(v, keys, getenv, ld); err != nil {
+		return nil, err
 	}
-	for _, s := range sets {
-		key, val, ok := strings.Cut(s, "=")
-		if !ok {
-			return nil, usagef("--set %q: want section.key=value", s)
-		}
-		key = strings.ToLower(strings.TrimSpace(key))
-		info, known := known[key]
-		if !known {
-			if open := openParent(key, keys); open != "" {
-				info = keyInfo{Key: key}
-			} else {
-				return nil, usagef("--set %s: unknown key%s", key, suggest(key, keys))
-			}
-		}
-		parsed, err := parseScalar(val)
-		if err == nil && info.Type != "" {
-			err = checkValue(info, parsed, fmt.Sprintf("--set '%s=\"%s\"'", key, val))
-		}
-		if err != nil {
-			return nil, usagef("--set %s: %w", key, err)
-		}
-		v.Set(key, parsed)
-		ld.Source[key] = "flag"
+	if err := setSets(v, sets, keys, known, ld); err != nil {
+		return nil, err
 	}
-
 	cfg := pipeline.Default()
 	err := v.Unmarshal(&cfg, func(dc *mapstructure.DecoderConfig) {
 		dc.ErrorUnused = true
@@ -266,7 +167,7 @@ func loadConfig(reg *registry, src configSource, getenv func(string) string) (*l
 		)
 	})
 	if err != nil {
-		return nil, usagef("%s", decodeMessage(err, where, known))
+		return nil, usagef("%s", decodeMessage(err, ld.where, known))
 	}
 	if src.out != "" {
 		cfg.Run.Out = src.out
@@ -285,7 +186,7 @@ func loadConfig(reg *registry, src configSource, getenv func(string) string) (*l
 		if err := check(&cfg); err != nil {
 			var ce *pipeline.ConfigError
 			if errors.As(err, &ce) {
-				return nil, usagef("%s%s", err, where(ce.Key))
+				return nil, usagef("%s%s", err, ld.where(ce.Key))
 			}
 			return nil, usagef("%w", err)
 		}
@@ -293,6 +194,137 @@ func loadConfig(reg *registry, src configSource, getenv func(string) string) (*l
 	ld.Config = cfg
 	ld.Warnings = unknownEnv(src.environ, keys)
 	return ld, nil
+}
+
+// where says where key was set, for an error message: the file and line, the
+// environment variable, --set or the run's manifest; "" for a default.
+func (ld *loaded) where(key string) string {
+	// A key inside an open map or a list (llm.headers.api-key,
+	// llm.endpoints[0].headers.x) was set with the map or the list.
+	for ld.Source[key] == "" && strings.LastIndexAny(key, ".[") > 0 {
+		key = key[:strings.LastIndexAny(key, ".[")]
+	}
+	switch ld.Source[key] {
+	case "file":
+		return fmt.Sprintf(" (%s line %d)", ld.File, ld.Line[key])
+	case "env":
+		return fmt.Sprintf(" (environment variable %s)", envName(key))
+	case "flag":
+		return " (--set)"
+	case "run":
+		return " (the run's " + pipeline.ManifestFile + ")"
+	}
+	return ""
+}
+
+// setFile sets the keys of the YAML file, each checked against known; relative paths
+// are resolved against the file's folder.
+func setFile(v *viper.Viper, file string, keys []keyInfo, known map[string]keyInfo, ld *loaded) error {
+	b, err := pipeline.ReadInputFile(file, maxConfigBytes)
+	if err != nil {
+		return usagef("read config: %w", err)
+	}
+	var doc yaml.Node
+	dec := yaml.NewDecoder(bytes.NewReader(b))
+	if err := dec.Decode(&doc); err != nil && !errors.Is(err, io.EOF) {
+		return usagef("config %s is not valid YAML: %w%s", file, err, yamlHint(err))
+	}
+	// A second document ("---" and more keys) would be silently ignored.
+	for {
+		var next yaml.Node
+		err := dec.Decode(&next)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return usagef("config %s is not valid YAML: %w%s", file, err, yamlHint(err))
+		}
+		if len(next.Content) == 0 || next.Content[0].Kind == yaml.ScalarNode && next.Content[0].Tag == "!!null" {
+			continue // a "---" with nothing after it
+		}
+		line := next.Content[0].Line
+		return usagef("config %s line %d: a second YAML document (after a \"---\" line) holds keys reactgen would "+
+			"ignore; it reads one document: remove the \"---\" and merge the keys into the first", file, line)
+	}
+	values := map[string]any{}
+	if err := flattenYAML(&doc, "", known, values, ld.Line); err != nil {
+		return usagef("config %s: %w", file, err)
+	}
+	for key, val := range values {
+		if _, ok := known[key]; !ok {
+			return usagef("config %s line %d: unknown key %q%s", file, ld.Line[key], key, suggest(key, keys))
+		}
+		if err := checkValue(known[key], val, ""); err != nil {
+			return usagef("config %s line %d: key %s: %w", file, ld.Line[key], key, err)
+		}
+		if s, ok := val.(string); pathKeys[key] || tokenizerKeys[key] && ok && bpe.LooksLikePath(s) {
+			val = resolvePaths(val, filepath.Dir(file))
+		}
+		v.Set(key, val)
+		ld.Source[key] = "file"
+	}
+	return nil
+}
+
+// setRecorded sets the keys of a run's recorded config.
+func setRecorded(v *viper.Viper, recorded map[string]any, known map[string]keyInfo, ld *loaded) error {
+	values := map[string]any{}
+	flattenRecorded(recorded, "", known, values)
+	for key, val := range values {
+		if _, ok := known[key]; !ok {
+			return usagef("the run's %s records key %q, which this reactgen does not know; pass --config", pipeline.ManifestFile, key)
+		}
+		v.Set(key, val)
+		ld.Source[key] = "run"
+	}
+	return nil
+}
+
+// setEnv sets the keys a REACTGEN_* variable names.
+func setEnv(v *viper.Viper, keys []keyInfo, getenv func(string) string, ld *loaded) error {
+	for _, k := range keys {
+		if val := getenv(envName(k.Key)); val != "" && !k.Open {
+			parsed, err := parseScalar(val)
+			if err == nil {
+				err = checkValue(k, parsed, fmt.Sprintf("%s='\"%s\"'", envName(k.Key), val))
+			}
+			if err != nil {
+				return usagef("environment variable %s (%s): %w", envName(k.Key), k.Key, err)
+			}
+			v.Set(k.Key, parsed)
+			ld.Source[k.Key] = "env"
+		}
+	}
+	return nil
+}
+
+// setSets sets the keys of the --set flags; a key inside an open map is allowed.
+func setSets(v *viper.Viper, sets []string, keys []keyInfo, known map[string]keyInfo, ld *loaded) error {
+	for _, s := range sets {
+		key, val, ok := strings.Cut(s, "=")
+		if !ok {
+			return usagef("--set %q: want section.key=value", s)
+		}
+		key = strings.ToLower(strings.TrimSpace(key))
+		info, known := known[key]
+		if !known {
+			if open := openParent(key, keys); open != "" {
+				info = keyInfo{Key: key}
+			} else {
+				return usagef("--set %s: unknown key%s", key, suggest(key, keys))
+			}
+		}
+		parsed, err := parseScalar(val)
+		if err == nil && info.Type != "" {
+			err = checkValue(info, parsed, fmt.Sprintf("--set '%s=\"%s\"'", key, val))
+		}
+		if err != nil {
+			return usagef("--set %s: %w", key, err)
+		}
+		v.Set(key, parsed)
+		ld.Source[key] = "flag"
+	}
+	return nil
 }
 
 // envName is the environment variable that overrides a key.
