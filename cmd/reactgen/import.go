@@ -46,7 +46,7 @@ sections, or the defaults).`,
 	cmd.Flags().StringVarP(&o.out, "out", "o", "", "run directory to create")
 	cmd.MarkFlagRequired("out")
 	cmd.Flags().StringVarP(&o.config.file, "config", "c", "", "config whose filter and export sections apply")
-	cmd.Flags().StringArrayVar(&o.config.sets, "set", nil, "override a config key (filter.* and export.*)")
+	cmd.Flags().StringArrayVar(&o.config.sets, "set", nil, "override a config key, section.key=value (filter.* and export.*; on --config or the defaults; repeatable)")
 	cmd.Flags().BoolVar(&o.skipBad, "skip-bad", false, "skip malformed records and count them")
 	cmd.Flags().StringVar(&o.source, "source", "", "the corpus, as the dataset card names it (default: by format, e.g. FireAct (Chen et al. 2023))")
 	cmd.Flags().StringVar(&o.sourceModel, "source-model", "", "the model that generated the trajectories (default: by format, e.g. gpt-4 for FireAct's chat files)")
@@ -57,15 +57,9 @@ func (a *app) runImport(ctx context.Context, o importOptions, files []string) er
 	if o.task != pipeline.TaskHotpotQA && o.task != pipeline.TaskFEVER {
 		return usagef("--task %q: want hotpotqa or fever", o.task)
 	}
-	cfg := pipeline.Default()
-	if o.config.file != "" {
-		ld, err := a.load(&o.config, true)
-		if err != nil {
-			return err
-		}
-		cfg = ld.Config
-	} else if len(o.config.sets) > 0 {
-		return usagef("--set needs --config with import")
+	cfg, err := a.importConfig(o.config)
+	if err != nil {
+		return err
 	}
 	cfg.Task.Name = o.task
 	cfg.Run.Out = o.out
@@ -85,4 +79,29 @@ func (a *app) runImport(ctx context.Context, o importOptions, files []string) er
 	fmt.Fprintf(a.stdout, "imported %d of %d records (%d correct, %d skipped) into %s\n", st["imported"], st["read"], st["correct"], st["skipped"], o.out)
 	r.Report(a.stdout)
 	return nil
+}
+
+// importConfig is --config's filter and export sections, or without --config the
+// defaults with REACTGEN_* variables and --set applied: an import has no recorded
+// config to fall back on, since its run directory is new.
+func (a *app) importConfig(f configFlags) (pipeline.Config, error) {
+	if f.file != "" {
+		ld, err := a.load(&f, true)
+		if err != nil {
+			return pipeline.Config{}, err
+		}
+		return ld.Config, nil
+	}
+	src := configSource{sets: f.sets, existing: true}
+	if a.environ != nil {
+		src.environ = a.environ()
+	}
+	ld, err := loadConfig(a.reg, src, a.getenv)
+	if err != nil {
+		return pipeline.Config{}, err
+	}
+	for _, w := range ld.Warnings {
+		a.log.Warn(w)
+	}
+	return ld.Config, nil
 }

@@ -257,3 +257,30 @@ func TestImportInterchangeFiltersAndExports(t *testing.T) {
 		})
 	}
 }
+
+// TestImportSetWithoutConfig: --set applies on the defaults when no --config is given,
+// as import's help offers; a bad --set is a usage error naming the key.
+func TestImportSetWithoutConfig(t *testing.T) {
+	src := filepath.Join(t.TempDir(), "chat.jsonl")
+	line := `{"messages": [{"role": "user", "content": "Which river flows through Kelmor?"}, {"role": "assistant", "content": "Thought: I should search Kelmor.\nAction: search[Kelmor]"}, {"role": "user", "content": "Observation: Kelmor lies on the river Aust."}, {"role": "assistant", "content": "Thought: It is the Aust.\nAction: finish[Aust]"}, {"role": "user", "content": "Observation: Episode finished, reward = 1"}]}`
+	if err := os.WriteFile(src, []byte(line+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "run")
+	res := invoke(t, "", nil, "import", "--format", "openai-chat", "--out", out,
+		"--set", "export.formats=sharegpt", "--set", "export.validation_fraction=0", src)
+	if res.code != 0 {
+		t.Fatalf("import --set without --config: exit %d: %s", res.code, res.stderr)
+	}
+	if got := countLines(t, filepath.Join(out, "export", "sharegpt.train.jsonl")); got != 1 {
+		t.Errorf("sharegpt.train.jsonl: got %d rows, want 1", got)
+	}
+	if _, err := os.Stat(filepath.Join(out, "export", "openai-chat.train.jsonl")); err == nil {
+		t.Errorf("--set export.formats=sharegpt still wrote the default openai-chat export")
+	}
+	bad := invoke(t, "", nil, "import", "--format", "openai-chat", "--out", filepath.Join(t.TempDir(), "run"),
+		"--set", "export.formatz=sharegpt", src)
+	if bad.code != 2 || !strings.Contains(bad.stderr, "export.formatz") {
+		t.Errorf("a misspelt --set: got exit %d %q, want exit 2 naming export.formatz", bad.code, bad.stderr)
+	}
+}
