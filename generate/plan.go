@@ -44,7 +44,7 @@ type PlanOptions struct {
 	Config   *pipeline.Config // Task.Shard already resolved from flags and environment
 	Policy   Policy
 	Backend  Backend
-	Command  string // run, generate or eval, as the manifest records it
+	Command  string // run, generate or eval, as the manifest records it; eval's progress counts no kept episodes
 	Version  string
 	ForceNew bool
 	// Exemplars holds the bundled exemplar files a config may name (data.FS).
@@ -125,7 +125,7 @@ func Plan(o PlanOptions) (pipeline.Spec, []pipeline.Stage, error) {
 	gen := &Stage{Config: cfg.Generate, LLM: cfg.LLM, RunConfig: cfg.Run, Questions: questions, Prompts: prompts, CoTPrompts: cotPrompts,
 		Env: env.OptionsFor(cfg.Task.Name, cfg.Env), MaxEnvFailures: cfg.Env.MaxConsecutiveFailures,
 		Corpus: func() (env.Corpus, func(), error) { return be.Open(cfg, corpusID) }, Actors: pol.Actors, Progress: o.Progress, Logger: log,
-		System: cfg.Export.System}
+		System: cfg.Export.System, Scoring: o.Command == "eval"}
 	if pol.Model {
 		gen.Client = func(ctx context.Context, cacheDir string) (llm.Clients, error) {
 			return llm.NewClient(ctx, llm.Options{Config: cfg.LLM, Getenv: o.Getenv, CacheDir: cacheDir,
@@ -179,7 +179,7 @@ func planGame(o PlanOptions, log *slog.Logger) (pipeline.Spec, []pipeline.Stage,
 	gen := &Stage{Config: cfg.Generate, LLM: cfg.LLM, RunConfig: cfg.Run, Questions: questions,
 		Env: env.Options{Task: cfg.Task.Name}, MaxEnvFailures: cfg.Env.MaxConsecutiveFailures,
 		Corpus:   func() (env.Corpus, func(), error) { return nil, func() {}, nil },
-		Progress: o.Progress, Logger: log, GamePrompts: entries,
+		Progress: o.Progress, Scoring: o.Command == "eval", Logger: log, GamePrompts: entries,
 		Game: &agentgym.Options{URL: cfg.Env.URL, Dialect: agentgym.DialectFor(cfg.Task.Name), Timeout: cfg.Env.Timeout, MaxRetries: cfg.LLM.MaxRetries, Backoff: cfg.LLM.BackoffBase},
 		Client: func(ctx context.Context, cacheDir string) (llm.Clients, error) {
 			return llm.NewClient(ctx, llm.Options{Config: cfg.LLM, Getenv: o.Getenv, CacheDir: cacheDir,

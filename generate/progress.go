@@ -38,6 +38,7 @@ type progress struct {
 	usage    pipeline.Usage
 	width    int
 	stopped  string // why the run stopped, once it has
+	scoring  bool   // eval: no filter follows, so no kept count (correct ones instead)
 }
 
 func newProgress(w io.Writer, mode string, planned, target, keptBefore int) *progress {
@@ -101,21 +102,26 @@ func (p *progress) redraw(now time.Time) {
 }
 
 // line renders: the count toward the target (or the episodes out of those planned), the
-// episodes and correct ones, requests, tokens, cost, cost per kept trajectory, and the ETA
-// (or, once stopped, why).
+// episodes and correct ones, requests, tokens, cost, cost per kept trajectory (per correct
+// one in eval, which keeps nothing), and the ETA (or, once stopped, why).
 func (p *progress) line(now time.Time) string {
 	var b strings.Builder
-	if p.target > 0 {
+	per, perName := p.kept, "kept"
+	switch {
+	case p.scoring:
+		fmt.Fprintf(&b, "episodes %d/%d", p.done, p.planned)
+		per, perName = p.correct, "correct"
+	case p.target > 0:
 		fmt.Fprintf(&b, "kept %d/%d  episodes %d (at most %d)", p.total, p.target, p.done, p.planned)
-	} else {
+	default:
 		fmt.Fprintf(&b, "episodes %d/%d  kept %d", p.done, p.planned, p.total)
 	}
 	rate := 0.0
 	if p.done > 0 {
 		rate = 100 * float64(p.correct) / float64(p.done)
 	}
-	fmt.Fprintf(&b, "  correct %d (%.1f%%)  requests %d  tokens %d  cost %s  per kept %s",
-		p.correct, rate, p.requests, p.usage.TotalTokens, p.usage.CostText(), p.usage.CostPerText(p.kept))
+	fmt.Fprintf(&b, "  correct %d (%.1f%%)  requests %d  tokens %d  cost %s  per %s %s",
+		p.correct, rate, p.requests, p.usage.TotalTokens, p.usage.CostText(), perName, p.usage.CostPerText(per))
 	if p.stopped != "" {
 		fmt.Fprintf(&b, "  stopped: %s", p.stopped)
 		if p.target > 0 {

@@ -89,6 +89,7 @@ type RunOptions struct {
 	Round       int    // the STaR round (see RunnerOptions)
 	Sink        pipeline.Sink
 	Progress    io.Writer // nil or generate.progress off = none
+	Scoring     bool      // eval: count correct episodes, not kept ones (see Stage.Scoring)
 	Logger      *slog.Logger
 	// Hard, when set, is the context in-flight episodes run under: cancelling Run's ctx
 	// stops new episodes, cancelling Hard (at the end of the grace period) cuts the
@@ -188,6 +189,7 @@ func Run(ctx context.Context, o RunOptions) (Summary, error) {
 	)
 	kept.Store(int64(tally.Kept()))
 	prog := newProgress(o.Progress, o.Config.Progress, sum.Planned, o.Config.TargetCorrect, tally.Kept())
+	prog.scoring = o.Scoring
 
 	// stop reports why no new episode may start, or "".
 	stop := func() string {
@@ -387,8 +389,12 @@ func Run(ctx context.Context, o RunOptions) (Summary, error) {
 	}
 	sum.Stopped, sum.Elapsed, sum.KeptTotal = why, time.Since(start), int(kept.Load())
 	prog.finish(why)
-	log.Info("generation stopped", "why", why, "episodes", sum.Episodes, "correct", sum.Correct, "kept", sum.Kept,
-		"kept_total", sum.KeptTotal, "skipped_attempts", sum.Skipped, "requests", sum.Requests)
+	if o.Scoring {
+		log.Info("generation stopped", "why", why, "episodes", sum.Episodes, "correct", sum.Correct, "requests", sum.Requests)
+	} else {
+		log.Info("generation stopped", "why", why, "episodes", sum.Episodes, "correct", sum.Correct, "kept", sum.Kept,
+			"kept_total", sum.KeptTotal, "skipped_attempts", sum.Skipped, "requests", sum.Requests)
+	}
 	if fatal != nil {
 		if !stopsRun(fatal) {
 			sum.Stopped = StoppedInterrupted

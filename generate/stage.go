@@ -47,7 +47,10 @@ type Stage struct {
 	// policy that sends no request.
 	Client   func(ctx context.Context, cacheDir string) (llm.Clients, error)
 	Progress io.Writer // nil: none
-	Logger   *slog.Logger
+	// Scoring is set for eval, which scores every episode and filters none: the progress
+	// line and log count correct episodes, not kept ones.
+	Scoring bool
+	Logger  *slog.Logger
 	// System is export.system, the trained layout's system message (generate.prompting
 	// trained); unused by few-shot prompting.
 	System string
@@ -180,7 +183,7 @@ func (s *Stage) Run(ctx context.Context, r *pipeline.Run) (pipeline.Counts, erro
 			return guard.wrap(env.New(corpus, o))
 		},
 		Client: client, NewActor: actors, NewGame: newGame, GamePrompts: s.GamePrompts,
-		Sink: outcome, Progress: s.Progress, Logger: log, Hard: hard, System: s.System, Round: s.Round,
+		Sink: outcome, Progress: s.Progress, Scoring: s.Scoring, Logger: log, Hard: hard, System: s.System, Round: s.Round,
 	})
 	counts := pipeline.Counts{"questions": len(s.Questions), "planned": sum.Planned, "episodes": sum.Episodes,
 		"correct": sum.Correct, "requests": sum.Requests, "tokens": sum.Usage.TotalTokens,

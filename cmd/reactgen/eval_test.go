@@ -233,3 +233,27 @@ func TestEvalTrainedDemo(t *testing.T) {
 		})
 	}
 }
+
+// TestEvalProgressCountsNoKept: eval scores every question and filters nothing, so its
+// progress line and log count episodes and correct ones, never a "kept" count (which
+// would read as what a filter left, e.g. "kept 0" for a model that answers nothing).
+func TestEvalProgressCountsNoKept(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "eval")
+	res := invoke(t, "", nil, "eval", "--config", "../../configs/demo.yaml", "--out", dir,
+		"--set", "task.limit=20", "--set", "generate.progress=lines")
+	if res.code != 0 {
+		t.Fatalf("eval: exit %d: %s", res.code, res.stderr)
+	}
+	var last string
+	for line := range strings.Lines(res.stderr) {
+		if strings.HasPrefix(line, "episodes ") {
+			last = strings.TrimSpace(line)
+		}
+	}
+	if !strings.HasPrefix(last, "episodes 20/20  correct 20 (100.0%)") || !strings.Contains(last, "stopped: done") {
+		t.Errorf("eval's last progress line: got %q, want episodes 20/20, correct 20 and why it stopped", last)
+	}
+	if strings.Contains(res.stderr, "kept") {
+		t.Errorf("eval's progress or log counts kept episodes:\n%s", res.stderr)
+	}
+}
