@@ -39,7 +39,7 @@ var needsOutside = map[string]string{
 	"reactgen train --run runs/h1 --base-model gpt-4o-mini-2024-07-18 --steps 4000 --batch-size 64":                                          "a fine-tuning API and a run over the HotpotQA files",
 }
 
-// exampleSetup makes the runs the examples name besides runs/demo, as the Makefile does.
+// exampleSetup makes the runs the examples name besides runs/demo.
 var exampleSetup = []string{
 	"reactgen run --config configs/demo.yaml --out runs/demo-act --set generate.method=act",
 	"reactgen run --config configs/demo-fever.yaml --out runs/demo-fever",
