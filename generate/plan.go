@@ -71,6 +71,13 @@ func Plan(o PlanOptions) (pipeline.Spec, []pipeline.Stage, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
+	// A model go-openai refuses on the format's endpoint would fail every request before
+	// it leaves: refuse the config, before the run directory is touched.
+	if pol.Model || pipeline.GameTask(cfg.Task.Name) {
+		if err := llm.CheckEndpoint(cfg.Generate.Format, cfg.LLM); err != nil {
+			return pipeline.Spec{}, nil, err
+		}
+	}
 	if pipeline.GameTask(cfg.Task.Name) {
 		return planGame(o, log)
 	}

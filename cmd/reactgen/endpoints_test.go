@@ -120,3 +120,36 @@ func TestEndpointPoolOneRefusesTheKey(t *testing.T) {
 		t.Errorf("both refusing: exit %d, stderr:\n%s\nwant 1, naming both endpoints and no other URL", res.code, res.stderr)
 	}
 }
+
+// TestChatModelInCompletionFormatRefused: generate.format completion with a chat model
+// name that go-openai refuses on /completions is a config error (exit 2) naming
+// generate.format and llm.model, given before the run directory is made and before any
+// request; a local server's own model name in completion format is sent as before.
+func TestChatModelInCompletionFormatRefused(t *testing.T) {
+	srv := llmtest.NewServer(t, llmtest.Text("Thought: I know it.\nAction: Finish[yes]"))
+	out := filepath.Join(t.TempDir(), "run")
+	res := invoke(t, "", map[string]string{"OPENAI_API_KEY": "sk-test"}, "run", "--config", "../../configs/demo.yaml", "--out", out,
+		"--set", "generate.policy=llm", "--set", "generate.format=completion", "--set", "llm.model=gpt-4o-mini",
+		"--set", "llm.base_url="+srv.URL, "--set", "task.limit=2")
+	if res.code != exitUsage || !strings.Contains(res.stderr, "generate.format") || !strings.Contains(res.stderr, "llm.model") ||
+		!strings.Contains(res.stderr, "gpt-4o-mini") {
+		t.Errorf("got exit %d: %s; want 2 naming generate.format, llm.model and gpt-4o-mini", res.code, res.stderr)
+	}
+	if strings.Contains(res.stderr, "requests ") {
+		t.Errorf("a refused config printed a progress line counting requests:\n%s", res.stderr)
+	}
+	if _, err := os.Stat(out); err == nil {
+		t.Error("a refused config made the run directory")
+	}
+	if n := srv.Requests(); n != 0 {
+		t.Errorf("the server got %d requests", n)
+	}
+
+	local := filepath.Join(t.TempDir(), "local")
+	res = invoke(t, "", map[string]string{"OPENAI_API_KEY": "sk-test"}, "generate", "--config", "../../configs/demo.yaml", "--out", local,
+		"--set", "generate.policy=llm", "--set", "generate.format=completion", "--set", "llm.model=Qwen/Qwen2.5-7B",
+		"--set", "llm.base_url="+srv.URL, "--set", "task.limit=2")
+	if res.code != 0 || srv.Requests() == 0 {
+		t.Errorf("a local model's name in completion format: exit %d after %d requests: %s", res.code, srv.Requests(), res.stderr)
+	}
+}
