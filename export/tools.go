@@ -84,8 +84,10 @@ func toolCallID(episodeID string, i int) string {
 
 // renderTools builds the tool-calling turns of ep in view: system?, the question, then per
 // step an assistant turn (thought as content, the action as a call) and, but for the
-// Finish, a tool turn with the observation. An invalid action has no call: its step is an
-// assistant turn with the thought and the action text, and its observation a user turn.
+// Finish, a tool turn with the observation. An invalid action of a tools-format episode is
+// rendered as the model made it (invalidToolStep); one of a text-format episode has no
+// call: its step is an assistant turn with the thought and the action text as the model
+// wrote it, and its observation a user turn.
 // The standard view is the question and one finish call with the prediction; the cot
 // view the same call with the winning chain as its content.
 func renderTools(ep *pipeline.Episode, view string, opts RenderOptions) []ToolMessage {
@@ -128,6 +130,10 @@ func renderTools(ep *pipeline.Episode, view string, opts RenderOptions) []ToolMe
 		train := !slices.Contains(masked, i)
 		reasoning := stepReasoning(&ep.Steps[i], view, opts)
 		calls, ok := call(i, s.ActionType, s.Argument)
+		if !ok && ep.Format == formatTools {
+			msgs = append(msgs, invalidToolStep(ep, i, thought, train, reasoning, opts)...)
+			continue
+		}
 		if !ok {
 			content := "Action: " + s.Action
 			if thought != "" {
@@ -145,6 +151,41 @@ func renderTools(ep *pipeline.Episode, view string, opts RenderOptions) []ToolMe
 			Trainable: opts.TrainObservations})
 	}
 	return msgs
+}
+
+// formatTools is generate.format tools: the model acted through function calls.
+const formatTools = "tools"
+
+// invalidToolStep renders step i of a tools-format episode that has no usable action as
+// the model made it, and as the model saw it in its next request
+// (prompt.Layout.toolHistory): its call, when it named one of the task's tools (a wrong,
+// missing or empty argument), as an assistant turn with that call (arguments that are no
+// JSON become {}, as they were sent back) answered by a tool turn with the observation;
+// a reply with no call, or one naming a function the task does not have (which a
+// tool-calling dataset cannot declare: OpenAI refuses calls to undeclared tools), as an
+// assistant turn with the reply's text and the observation as a user turn. Never the text
+// layout's "Action:" and "Observation:" lines.
+func invalidToolStep(ep *pipeline.Episode, i int, thought string, train bool, reasoning string, opts RenderOptions) []ToolMessage {
+	s := &ep.Steps[i]
+	if c := s.ToolCall; c != nil && tool.ValidFor(ep.Task, c.Name) {
+		args := c.Arguments
+		if !json.Valid([]byte(args)) {
+			args = "{}"
+		}
+		id := toolCallID(ep.ID, i)
+		return []ToolMessage{
+			{Role: RoleAssistant, Content: thought, ToolCalls: []ToolCall{{ID: id, Name: c.Name, Arguments: args}}, Trainable: train, Reasoning: reasoning},
+			{Role: RoleTool, Content: s.Observation, ToolCallID: id, Name: c.Name, Trainable: opts.TrainObservations},
+		}
+	}
+	content := thought
+	if content == "" {
+		content = s.Action // the act view, or a reply with no text: "(no tool call)" or the call as written
+	}
+	return []ToolMessage{
+		{Role: RoleAssistant, Content: content, Trainable: train, Reasoning: reasoning},
+		{Role: RoleUser, Content: s.Observation, Trainable: opts.TrainObservations},
+	}
 }
 
 // validateTools checks the tool turns: system? user, then assistant turns each followed

@@ -365,3 +365,93 @@ func TestMaxTokensHoldsForTheToolForm(t *testing.T) {
 		}
 	}
 }
+
+// toolsFormatEpisodes is a stream of tools-format episodes (generate.format tools: every
+// step records the call the model made) whose second step had no usable call: a known
+// tool with a wrong argument, no call, an unknown function, a known tool with arguments
+// that are no JSON.
+func toolsFormatEpisodes(n int) func() iter.Seq2[pipeline.Episode, error] {
+	bad := []*pipeline.ToolCall{
+		{ID: "c1", Name: "search", Arguments: `{"query":"Kelmor"}`},
+		nil,
+		{ID: "c2", Name: "browse", Arguments: `{"url":"x"}`},
+		{ID: "c3", Name: "lookup", Arguments: `keyword=river`},
+	}
+	return episodetest.Stream(n, func(i int, ep *pipeline.Episode) {
+		ep.Format = "tools"
+		for k := range ep.Steps {
+			s := &ep.Steps[k]
+			if name, args, ok := tool.FromAction(s.ActionType, s.Argument); ok {
+				s.ToolCall = &pipeline.ToolCall{ID: fmt.Sprintf("call_%d", k), Name: name, Arguments: args}
+			}
+		}
+		if len(ep.Steps) > 2 {
+			s := &ep.Steps[1]
+			s.ToolCall = bad[i%len(bad)]
+			s.ActionType, s.Argument, s.Action = pipeline.ActionInvalid, "", "(no tool call)"
+			if c := s.ToolCall; c != nil {
+				s.Action = c.Name + "(" + c.Arguments + ")"
+			}
+			s.Observation = "Invalid action: " + s.Action
+		}
+	})
+}
+
+// TestToolsFormatInvalidStepStaysInToolForm: a tools-format episode's invalid step is
+// exported as the model made it in tool form (its call of a known tool answered by a tool
+// turn; no call, or an unknown function, as a call-less turn and a user turn), never as
+// the text layout's "Action:"/"Observation:" lines, and every row passes OpenAI's checks.
+func TestToolsFormatInvalidStepStaysInToolForm(t *testing.T) {
+	const n = 24
+	cfg := pipeline.ExportConfig{Formats: []string{"openai-tools", "hf-tools", "sharegpt-tools"}, SplitSeed: 1,
+		Views: []string{ViewReAct, ViewAct}}
+	res, dir := runExport(t, cfg, toolsFormatEpisodes(n))
+	c := o200k(t)
+	var rows, wrongArg, noJSON int
+	for _, f := range res.Files {
+		if f.Format != "openai-tools" {
+			continue
+		}
+		for i, line := range readLines(t, filepath.Join(dir, f.Path)) {
+			rows++
+			for _, e := range checkOpenAIRow(line, c) {
+				t.Errorf("%s line %d: %s", f.Path, i+1, e)
+			}
+			var row struct {
+				Messages []struct {
+					Role      string  `json:"role"`
+					Content   *string `json:"content"`
+					ToolCalls []struct {
+						ID       string `json:"id"`
+						Function struct{ Name, Arguments string }
+					} `json:"tool_calls"`
+					ToolCallID string `json:"tool_call_id"`
+				} `json:"messages"`
+			}
+			if err := json.Unmarshal(line, &row); err != nil {
+				t.Fatal(err)
+			}
+			for k, m := range row.Messages {
+				if m.Content != nil && (strings.Contains(*m.Content, "Action: ") || strings.HasPrefix(*m.Content, "Observation: ")) {
+					t.Errorf("%s line %d turn %d: a text ReAct turn in a tool-calling row: %q", f.Path, i+1, k, *m.Content)
+				}
+				for _, tc := range m.ToolCalls {
+					switch {
+					case tc.Function.Name == "search" && tc.Function.Arguments == `{"query":"Kelmor"}`:
+						wrongArg++
+					case tc.Function.Name == "lookup" && tc.Function.Arguments == `{}`:
+						noJSON++
+					default:
+						continue
+					}
+					if k+1 >= len(row.Messages) || row.Messages[k+1].Role != "tool" || row.Messages[k+1].ToolCallID != tc.ID {
+						t.Errorf("%s line %d turn %d: the invalid call is not answered by its tool turn", f.Path, i+1, k)
+					}
+				}
+			}
+		}
+	}
+	if rows == 0 || wrongArg == 0 || noJSON == 0 {
+		t.Errorf("checked %d rows, %d calls with a wrong argument, %d with arguments that were no JSON; want some of each", rows, wrongArg, noJSON)
+	}
+}
