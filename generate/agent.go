@@ -36,7 +36,7 @@ func send(ctx context.Context, c llm.Client, req llm.Request, pr prompt.Request,
 	resp, err := c.Complete(ctx, req)
 	if err != nil {
 		call.LatencyMS = time.Since(start).Milliseconds()
-		call.Error = err.Error()
+		call.Error, call.NotSent = err.Error(), errors.Is(err, llm.ErrNotSent)
 		return call, resp, fmt.Errorf("llm request: %w", err)
 	}
 	lat := resp.Latency

@@ -249,12 +249,15 @@ func (r *Runner) run(ctx context.Context, q pipeline.Question, attempt int, rati
 	}
 	for _, st := range ep.Steps {
 		for _, c := range st.Calls {
+			if c.NotSent {
+				continue // no request left reactgen
+			}
 			ep.LLMCalls++
 			ep.Usage = ep.Usage.Add(c.Usage)
 		}
 	}
 	for _, sm := range ep.Samples {
-		if sm.Call != nil && sm.Call.Choice == 0 { // further choices share their request
+		if sm.Call != nil && sm.Call.Choice == 0 && !sm.Call.NotSent { // further choices share their request
 			ep.LLMCalls++
 			ep.Usage = ep.Usage.Add(sm.Call.Usage)
 		}

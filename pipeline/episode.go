@@ -141,6 +141,10 @@ type Call struct {
 	Cached       bool   `json:"cached,omitempty"`
 	Bad          bool   `json:"bad,omitempty"` // the completion held no usable action
 	Error        string `json:"error,omitempty"`
+	// NotSent is set when the request never left reactgen (a spent budget, a model or a
+	// parameter the client library refuses): it failed with Error and is not counted in
+	// the episode's llm_calls.
+	NotSent bool `json:"not_sent,omitempty"`
 	// Choice is this completion's index among the choices of one request with n > 1
 	// (CoT-SC's samples). A call with Choice > 0 made no request of its own: the request,
 	// its usage, latency and retries are the Choice 0 call's.

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -151,5 +152,50 @@ func TestChatModelInCompletionFormatRefused(t *testing.T) {
 		"--set", "llm.base_url="+srv.URL, "--set", "task.limit=2")
 	if res.code != 0 || srv.Requests() == 0 {
 		t.Errorf("a local model's name in completion format: exit %d after %d requests: %s", res.code, srv.Requests(), res.stderr)
+	}
+}
+
+// TestUnsentRequestsNotCounted: requests the budget refused never left reactgen: the
+// progress line, the manifest and the episodes count exactly the requests the server got,
+// and the refused call is recorded as not sent.
+func TestUnsentRequestsNotCounted(t *testing.T) {
+	srv := llmtest.NewServer(t, llmtest.Text("Thought: I should search.\nAction: Search[Kelmor]"))
+	out := filepath.Join(t.TempDir(), "run")
+	res := invoke(t, "", map[string]string{"OPENAI_API_KEY": "sk-test"}, "generate", "--config", "../../configs/demo.yaml", "--out", out,
+		"--set", "generate.policy=llm", "--set", "llm.model=fake", "--set", "llm.max_requests=5", "--set", "generate.concurrency=4",
+		"--set", "llm.base_url="+srv.URL, "--set", "task.limit=10", "--set", "generate.progress=lines")
+	if res.code != 0 {
+		t.Fatalf("exit %d: %s", res.code, res.stderr)
+	}
+	sent := int(srv.Requests())
+	if sent != 5 {
+		t.Fatalf("the server got %d requests, want the budget's 5", sent)
+	}
+	m, err := pipeline.ReadManifest(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := m.Stages["generate"].Counts; c["requests"] != sent || c["failed_requests"] != 0 {
+		t.Errorf("manifest: requests %d, failed_requests %d; want %d and 0", c["requests"], c["failed_requests"], sent)
+	}
+	if want := fmt.Sprintf("requests %d ", sent); !strings.Contains(res.stderr, want) {
+		t.Errorf("the progress line lacks %q:\n%s", want, res.stderr)
+	}
+	calls, notSent := 0, 0
+	for _, ep := range logLines(t, filepath.Join(out, pipeline.EpisodesFile)) {
+		calls += ep.LLMCalls
+		for _, st := range ep.Steps {
+			for _, c := range st.Calls {
+				if c.NotSent {
+					notSent++
+					if !strings.Contains(c.Error, "budget") {
+						t.Errorf("a call not sent has error %q, want the budget's", c.Error)
+					}
+				}
+			}
+		}
+	}
+	if calls != sent || notSent == 0 {
+		t.Errorf("episodes: llm_calls sum %d, %d calls not sent; want %d and some", calls, notSent, sent)
 	}
 }

@@ -81,7 +81,7 @@ func (bc *Budgeted) Complete(ctx context.Context, req Request) (Response, error)
 	bc.mu.Lock()
 	if r := bc.reason(); r != "" {
 		bc.mu.Unlock()
-		return Response{}, fmt.Errorf("%w: spent %s", ErrBudget, r)
+		return Response{}, markNotSent(fmt.Errorf("%w: spent %s", ErrBudget, r))
 	}
 	bc.reserved++
 	bc.mu.Unlock()

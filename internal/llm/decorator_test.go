@@ -343,8 +343,8 @@ func TestNewComposes(t *testing.T) {
 			t.Errorf("retries: got %d, want 1", resp.Retries)
 		}
 	}
-	if _, err := c.Complete(t.Context(), chatReq("new")); !errors.Is(err, llm.ErrBudget) {
-		t.Errorf("fourth: got %v, want ErrBudget", err)
+	if _, err := c.Complete(t.Context(), chatReq("new")); !errors.Is(err, llm.ErrBudget) || !errors.Is(err, llm.ErrNotSent) {
+		t.Errorf("fourth: got %v, want ErrBudget, not sent", err)
 	}
 	// Cache hits are free and pass the exhausted budget.
 	resp, err := c.Complete(t.Context(), chatReq("1"))
@@ -354,7 +354,9 @@ func TestNewComposes(t *testing.T) {
 	if got := budget.Spent(); got.Requests != 3 || got.Usage.TotalTokens != 45 {
 		t.Errorf("spent: got %+v, want 3 requests, 45 tokens", got)
 	}
-	if got := meter.Snapshot(); got.Requests != 5 || got.Cached != 1 || got.Failed != 1 || got.Retries != 1 || got.Usage.TotalTokens != 45 {
+	// The fourth request, refused by the budget, never left: the meter counts the three
+	// sent and the cache hit, and no failure.
+	if got := meter.Snapshot(); got.Requests != 4 || got.Cached != 1 || got.Failed != 0 || got.Retries != 1 || got.Usage.TotalTokens != 45 {
 		t.Errorf("meter: got %+v", got)
 	}
 	cfg.Cache, cfg.CacheDir = true, ""

@@ -17,8 +17,28 @@ import (
 )
 
 // ErrBudget is returned by a budgeted client once a limit of its Budget is reached; the
-// request was not sent.
+// request was not sent (the error is also ErrNotSent).
 var ErrBudget = errors.New("llm budget exhausted")
+
+// ErrNotSent marks the error of a request that never left this process: refused by a
+// spent budget (ErrBudget) or by go-openai before it sent anything (a model it refuses on
+// the endpoint, a parameter it refuses for a reasoning model). Such a request is no
+// request: it is not counted as one (pipeline.Call.NotSent).
+var ErrNotSent = errors.New("request not sent")
+
+// notSent is err marked with ErrNotSent; its text is err's.
+type notSent struct{ err error }
+
+func (e notSent) Error() string   { return e.err.Error() }
+func (e notSent) Unwrap() []error { return []error{e.err, ErrNotSent} }
+
+// markNotSent marks err as the error of a request that was not sent.
+func markNotSent(err error) error {
+	if err == nil || errors.Is(err, ErrNotSent) {
+		return err
+	}
+	return notSent{err}
+}
 
 // ErrUnusable is returned by WithBreaker once the first requests of a run have all failed
 // and none ever succeeded: the server, model or key is wrong. It wraps the last error.

@@ -34,6 +34,9 @@ func WithMeter(c Client) *Meter { return &Meter{next: c} }
 // Complete forwards req and counts the outcome.
 func (m *Meter) Complete(ctx context.Context, req Request) (Response, error) {
 	resp, err := m.next.Complete(ctx, req)
+	if errors.Is(err, ErrNotSent) {
+		return resp, err // no request left: nothing to count
+	}
 	m.requests.Add(1)
 	if err != nil {
 		m.failed.Add(1)

@@ -189,6 +189,12 @@ func (o *OpenAI) Complete(ctx context.Context, req Request) (Response, error) {
 		if len(req.Tools) > 0 && refusesTools(err) {
 			err = &toolsError{err: err}
 		}
+		seen.mu.Lock()
+		sent := seen.sent
+		seen.mu.Unlock()
+		if !sent {
+			err = markNotSent(err) // go-openai refused it, or the context ended first
+		}
 		return Response{}, err
 	}
 	if ae := o.malformed(seen, resp, len(req.Messages) > 0); ae != nil {
@@ -557,6 +563,7 @@ type capture struct {
 	body    []byte
 	all     []byte // the whole body, with keepAll
 	readErr error
+	sent    bool // the transport was asked to send the request
 }
 
 const captureMax = 8 << 10
@@ -580,6 +587,11 @@ type wire struct {
 
 func (w *wire) RoundTrip(req *http.Request) (*http.Response, error) {
 	seen, _ := req.Context().Value(captureKey{}).(*capture)
+	if seen != nil {
+		seen.mu.Lock()
+		seen.sent = true
+		seen.mu.Unlock()
+	}
 	// A shallow copy leaves the caller's request as it was; its header map is copied only
 	// when there are headers to add.
 	cp := *req

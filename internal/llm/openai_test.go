@@ -360,3 +360,25 @@ func TestOversizedCompletionIsCut(t *testing.T) {
 		}
 	}
 }
+
+// TestRefusedBeforeSendingIsNotSent: a request go-openai refuses before sending (a chat
+// model on /completions) fails marked ErrNotSent and reaches no server; one the server
+// answers with an error was sent and is not marked.
+func TestRefusedBeforeSendingIsNotSent(t *testing.T) {
+	s := llmtest.NewServer(t, llmtest.Script(llmtest.Reply{Fault: llmtest.Fault429}))
+	c := newClient(t, s.URL, 0)
+	req := promptReq("Question: q")
+	req.Model = "gpt-4o-mini"
+	if _, err := c.Complete(t.Context(), req); !errors.Is(err, llm.ErrNotSent) {
+		t.Errorf("a chat model on /completions: got %v, want ErrNotSent", err)
+	}
+	if n := s.Requests(); n != 0 {
+		t.Fatalf("the server got %d requests", n)
+	}
+	if _, err := c.Complete(t.Context(), chatReq("q")); err == nil || errors.Is(err, llm.ErrNotSent) {
+		t.Errorf("a request the server refused: got %v, want an error not marked ErrNotSent", err)
+	}
+	if n := s.Requests(); n != 1 {
+		t.Errorf("the server got %d requests, want 1", n)
+	}
+}
