@@ -90,7 +90,7 @@ func Full() pipeline.Episode {
 	call := pipeline.Call{Model: "gpt", PromptHash: "ab12", Prompt: "Question: <x> & y", Completion: "Thought: é \"q\"\n",
 		FinishReason: "stop", Usage: pipeline.Usage{PromptTokens: 10, CompletionTokens: 5, TotalTokens: 15, CostUSD: 0.00125,
 			CachedTokens: 4, CacheSavingUSD: 0.0005, UnpricedCalls: 1},
-		LatencyMS: 321, Retries: 2, Cached: true, Bad: true, Error: "boom", Choice: 1,
+		LatencyMS: 321, Retries: 2, Cached: true, Bad: true, Error: "boom", NotSent: true, Choice: 1,
 		ToolCalls: []pipeline.ToolCall{{ID: "call_1", Name: "search", Arguments: `{"entity":"Ada \"L\""}`}, {Name: "browse", Arguments: "not json"}},
 		Reasoning: "First <think> about \"Ada\"\n", Logprobs: []float64{-0.25, -1.5e-7, -12.75},
 		PromptTokenIDs: []int64{151644, 872}, CompletionTokenIDs: []int64{785, 13}}
