@@ -196,3 +196,48 @@ func TestPyTail(t *testing.T) {
 		}
 	}
 }
+
+// In chat and tools a game is the notebook's prefix as the system message, the first
+// observation and the observations as user (tools: tool) turns and the actions as
+// assistant turns (tools: calls of the action set).
+func TestGameChatAndToolsLayouts(t *testing.T) {
+	d := agentgymtest.ALFWorldPrompts()
+	ob := "You are in the middle of a room.\nYour task is to: put a pen in desk."
+	turns := []prompt.Turn{{Action: "think: Find the pen.", Observation: "OK."}, {Action: "go to desk 1", Observation: "On the desk 1, you see a pen 1."},
+		{Action: "dance", Observation: "Nothing happens."}}
+	chat, err := prompt.NewGameLayout(pipeline.TaskALFWorld, "react", prompt.FormatChat, d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	prefix, _ := chat.Prefix("pick_and_place_simple-Pen-None-Desk-1/trial_T1")
+	r := chat.Step(prefix, ob, turns)
+	if len(r.Messages) != 8 || r.Messages[0].Role != "system" || r.Messages[0].Content != strings.TrimRight(prefix, "\n") ||
+		r.Messages[1].Content != ob || r.Messages[2].Role != "assistant" || r.Messages[2].Content != "think: Find the pen." ||
+		r.Messages[7].Content != "Nothing happens." || r.Stop[0] != "\n" {
+		t.Fatalf("chat messages: %+v", r.Messages)
+	}
+	if got := chat.Action("> go to desk 1\n"); got != "go to desk 1" {
+		t.Fatalf("chat action %q", got)
+	}
+	tools, err := prompt.NewGameLayout(pipeline.TaskALFWorld, "react", prompt.FormatTools, d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r = tools.Step(prefix, ob, turns)
+	if len(r.Tools) != 14 || r.Tools[0].Function.Name != "think" {
+		t.Fatalf("tools: %+v", r.Tools)
+	}
+	m := r.Messages
+	if len(m) != 8 || m[2].ToolCalls[0].Function.Name != "think" || m[2].ToolCalls[0].Function.Arguments != `{"thought":"Find the pen."}` ||
+		m[3].Role != "tool" || m[3].ToolCallID != m[2].ToolCalls[0].ID || m[4].ToolCalls[0].Function.Name != "goto" ||
+		m[6].Role != "assistant" || m[6].Content != "dance" || m[7].Role != "user" {
+		t.Fatalf("tools messages: %+v", m)
+	}
+	act, err := prompt.NewGameLayout(pipeline.TaskWebShop, "act", prompt.FormatTools, agentgymtest.WebShopPrompts())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if names := []string{act.Tools()[0].Function.Name, act.Tools()[1].Function.Name}; len(act.Tools()) != 2 || names[0] != "search" || names[1] != "click" {
+		t.Fatalf("WebShop act tools: %+v", act.Tools())
+	}
+}
