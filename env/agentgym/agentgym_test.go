@@ -2,7 +2,11 @@ package agentgym_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -205,5 +209,60 @@ func TestGameID(t *testing.T) {
 	}
 	if _, err := agentgym.ParseGameID("webshop", id); err == nil {
 		t.Fatal("a webshop id read an alfworld one")
+	}
+}
+
+// The Generic dialect speaks the shape of AgentGym's SciWorld server
+// (agentenv_sciworld/environment.py): {"id"} from /create, {id, data_idx} to /reset and
+// an object with the observation back, {observation, reward, score, done} from /step,
+// and POST /close, which a broken session calls.
+func TestGenericDialectSciWorldShape(t *testing.T) {
+	var closed []int
+	var reset map[string]int
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /create", func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, `{"id": 4}`) })
+	mux.HandleFunc("POST /reset", func(w http.ResponseWriter, r *http.Request) {
+		var body map[string]int
+		_ = json.NewDecoder(r.Body).Decode(&body)
+		reset = body
+		fmt.Fprintf(w, `{"task_name": "boil", "var_num": %d, "task_description": "Boil water.", "observation": "This room is called the kitchen.", "reward": 0, "score": 0, "deleted": false, "done": false}`, body["data_idx"])
+	})
+	mux.HandleFunc("POST /step", func(w http.ResponseWriter, r *http.Request) {
+		var body struct {
+			ID     int    `json:"id"`
+			Action string `json:"action"`
+		}
+		_ = json.NewDecoder(r.Body).Decode(&body)
+		if body.Action == "explode" {
+			fmt.Fprint(w, `{"error": "bad action"}`)
+			return
+		}
+		fmt.Fprintf(w, `{"observation": "You %s.", "reward": 25, "score": 25, "done": false}`, body.Action)
+	})
+	mux.HandleFunc("POST /close", func(w http.ResponseWriter, r *http.Request) {
+		var body struct {
+			ID int `json:"id"`
+		}
+		_ = json.NewDecoder(r.Body).Decode(&body)
+		closed = append(closed, body.ID)
+		fmt.Fprint(w, `true`)
+	})
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+	c := newClient(t, srv.URL, agentgym.DialectFor("sciworld"))
+	s, st, err := c.Open(t.Context(), 7)
+	if err != nil || st.Observation != "This room is called the kitchen." || reset["id"] != 4 || reset["data_idx"] != 7 || len(reset) != 2 {
+		t.Fatalf("open: %+v, %v; reset body %v", st, err, reset)
+	}
+	r, err := s.Step(t.Context(), "look around")
+	if err != nil || r.Observation != "You look around." || r.Reward != 25 || r.Done {
+		t.Fatalf("step: %+v, %v", r, err)
+	}
+	if _, err := s.Step(t.Context(), "explode"); err == nil || !strings.Contains(err.Error(), "bad action") {
+		t.Fatalf("an error reply: %v", err)
+	}
+	s.Release(t.Context())
+	if len(closed) != 1 || closed[0] != 4 {
+		t.Fatalf("closed %v, want the broken environment 4", closed)
 	}
 }
