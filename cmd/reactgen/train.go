@@ -25,9 +25,11 @@ func (a *app) newTrainCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "train",
 		Short: "Fine-tune a model on a run's export through OpenAI's fine-tuning API, and follow the job",
-		Long: `Uploads the run's openai-chat (or openai-tools) export, train and validation splits,
-through the Files API, creates a fine-tuning job with the base model and hyper-parameters
-(the ReAct paper's batch size 64 by default), and follows it until it ends, printing its
+		Long: `Uploads the run's openai-tools export, or else its openai-chat export (--format picks),
+train and validation splits, through the Files API — the rows as exported, less any
+reasoning_content (OpenAI's fine-tuning format has no such field) — creates a
+fine-tuning job with the base model and hyper-parameters (those not given are the
+service's automatic choice; the ReAct paper's batch size was 64), and follows it until it ends, printing its
 events. The job id, its status and the fine-tuned model are recorded in the run's
 manifest as they happen: a re-run with the same settings attaches to the job instead of
 creating another, and ^C stops following without stopping the job. Any server that
@@ -47,8 +49,8 @@ $OPENAI_BASE_URL, else OpenAI's). The key is read from the variable --api-key-en
 	f.StringVar(&o.format, "format", "", "export format to upload: openai-tools or openai-chat (default: the first the export has)")
 	f.StringVar(&o.suffix, "suffix", "", "suffix of the fine-tuned model's name")
 	f.IntVar(&o.epochs, "epochs", 0, "epochs (0 = the service's default)")
-	f.IntVar(&o.steps, "steps", 0, "optimizer steps instead of epochs: converted to whole epochs over the training rows at --batch-size")
-	f.IntVar(&o.batch, "batch-size", finetune.PaperBatchSize, "batch size (the paper's: 64; 0 = the service's default)")
+	f.IntVar(&o.steps, "steps", 0, "optimizer steps instead of epochs: converted to whole epochs over the training rows at --batch-size (64, the paper's, when not given)")
+	f.IntVar(&o.batch, "batch-size", 0, "batch size (0 = the service's automatic choice; the paper's was 64)")
 	f.Float64Var(&o.lr, "lr-multiplier", 0, "learning-rate multiplier (0 = the service's default)")
 	f.StringVar(&o.baseURL, "base-url", "", "fine-tuning API root ending in /v1 (llm.base_url's form); default $OPENAI_BASE_URL, else OpenAI's")
 	f.StringVar(&o.keyEnv, "api-key-env", "OPENAI_API_KEY", "environment variable that holds the API key")
@@ -67,6 +69,11 @@ func (a *app) runTrain(ctx context.Context, o trainOptions) error {
 	}
 	if o.epochs > 0 && o.steps > 0 {
 		return usagef("give --epochs or --steps, not both")
+	}
+	if o.steps > 0 && o.batch == 0 {
+		// Steps become epochs only at a known batch size: the paper's, sent as such.
+		o.batch = finetune.PaperBatchSize
+		fmt.Fprintf(a.stderr, "--steps %d without --batch-size: converting at the paper's batch size %d, which the job is given\n", o.steps, o.batch)
 	}
 	base := o.baseURL
 	if base == "" {

@@ -38,6 +38,10 @@ func TestTrainCommand(t *testing.T) {
 		t.Fatalf("manifest training = %+v", m.Training)
 	}
 	model := m.Training[0].FineTunedModel
+	// No --batch-size: the service chooses, as its own default would.
+	if hp, _ := srv.Jobs()[0].Request["hyperparameters"].(map[string]any); hp["batch_size"] != nil || hp["n_epochs"] != float64(2) {
+		t.Errorf("hyperparameters sent = %v, want n_epochs 2 and no batch_size", hp)
+	}
 	// The printed command names the run's own config file and the fine-tuned model.
 	if !strings.Contains(res.stdout, "reactgen eval --config ../../configs/demo.yaml") || !strings.Contains(res.stdout, "llm.model="+model) ||
 		!strings.Contains(res.stdout, "generate.prompting=trained") {
