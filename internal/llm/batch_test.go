@@ -318,7 +318,7 @@ func TestBatchWaveSplitsAtMaxBytes(t *testing.T) {
 	srv := llmtest.NewServer(t, func(context.Context, llmtest.Req) llmtest.Reply { return llmtest.Reply{Texts: []string{"ok"}} })
 	cfg := pipeline.Default().LLM
 	cfg.BaseURL, cfg.Mode, cfg.Cache = srv.URL, "batch", false
-	cfg.Batch.Window, cfg.Batch.Poll, cfg.Batch.Dir, cfg.Batch.MaxBytes = 30*time.Millisecond, time.Millisecond, t.TempDir(), 1<<20
+	cfg.Batch.Window, cfg.Batch.Poll, cfg.Batch.Dir, cfg.Batch.MaxBytes = 300*time.Millisecond, time.Millisecond, t.TempDir(), 1<<20
 	cs, err := llm.NewClient(t.Context(), llm.Options{Config: cfg})
 	if err != nil {
 		t.Fatal(err)
@@ -331,8 +331,18 @@ func TestBatchWaveSplitsAtMaxBytes(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// A line is about 51 KB, so a 1 MiB wave holds at most 20. How the 30 requests fall
+	// into waves depends on when each joins (a loaded machine may cut a third wave at
+	// the window); what the limit promises is that none is over it and none is lost.
 	b := srv.Batches()
-	if len(b) != 2 || b[0].Lines+b[1].Lines != 30 {
-		t.Errorf("batches %+v: want 30 lines in two waves", b)
+	lines := 0
+	for _, w := range b {
+		lines += w.Lines
+		if w.Lines > 20 {
+			t.Errorf("a wave of %d lines of 51 KB: over llm.batch.max_bytes 1 MiB", w.Lines)
+		}
+	}
+	if len(b) < 2 || lines != 30 {
+		t.Errorf("batches %+v: want 30 lines in at least two waves", b)
 	}
 }
