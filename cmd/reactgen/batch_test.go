@@ -165,13 +165,31 @@ func TestBatchDirSharedByTwoRunsIsRefused(t *testing.T) {
 		_, err := os.Stat(filepath.Join(shared, llm.BatchStateFile))
 		return err == nil
 	})
-	before, _ := os.ReadDir(shared)
+	// The first run is live: wait until it stops adding files (its upload hangs on the
+	// server), so that a change below is the refused run's.
+	names := func() string {
+		ents, _ := os.ReadDir(shared)
+		var n []string
+		for _, e := range ents {
+			n = append(n, e.Name())
+		}
+		return strings.Join(n, " ")
+	}
+	before := names()
+	for settled := 0; settled < 3; {
+		time.Sleep(100 * time.Millisecond)
+		if now := names(); now != before {
+			before, settled = now, 0
+		} else {
+			settled++
+		}
+	}
 	res := invoke(t, "", env.vars, "generate", "--config", cfg, "--out", filepath.Join(dir, "b"))
 	if res.code != exitUsage || !strings.Contains(res.stderr, "llm.batch.dir") || !strings.Contains(res.stderr, "in use by pid") {
 		t.Errorf("second run: exit %d, stderr:\n%s\nwant %d naming llm.batch.dir and the holder", res.code, res.stderr, exitUsage)
 	}
-	if after, _ := os.ReadDir(shared); len(after) != len(before) {
-		t.Errorf("the refused run changed the shared directory: %d entries, then %d", len(before), len(after))
+	if after := names(); after != before {
+		t.Errorf("the refused run changed the shared directory: %q, then %q", before, after)
 	}
 	first.signal(t, syscall.SIGKILL)
 	first.wait(t)
