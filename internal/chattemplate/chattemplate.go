@@ -118,10 +118,6 @@ func Parse(path, src string, tokens map[string]any) (*Template, error) {
 	return &Template{Path: path, Source: src, tokens: tokens, tpl: tpl}, nil
 }
 
-// HasGeneration reports whether the template marks its trained text with
-// {% generation %}.
-func (t *Template) HasGeneration() bool { return generationTag.MatchString(t.Source) }
-
 // Render renders messages and tools (nil for none) as apply_chat_template(messages,
 // tools=tools, add_generation_prompt=False) does, and returns the text and the
 // {% generation %} spans as byte offsets into it.
