@@ -596,10 +596,23 @@ func TestSignalsStopCleanlyAndResume(t *testing.T) {
 			out := filepath.Join(tmp, "run")
 			env := childEnv{vars: map[string]string{"OPENAI_API_KEY": "sk-test"}}
 			c := startChild(t, env, "run", "--config", cfg, "--out", out)
-			// Signal once requests are in flight and some episodes are written.
-			waitFor(t, "episodes in the log", func() bool {
+			// Signal once some episodes are written and requests of unwritten ones are in
+			// flight: more requests reached the server than the written episodes made.
+			// (The episodes of one round finish together, and a signal in the moment
+			// before the next round starts would find nothing in flight to cut.)
+			waitFor(t, "episodes in the log and requests in flight", func() bool {
 				b, _ := os.ReadFile(filepath.Join(out, pipeline.EpisodesFile))
-				return bytes.Count(b, []byte("\n")) >= 3
+				lines, calls := 0, 0
+				for _, line := range bytes.Split(b, []byte("\n")) {
+					var ep struct {
+						LLMCalls int `json:"llm_calls"`
+					}
+					if json.Unmarshal(line, &ep) == nil {
+						lines++
+						calls += ep.LLMCalls
+					}
+				}
+				return lines >= 3 && int(srv.Requests()) > calls
 			})
 			c.signal(t, tc.sig)
 			if tc.twice {
