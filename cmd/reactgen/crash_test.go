@@ -588,7 +588,11 @@ func TestSignalsStopCleanlyAndResume(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			model := newFakeModel(t)
 			model.setDelay(tc.delay, tc.delay)
-			srv := llmtest.NewServer(t, model.handle)
+			var lastStart atomic.Int64 // when the latest request reached the server
+			srv := llmtest.NewServer(t, func(ctx context.Context, r llmtest.Req) llmtest.Reply {
+				lastStart.Store(time.Now().UnixNano())
+				return model.handle(ctx, r)
+			})
 			tmp := t.TempDir()
 			cfg := testConfig(t, filepath.Join(tmp, "cfg"), srv.URL, map[string]any{
 				"task.limit": 40, "run.grace_period": tc.grace, "generate.concurrency": 8,
@@ -596,23 +600,13 @@ func TestSignalsStopCleanlyAndResume(t *testing.T) {
 			out := filepath.Join(tmp, "run")
 			env := childEnv{vars: map[string]string{"OPENAI_API_KEY": "sk-test"}}
 			c := startChild(t, env, "run", "--config", cfg, "--out", out)
-			// Signal once some episodes are written and requests of unwritten ones are in
-			// flight: more requests reached the server than the written episodes made.
-			// (The episodes of one round finish together, and a signal in the moment
-			// before the next round starts would find nothing in flight to cut.)
-			waitFor(t, "episodes in the log and requests in flight", func() bool {
+			// Signal once some episodes are written and a request reached the server in the
+			// last 50 ms: it is in flight for at least the rest of its delay, longer than a
+			// short grace period. (The episodes of one round finish together, and a signal
+			// between rounds found nothing in flight to cut.)
+			waitFor(t, "episodes in the log and a request just sent", func() bool {
 				b, _ := os.ReadFile(filepath.Join(out, pipeline.EpisodesFile))
-				lines, calls := 0, 0
-				for _, line := range bytes.Split(b, []byte("\n")) {
-					var ep struct {
-						LLMCalls int `json:"llm_calls"`
-					}
-					if json.Unmarshal(line, &ep) == nil {
-						lines++
-						calls += ep.LLMCalls
-					}
-				}
-				return lines >= 3 && int(srv.Requests()) > calls
+				return bytes.Count(b, []byte("\n")) >= 3 && time.Since(time.Unix(0, lastStart.Load())) < 50*time.Millisecond
 			})
 			c.signal(t, tc.sig)
 			if tc.twice {
