@@ -13,6 +13,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/reactgen/reactgen/data/download"
+	"github.com/reactgen/reactgen/finetune"
 	"github.com/reactgen/reactgen/index"
 	"github.com/reactgen/reactgen/pipeline"
 )
@@ -94,7 +95,7 @@ func (a *app) runData(ctx context.Context, o dataOptions) error {
 	for _, f := range files {
 		total += f.Size
 	}
-	fmt.Fprintf(a.stderr, "fetching %d files (%s before unpacking) into %s\n", len(files), humanBytes(total), o.out)
+	fmt.Fprintf(a.stderr, "fetching %d files (%s before unpacking) into %s\n", len(files), download.Human(total), o.out)
 	bar := false
 	if f, ok := a.stderr.(*os.File); ok {
 		bar = term.IsTerminal(int(f.Fd()))
@@ -161,46 +162,19 @@ func (a *app) printDataConfig(out string, sets map[string]bool, indexed bool) {
 		if !indexed {
 			return ""
 		}
-		return " \\\n  --set corpus.index=" + shellWord(p(rel))
+		return " \\\n  --set corpus.index=" + finetune.ShellQuote(p(rel))
 	}
 	fmt.Fprintln(a.stdout, "done. The paper's setup on these files:")
 	if sets["hotpotqa"] {
 		fmt.Fprintf(a.stdout, "reactgen run -c configs/hotpotqa-react.yaml \\\n  --set task.path=%s \\\n  --set corpus.path=%s%s \\\n  --set generate.exemplars=%s\n",
-			shellWord(p("hotpotqa/hotpot_train_v1.1.json")), shellWord(p(dataCorpora[0].sources)), idx(dataCorpora[0].index),
-			shellWord(p("react-prompts/prompts_naive.json")+"#webthink_simple6"))
-		fmt.Fprintf(a.stdout, "# the paper's evaluation questions: --set task.path=%s\n", shellWord(p("hotpotqa/hotpot_dev_v1_simplified.json")))
+			finetune.ShellQuote(p("hotpotqa/hotpot_train_v1.1.json")), finetune.ShellQuote(p(dataCorpora[0].sources)), idx(dataCorpora[0].index),
+			finetune.ShellQuote(p("react-prompts/prompts_naive.json")+"#webthink_simple6"))
+		fmt.Fprintf(a.stdout, "# the paper's evaluation questions: --set task.path=%s\n", finetune.ShellQuote(p("hotpotqa/hotpot_dev_v1_simplified.json")))
 	}
 	if sets["fever"] {
 		fmt.Fprintf(a.stdout, "reactgen run -c configs/fever-react.yaml \\\n  --set task.path=%s \\\n  --set corpus.path=%s%s \\\n  --set generate.exemplars=%s\n",
-			shellWord(p("fever/train.jsonl")), shellWord(p(dataCorpora[1].sources)), idx(dataCorpora[1].index),
-			shellWord(p("react-prompts/fever.json")+"#webthink_simple3"))
-		fmt.Fprintf(a.stdout, "# the paper's evaluation claims: --set task.path=%s\n", shellWord(p("fever/paper_dev.jsonl")))
-	}
-}
-
-// shellWord quotes s for a POSIX shell when it holds anything but safe characters.
-func shellWord(s string) string {
-	safe := true
-	for _, r := range s {
-		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./=:,+@%", r)) {
-			safe = false
-			break
-		}
-	}
-	if safe && s != "" {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
-}
-
-// humanBytes writes n in the largest decimal unit below it.
-func humanBytes(n int64) string {
-	switch {
-	case n >= 1e9:
-		return fmt.Sprintf("%.2f GB", float64(n)/1e9)
-	case n >= 1e6:
-		return fmt.Sprintf("%.1f MB", float64(n)/1e6)
-	default:
-		return fmt.Sprintf("%d bytes", n)
+			finetune.ShellQuote(p("fever/train.jsonl")), finetune.ShellQuote(p(dataCorpora[1].sources)), idx(dataCorpora[1].index),
+			finetune.ShellQuote(p("react-prompts/fever.json")+"#webthink_simple3"))
+		fmt.Fprintf(a.stdout, "# the paper's evaluation claims: --set task.path=%s\n", finetune.ShellQuote(p("fever/paper_dev.jsonl")))
 	}
 }

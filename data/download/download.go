@@ -407,7 +407,7 @@ func checkSpace(dir string, files []File, state string) error {
 		return nil // no figure to check against
 	}
 	if free := int64(st.Bavail) * int64(st.Bsize); free < need {
-		return fmt.Errorf("%s has %s free, and the files still to fetch take %s (before unpacking)", dir, human(free), human(need))
+		return fmt.Errorf("%s has %s free, and the files still to fetch take %s (before unpacking)", dir, Human(free), Human(need))
 	}
 	return nil
 }
@@ -452,10 +452,10 @@ func (m *meter) draw(prefix string) {
 	filled := int(frac * width)
 	rate := ""
 	if secs := time.Since(m.start).Seconds(); secs > 0.5 {
-		rate = fmt.Sprintf(" %s/s", human(int64(float64(m.done-m.startBytes)/secs)))
+		rate = fmt.Sprintf(" %s/s", Human(int64(float64(m.done-m.startBytes)/secs)))
 	}
 	fmt.Fprintf(m.w, "%s%s [%s%s] %3.0f%% %s of %s%s", prefix, m.name, strings.Repeat("#", filled), strings.Repeat(".", width-filled),
-		frac*100, human(m.done), human(m.size), rate)
+		frac*100, Human(m.done), Human(m.size), rate)
 }
 
 func (m *meter) finish() {
@@ -467,8 +467,8 @@ func (m *meter) finish() {
 	fmt.Fprintln(m.w)
 }
 
-// human writes a byte count in the largest unit below it.
-func human(n int64) string {
+// Human writes a byte count in the largest unit below it.
+func Human(n int64) string {
 	const unit = 1000
 	if n < unit {
 		return fmt.Sprintf("%d B", n)
