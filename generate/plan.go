@@ -81,16 +81,8 @@ func Plan(o PlanOptions) (pipeline.Spec, []pipeline.Stage, error) {
 	if pipeline.GameTask(cfg.Task.Name) {
 		return planGame(o, log)
 	}
-	if _, err := os.Stat(cfg.Task.Path); err != nil {
-		return pipeline.Spec{}, nil, &pipeline.ConfigError{Key: "task.path", Message: fmt.Sprintf("cannot read task file: %v", err)}
-	}
-	if err := be.Check(cfg); err != nil {
+	if err := checkTask(o); err != nil {
 		return pipeline.Spec{}, nil, err
-	}
-	if pol.Model {
-		if err := checkKeys(cfg, o.Getenv); err != nil {
-			return pipeline.Spec{}, nil, err
-		}
 	}
 	prompts, cotPrompts, promptID, err := prompt.Configured(cfg.Generate, cfg.Task.Name, o.Exemplars)
 	if err != nil {
@@ -113,19 +105,10 @@ func Plan(o PlanOptions) (pipeline.Spec, []pipeline.Stage, error) {
 	if err != nil {
 		return pipeline.Spec{}, nil, err
 	}
-	inputs := append([]pipeline.Input{taskIn}, corpusIns...)
-	if pol.Model && cfg.Generate.Prompting != prompt.PromptingTrained {
-		ins, err := exemplarInputs(cfg, o.Exemplars)
-		if err != nil {
-			return pipeline.Spec{}, nil, err
-		}
-		inputs = append(inputs, ins...)
-	}
-	evalIns, err := cfg.EvalInputs()
+	inputs, err := runInputs(o, append([]pipeline.Input{taskIn}, corpusIns...))
 	if err != nil {
 		return pipeline.Spec{}, nil, err
 	}
-	inputs = append(inputs, evalIns...)
 	spec := pipeline.Spec{Dir: cfg.Run.Out, Command: o.Command, Mode: pipeline.Resume, Version: o.Version, Config: cfg.Redacted(),
 		Results: cfg.ResultKeys(taskIn.SHA256, corpusID, promptID), Inputs: inputs, RunID: cfg.Run.ID, ForceNew: o.ForceNew, Logger: log}
 
@@ -154,6 +137,40 @@ func Plan(o PlanOptions) (pipeline.Spec, []pipeline.Stage, error) {
 		stages = append(stages, be.Stage(cfg, log))
 	}
 	return spec, stages, nil
+}
+
+// checkTask checks what a Wikipedia task reads before the run directory is touched: the
+// task file, the backend's config and, for a model policy, its API keys.
+func checkTask(o PlanOptions) error {
+	cfg := o.Config
+	if _, err := os.Stat(cfg.Task.Path); err != nil {
+		return &pipeline.ConfigError{Key: "task.path", Message: fmt.Sprintf("cannot read task file: %v", err)}
+	}
+	if err := o.Backend.Check(cfg); err != nil {
+		return err
+	}
+	if o.Policy.Model {
+		return checkKeys(cfg, o.Getenv)
+	}
+	return nil
+}
+
+// runInputs is inputs (the task file's and the corpus's) with the exemplar files a
+// few-shot prompted model reads and the eval inputs: the files the manifest pins.
+func runInputs(o PlanOptions, inputs []pipeline.Input) ([]pipeline.Input, error) {
+	cfg := o.Config
+	if o.Policy.Model && cfg.Generate.Prompting != prompt.PromptingTrained {
+		ins, err := exemplarInputs(cfg, o.Exemplars)
+		if err != nil {
+			return nil, err
+		}
+		inputs = append(inputs, ins...)
+	}
+	evalIns, err := cfg.EvalInputs()
+	if err != nil {
+		return nil, err
+	}
+	return append(inputs, evalIns...), nil
 }
 
 // planGame is Plan for a game task (alfworld, webshop): the games are AgentGym's numbers

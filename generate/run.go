@@ -91,10 +91,6 @@ type RunOptions struct {
 	Progress    io.Writer // nil or generate.progress off = none
 	Scoring     bool      // eval: count correct episodes, not kept ones (see Stage.Scoring)
 	Logger      *slog.Logger
-	// Hard, when set, is the context in-flight episodes run under: cancelling Run's ctx
-	// stops new episodes, cancelling Hard (at the end of the grace period) cuts the
-	// in-flight ones short (StopInterrupted). When nil, Run's ctx serves as both.
-	Hard context.Context
 }
 
 // Summary is what a run did.
@@ -127,279 +123,321 @@ type job struct {
 // question's next attempt goes ahead of new questions. Run stops starting episodes once
 // target_correct episodes the filter will keep exist (Tally: correct and distinct per
 // question, with those of earlier runs), when the questions run out, when ctx ends, or
-// when the budget runs out; the episodes in flight then finish (or are cut short by
-// Hard). With generate.rationalize, questions whose attempts all failed get one more
-// attempt, index generate.attempts, with the answer as a hint. Every episode is written
-// to Sink and dropped. The error is non-nil only for llm.ErrUnusable, ErrToolsRefused,
+// when the budget runs out; the episodes in flight then finish. With
+// generate.rationalize, questions whose attempts all failed get one more attempt, index
+// generate.attempts, with the answer as a hint. Every episode is written to Sink and
+// dropped. The error is non-nil only for llm.ErrUnusable, ErrToolsRefused,
 // ErrEnvironmentDown (from an environment NewEnv guarded) or a Sink failure.
 func Run(ctx context.Context, o RunOptions) (Summary, error) {
+	return RunGraceful(ctx, ctx, o)
+}
+
+// RunGraceful is Run with a grace period: cancelling ctx stops new episodes, and the
+// episodes in flight run under hard, so that cancelling hard (at the end of the grace
+// period) cuts them short (StopInterrupted).
+func RunGraceful(ctx, hard context.Context, o RunOptions) (Summary, error) {
 	start := time.Now()
+	b, err := newBootstrap(o)
+	if err != nil {
+		return Summary{}, err
+	}
+	why := b.attempts(ctx, hard)
+	if why == "" && o.Config.Rationalize {
+		why = b.rationalize(ctx, hard)
+	}
+	if why == "" {
+		why = StoppedDone
+	}
+	return b.finish(why, time.Since(start))
+}
+
+// bootstrap is the state of one Run: the plan, the counters the episodes add to and the
+// error that stops the run.
+type bootstrap struct {
+	o        RunOptions
+	runner   *Runner
+	log      *slog.Logger
+	tally    Tally
+	tries    int   // generate.attempts, at least 1
+	order    []int // question indexes in the order they start
+	conc     int   // episodes in flight at most
+	prog     *progress
+	kept     atomic.Int64 // toward the target, with earlier runs'
+	noBudget atomic.Bool
+
+	mu    sync.Mutex // guards sum's counters, tally, failed, fatal
+	sum   Summary
+	fatal error
+	// failed[qi] counts this run's failed attempts of question qi, for rationalization.
+	failed []uint16
+}
+
+// newBootstrap checks o, orders the questions and counts the planned episodes.
+func newBootstrap(o RunOptions) (*bootstrap, error) {
 	runner, err := NewRunner(RunnerOptions{
 		Config: o.Config, LLM: o.LLM, Task: o.Task, RunID: o.RunID, Prompts: o.Prompts, CoTPrompts: o.CoTPrompts,
 		Client: o.Client, NewEnv: o.NewEnv, NewActor: o.NewActor, System: o.System, Round: o.Round,
 		NewGame: o.NewGame, GamePrompts: o.GamePrompts,
 	})
 	if err != nil {
-		return Summary{}, err
+		return nil, err
 	}
 	if o.Sink == nil {
-		return Summary{}, errors.New("generate: a sink is required")
+		return nil, errors.New("generate: a sink is required")
 	}
-	log := o.Logger
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
+	b := &bootstrap{o: o, runner: runner, log: o.Logger, tally: o.Tally, tries: max(o.Config.Attempts, 1),
+		failed: make([]uint16, len(o.Questions))}
+	if b.log == nil {
+		b.log = slog.New(slog.DiscardHandler)
 	}
-	hard := o.Hard
-	if hard == nil {
-		hard = ctx
+	if b.tally == nil {
+		b.tally = &correctTally{}
 	}
-	tally := o.Tally
-	if tally == nil {
-		tally = &correctTally{}
-	}
-	attempts := max(o.Config.Attempts, 1)
-	order := make([]int, len(o.Questions))
-	for i := range order {
-		order[i] = i
+	b.order = make([]int, len(o.Questions))
+	for i := range b.order {
+		b.order[i] = i
 	}
 	if o.Config.Shuffle {
 		rng := rand.New(rand.NewPCG(uint64(o.Config.Seed), 0x5eed))
-		rng.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
+		rng.Shuffle(len(b.order), func(i, j int) { b.order[i], b.order[j] = b.order[j], b.order[i] })
 	}
-	done := func(qi, a int) bool { return o.Done[fmt.Sprintf("%s#%d", o.Questions[qi].ID, a)] }
-	var sum Summary
-	for _, qi := range order {
-		if tally.Solved(o.Questions[qi].ID) {
+	for _, qi := range b.order {
+		if b.tally.Solved(o.Questions[qi].ID) {
 			continue
 		}
-		for a := range attempts {
-			if !done(qi, a) {
-				sum.Planned++
+		for a := range b.tries {
+			if !b.done(qi, a) {
+				b.sum.Planned++
 			}
 		}
 	}
-
-	var (
-		kept       atomic.Int64 // toward the target, with earlier runs'
-		stopBudget atomic.Bool
-		mu         sync.Mutex // guards sum's counters, tally, failed, fatal
-		fatal      error
-		// failed[qi] counts this run's failed attempts of question qi, for rationalization.
-		failed = make([]uint16, len(o.Questions))
-	)
-	kept.Store(int64(tally.Kept()))
-	prog := newProgress(o.Progress, o.Config.Progress, sum.Planned, o.Config.TargetCorrect, tally.Kept())
-	prog.scoring = o.Scoring
-
-	// stop reports why no new episode may start, or "".
-	stop := func() string {
-		mu.Lock()
-		f := fatal
-		mu.Unlock()
-		switch {
-		case f != nil:
-			switch {
-			case errors.Is(f, llm.ErrUnusable):
-				return StoppedUnusable
-			case errors.Is(f, ErrEnvironmentDown):
-				return StoppedEnvironment
-			}
-			return StoppedInterrupted
-		case stopBudget.Load():
-			return StoppedBudget
-		case ctx.Err() != nil:
-			if errors.Is(context.Cause(ctx), ErrEnvironmentDown) {
-				return StoppedEnvironment // a guard stopped new episodes (see envGuard)
-			}
-			return StoppedInterrupted
-		case o.Config.TargetCorrect > 0 && kept.Load() >= int64(o.Config.TargetCorrect):
-			return StoppedTarget
-		}
-		return ""
-	}
-
-	exec := func(j job) {
-		var ep pipeline.Episode
-		var err error
-		ep, err = runner.run(hard, *j.q, j.attempt, j.rationalize)
-		if errors.Is(err, llm.ErrBudget) {
-			stopBudget.Store(true)
-		}
-		werr := o.Sink.Write(context.WithoutCancel(hard), ep)
-		mu.Lock()
-		defer mu.Unlock()
-		if (stopsRun(err) || errors.Is(err, ErrToolsRefused)) && fatal == nil {
-			fatal = err
-		}
-		if werr != nil && fatal == nil {
-			fatal = fmt.Errorf("write episode %s: %w", ep.ID, werr)
-		}
-		if werr != nil {
-			return
-		}
-		sum.Episodes++
-		if ep.Rationalized {
-			sum.Rationalized++
-		}
-		if ep.Correct {
-			sum.Correct++
-		} else if !j.rationalize && !ep.Retryable() {
-			failed[j.qi]++
-		}
-		k := tally.Add(&ep)
-		if k {
-			sum.Kept++
-			kept.Add(1)
-		}
-		sum.Requests += ep.LLMCalls
-		sum.Usage = sum.Usage.Add(ep.Usage)
-		prog.episode(ep, k)
-		if err != nil {
-			log.Debug("episode ended with an error", "episode", ep.ID, "question", ep.QuestionID, "stop", ep.StopReason, "err", err)
-		}
-	}
-
-	// drive runs the jobs next hands out, up to generate.concurrency at once, until next
-	// has none and none is in flight or a stop condition arises; ended is told of each
-	// job that ended, in the driving goroutine, before next is asked again.
-	conc := max(o.Config.Concurrency, 1)
+	b.kept.Store(int64(b.tally.Kept()))
+	b.prog = newProgress(o.Progress, o.Config.Progress, b.sum.Planned, o.Config.TargetCorrect, b.tally.Kept())
+	b.prog.scoring = o.Scoring
+	b.conc = max(o.Config.Concurrency, 1)
 	if o.LLM.Mode == "batch" {
 		// A wave carries the requests pending when it is cut, so every question's episode
 		// is in flight at once (up to the lines a batch takes): 100 questions take about
 		// one wave per step, not one per generate.concurrency episodes.
-		conc = max(conc, min(len(o.Questions), max(o.LLM.Batch.MaxLines, 1)))
+		b.conc = max(b.conc, min(len(o.Questions), max(o.LLM.Batch.MaxLines, 1)))
 	}
-	drive := func(next func() (job, bool), ended func(job)) string {
-		finished := make(chan job, conc)
-		var wg sync.WaitGroup
-		inflight := 0
-		end := func(j job) {
-			inflight--
-			ended(j)
+	return b, nil
+}
+
+// done reports whether an earlier run finished attempt a of question qi.
+func (b *bootstrap) done(qi, a int) bool {
+	return b.o.Done[fmt.Sprintf("%s#%d", b.o.Questions[qi].ID, a)]
+}
+
+// stop reports why no new episode may start, or "".
+func (b *bootstrap) stop(ctx context.Context) string {
+	b.mu.Lock()
+	f := b.fatal
+	b.mu.Unlock()
+	switch {
+	case f != nil:
+		switch {
+		case errors.Is(f, llm.ErrUnusable):
+			return StoppedUnusable
+		case errors.Is(f, ErrEnvironmentDown):
+			return StoppedEnvironment
 		}
-		why := ""
-		for {
-			for inflight >= conc { // a slot first, so that no episode starts after a stop arose
-				end(<-finished)
-			}
-		drain:
-			for {
-				select {
-				case j := <-finished:
-					end(j)
-				default:
-					break drain
-				}
-			}
-			if why = stop(); why != "" {
-				break
-			}
-			j, ok := next()
-			if !ok {
-				if inflight == 0 {
-					break
-				}
-				end(<-finished)
-				continue
-			}
-			inflight++
-			wg.Go(func() {
-				exec(j)
-				finished <- j
-			})
+		return StoppedInterrupted
+	case b.noBudget.Load():
+		return StoppedBudget
+	case ctx.Err() != nil:
+		if errors.Is(context.Cause(ctx), ErrEnvironmentDown) {
+			return StoppedEnvironment // a guard stopped new episodes (see envGuard)
 		}
-		for inflight > 0 {
+		return StoppedInterrupted
+	case b.o.Config.TargetCorrect > 0 && b.kept.Load() >= int64(b.o.Config.TargetCorrect):
+		return StoppedTarget
+	}
+	return ""
+}
+
+// exec runs one episode under hard, writes it to the sink and counts it.
+func (b *bootstrap) exec(hard context.Context, j job) {
+	ep, err := b.runner.run(hard, *j.q, j.attempt, j.rationalize)
+	if errors.Is(err, llm.ErrBudget) {
+		b.noBudget.Store(true)
+	}
+	werr := b.o.Sink.Write(context.WithoutCancel(hard), ep)
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if (stopsRun(err) || errors.Is(err, ErrToolsRefused)) && b.fatal == nil {
+		b.fatal = err
+	}
+	if werr != nil && b.fatal == nil {
+		b.fatal = fmt.Errorf("write episode %s: %w", ep.ID, werr)
+	}
+	if werr != nil {
+		return
+	}
+	sum := &b.sum
+	sum.Episodes++
+	if ep.Rationalized {
+		sum.Rationalized++
+	}
+	if ep.Correct {
+		sum.Correct++
+	} else if !j.rationalize && !ep.Retryable() {
+		b.failed[j.qi]++
+	}
+	k := b.tally.Add(&ep)
+	if k {
+		sum.Kept++
+		b.kept.Add(1)
+	}
+	sum.Requests += ep.LLMCalls
+	sum.Usage = sum.Usage.Add(ep.Usage)
+	b.prog.episode(ep, k)
+	if err != nil {
+		b.log.Debug("episode ended with an error", "episode", ep.ID, "question", ep.QuestionID, "stop", ep.StopReason, "err", err)
+	}
+}
+
+// drive runs the jobs next hands out, up to b.conc at once, until next has none and
+// none is in flight or a stop condition arises (the reason it returns); ended is told of
+// each job that ended, in the driving goroutine, before next is asked again.
+func (b *bootstrap) drive(ctx, hard context.Context, next func() (job, bool), ended func(job)) string {
+	finished := make(chan job, b.conc)
+	var wg sync.WaitGroup
+	inflight := 0
+	end := func(j job) {
+		inflight--
+		ended(j)
+	}
+	why := ""
+	for {
+		for inflight >= b.conc { // a slot first, so that no episode starts after a stop arose
 			end(<-finished)
 		}
-		wg.Wait()
-		return why
+	drain:
+		for {
+			select {
+			case j := <-finished:
+				end(j)
+			default:
+				break drain
+			}
+		}
+		if why = b.stop(ctx); why != "" {
+			break
+		}
+		j, ok := next()
+		if !ok {
+			if inflight == 0 {
+				break
+			}
+			end(<-finished)
+			continue
+		}
+		inflight++
+		wg.Go(func() {
+			b.exec(hard, j)
+			finished <- j
+		})
 	}
+	for inflight > 0 {
+		end(<-finished)
+	}
+	wg.Wait()
+	return why
+}
 
-	solved := func(qi int) bool {
-		mu.Lock()
-		defer mu.Unlock()
-		return tally.Solved(o.Questions[qi].ID)
-	}
-	// nextAttempt is the first attempt from a on that no earlier run finished, or -1.
-	nextAttempt := func(qi, a int) int {
-		for ; a < attempts; a++ {
-			if !done(qi, a) {
-				return a
-			}
-		}
-		return -1
-	}
-	skip := func(qi, from int) {
-		for a := from; a < attempts; a++ {
-			if !done(qi, a) {
-				sum.Skipped++
-			}
+func (b *bootstrap) solved(qi int) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.tally.Solved(b.o.Questions[qi].ID)
+}
+
+// nextAttempt is the first attempt from a on that no earlier run finished, or -1.
+func (b *bootstrap) nextAttempt(qi, a int) int {
+	for ; a < b.tries; a++ {
+		if !b.done(qi, a) {
+			return a
 		}
 	}
+	return -1
+}
+
+// attempts drives the questions' attempts: a question's next attempt, once its last
+// ended and while it is not solved, goes ahead of new questions.
+func (b *bootstrap) attempts(ctx, hard context.Context) string {
 	var again []job // questions' next attempts, ahead of new questions
 	fresh := 0
-	why := drive(func() (job, bool) {
+	return b.drive(ctx, hard, func() (job, bool) {
 		if len(again) > 0 {
 			j := again[0]
 			again = again[1:]
 			return j, true
 		}
-		for fresh < len(order) {
-			qi := order[fresh]
+		for fresh < len(b.order) {
+			qi := b.order[fresh]
 			fresh++
-			if solved(qi) {
+			if b.solved(qi) {
 				continue
 			}
-			if a := nextAttempt(qi, 0); a >= 0 {
-				return job{q: &o.Questions[qi], qi: qi, attempt: a}, true
+			if a := b.nextAttempt(qi, 0); a >= 0 {
+				return job{q: &b.o.Questions[qi], qi: qi, attempt: a}, true
 			}
 		}
 		return job{}, false
 	}, func(j job) {
-		if solved(j.qi) {
-			mu.Lock()
-			skip(j.qi, j.attempt+1)
-			mu.Unlock()
+		if b.solved(j.qi) {
+			b.mu.Lock()
+			for a := j.attempt + 1; a < b.tries; a++ {
+				if !b.done(j.qi, a) {
+					b.sum.Skipped++
+				}
+			}
+			b.mu.Unlock()
 			return
 		}
-		if a := nextAttempt(j.qi, j.attempt+1); a >= 0 {
+		if a := b.nextAttempt(j.qi, j.attempt+1); a >= 0 {
 			again = append(again, job{q: j.q, qi: j.qi, attempt: a})
 		}
 	})
-	if why == "" && o.Config.Rationalize {
-		i := 0
-		why = drive(func() (job, bool) {
-			for i < len(order) {
-				qi := order[i]
-				i++
-				mu.Lock()
-				all := int(failed[qi]) >= attempts
-				mu.Unlock()
-				if !all || solved(qi) {
-					continue // some attempt was correct, or an attempt did not run in this run
-				}
-				prog.plan(1)
-				return job{q: &o.Questions[qi], qi: qi, attempt: attempts, rationalize: true}, true
+}
+
+// rationalize drives one more attempt, with the answer as a hint, at each question whose
+// attempts in this run all failed.
+func (b *bootstrap) rationalize(ctx, hard context.Context) string {
+	i := 0
+	return b.drive(ctx, hard, func() (job, bool) {
+		for i < len(b.order) {
+			qi := b.order[i]
+			i++
+			b.mu.Lock()
+			all := int(b.failed[qi]) >= b.tries
+			b.mu.Unlock()
+			if !all || b.solved(qi) {
+				continue // some attempt was correct, or an attempt did not run in this run
 			}
-			return job{}, false
-		}, func(job) {})
-	}
-	if why == "" {
-		why = StoppedDone
-	}
-	sum.Stopped, sum.Elapsed, sum.KeptTotal = why, time.Since(start), int(kept.Load())
-	prog.finish(why)
-	if o.Scoring {
-		log.Info("generation stopped", "why", why, "episodes", sum.Episodes, "correct", sum.Correct, "requests", sum.Requests)
+			b.prog.plan(1)
+			return job{q: &b.o.Questions[qi], qi: qi, attempt: b.tries, rationalize: true}, true
+		}
+		return job{}, false
+	}, func(job) {})
+}
+
+// finish logs why the run stopped and returns its summary and the error that stopped it.
+func (b *bootstrap) finish(why string, elapsed time.Duration) (Summary, error) {
+	sum := b.sum
+	sum.Stopped, sum.Elapsed, sum.KeptTotal = why, elapsed, int(b.kept.Load())
+	b.prog.finish(why)
+	if b.o.Scoring {
+		b.log.Info("generation stopped", "why", why, "episodes", sum.Episodes, "correct", sum.Correct, "requests", sum.Requests)
 	} else {
-		log.Info("generation stopped", "why", why, "episodes", sum.Episodes, "correct", sum.Correct, "kept", sum.Kept,
+		b.log.Info("generation stopped", "why", why, "episodes", sum.Episodes, "correct", sum.Correct, "kept", sum.Kept,
 			"kept_total", sum.KeptTotal, "skipped_attempts", sum.Skipped, "requests", sum.Requests)
 	}
-	if fatal != nil {
-		if !stopsRun(fatal) {
+	if b.fatal != nil {
+		if !stopsRun(b.fatal) {
 			sum.Stopped = StoppedInterrupted
 		}
-		return sum, fatal
+		return sum, b.fatal
 	}
 	return sum, nil
 }

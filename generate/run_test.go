@@ -229,10 +229,9 @@ func TestRunInterrupted(t *testing.T) {
 	o.Config.Concurrency = 2
 	soft, stopSoft := context.WithCancel(t.Context())
 	hard, stopHard := context.WithCancel(t.Context())
-	o.Hard = hard
 	done := make(chan Summary)
 	go func() {
-		sum, _ := Run(soft, o)
+		sum, _ := RunGraceful(soft, hard, o)
 		done <- sum
 	}()
 	<-started
@@ -257,7 +256,6 @@ func TestRunInterrupted(t *testing.T) {
 	})
 	o2, sink2 := runOpts(t, "react", "chat", openAI(t, srv2, 0, nil), manyQuestions(4))
 	ctx, cancel := context.WithCancel(t.Context())
-	o2.Hard = ctx
 	go func() {
 		for srv2.Requests() < 4 {
 			select {

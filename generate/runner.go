@@ -190,50 +190,7 @@ func (r *Runner) run(ctx context.Context, q pipeline.Question, attempt int, rati
 	if rationalize {
 		hinted.Question = Hint(q)
 	}
-	s := sampler{r: r, seed: seed, attempt: attempt}
-	var err error
-	switch cfg.Method {
-	case prompt.MethodStandard:
-		err = r.single(ctx, &ep, hinted, s, r.answer)
-	case prompt.MethodCoT:
-		err = r.single(ctx, &ep, hinted, s, r.cot)
-	case prompt.MethodCoTSC:
-		var win int
-		win, _, err = r.selfConsistency(ctx, &ep, hinted, s)
-		if win >= 0 { // CoT-SC alone: the winning chain is the episode's one step
-			sm := ep.Samples[win]
-			st := pipeline.Step{Thought: sm.Thought, Action: "Finish[" + sm.Answer + "]",
-				ActionType: pipeline.ActionFinish, Argument: sm.Answer}
-			if sm.Call != nil {
-				st.Reasoning = stepReasoning([]pipeline.Call{*sm.Call}, sm.Thought)
-			}
-			ep.Steps = append(ep.Steps, st)
-		}
-	case prompt.MethodAct, prompt.MethodReAct:
-		if r.game != nil {
-			err = r.gameLoop(ctx, &ep, hinted, s)
-		} else {
-			err = r.agentLoop(ctx, &ep, hinted, s)
-		}
-	case prompt.MethodReActCoTSC:
-		// The steps stay the trajectory ReAct walked; when CoT-SC answers, its answer
-		// stands in Prediction and its chain in Samples (Episode.Chain), never as a step.
-		ep.Branch = prompt.MethodReAct
-		err = r.agentLoop(ctx, &ep, hinted, s)
-		if err == nil && !ep.Finished {
-			ep.Branch = prompt.MethodCoTSC
-			_, _, err = r.selfConsistency(ctx, &ep, hinted, s)
-		}
-	case prompt.MethodCoTSCReAct:
-		ep.Branch = prompt.MethodCoTSC
-		var votes int
-		_, votes, err = r.selfConsistency(ctx, &ep, hinted, s)
-		if err == nil && 2*votes < cfg.Samples {
-			ep.Branch = prompt.MethodReAct
-			ep.Prediction, ep.Finished, ep.StopReason = "", false, ""
-			err = r.agentLoop(ctx, &ep, hinted, s)
-		}
-	}
+	err := r.method(ctx, &ep, hinted, sampler{r: r, seed: seed, attempt: attempt})
 	if err != nil {
 		ep.Finished, ep.Prediction = false, ""
 		ep.StopReason, ep.Error = stopReason(ctx, err), err.Error()
@@ -247,6 +204,62 @@ func (r *Runner) run(ctx context.Context, q pipeline.Question, attempt int, rati
 	case ep.Finished:
 		ep.Correct, ep.EM, ep.F1 = score.Score(r.o.Task, ep.Prediction, ep.Answer)
 	}
+	countCalls(&ep)
+	ep.LatencyMS = time.Since(start).Milliseconds()
+	return ep, err
+}
+
+// method runs generate.method's prompting of question q (hinted when rationalized) into
+// ep.
+func (r *Runner) method(ctx context.Context, ep *pipeline.Episode, hinted pipeline.Question, s sampler) error {
+	var err error
+	switch r.o.Config.Method {
+	case prompt.MethodStandard:
+		err = r.single(ctx, ep, hinted, s, r.answer)
+	case prompt.MethodCoT:
+		err = r.single(ctx, ep, hinted, s, r.cot)
+	case prompt.MethodCoTSC:
+		var win int
+		win, _, err = r.selfConsistency(ctx, ep, hinted, s)
+		if win >= 0 { // CoT-SC alone: the winning chain is the episode's one step
+			sm := ep.Samples[win]
+			st := pipeline.Step{Thought: sm.Thought, Action: "Finish[" + sm.Answer + "]",
+				ActionType: pipeline.ActionFinish, Argument: sm.Answer}
+			if sm.Call != nil {
+				st.Reasoning = stepReasoning([]pipeline.Call{*sm.Call}, sm.Thought)
+			}
+			ep.Steps = append(ep.Steps, st)
+		}
+	case prompt.MethodAct, prompt.MethodReAct:
+		if r.game != nil {
+			err = r.gameLoop(ctx, ep, hinted, s)
+		} else {
+			err = r.agentLoop(ctx, ep, hinted, s)
+		}
+	case prompt.MethodReActCoTSC:
+		// The steps stay the trajectory ReAct walked; when CoT-SC answers, its answer
+		// stands in Prediction and its chain in Samples (Episode.Chain), never as a step.
+		ep.Branch = prompt.MethodReAct
+		err = r.agentLoop(ctx, ep, hinted, s)
+		if err == nil && !ep.Finished {
+			ep.Branch = prompt.MethodCoTSC
+			_, _, err = r.selfConsistency(ctx, ep, hinted, s)
+		}
+	case prompt.MethodCoTSCReAct:
+		ep.Branch = prompt.MethodCoTSC
+		var votes int
+		_, votes, err = r.selfConsistency(ctx, ep, hinted, s)
+		if err == nil && 2*votes < r.o.Config.Samples {
+			ep.Branch = prompt.MethodReAct
+			ep.Prediction, ep.Finished, ep.StopReason = "", false, ""
+			err = r.agentLoop(ctx, ep, hinted, s)
+		}
+	}
+	return err
+}
+
+// countCalls sets the episode's request count and usage from the calls it records.
+func countCalls(ep *pipeline.Episode) {
 	for _, st := range ep.Steps {
 		for _, c := range st.Calls {
 			if c.NotSent {
@@ -262,8 +275,6 @@ func (r *Runner) run(ctx context.Context, q pipeline.Question, attempt int, rati
 			ep.Usage = ep.Usage.Add(sm.Call.Usage)
 		}
 	}
-	ep.LatencyMS = time.Since(start).Milliseconds()
-	return ep, err
 }
 
 func stopReason(ctx context.Context, err error) string {

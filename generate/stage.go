@@ -82,12 +82,69 @@ func (s *Stage) Run(ctx context.Context, r *pipeline.Run) (pipeline.Counts, erro
 		return nil, err
 	}
 	defer closeCorpus()
-
-	episodes, state, rec, err := pipeline.OpenEpisodeLog(r.Dir.File(pipeline.EpisodesFile), s.RunConfig.FsyncEvery, s.RunConfig.FsyncInterval)
+	episodes, state, err := s.openLog(r, log)
 	if err != nil {
 		return nil, err
 	}
 	defer episodes.Close()
+	tally, err := s.countEarlier(r, episodes)
+	if err != nil {
+		return nil, err
+	}
+	keptBefore := tally.Kept()
+	var actors ActorFactory
+	if s.Actors != nil {
+		actors = s.Actors(corpus)
+	}
+	var clients llm.Clients
+	if s.Client != nil {
+		if clients, err = s.Client(ctx, cmp.Or(s.LLM.CacheDir, r.Dir.File(pipeline.LLMCacheDir))); err != nil {
+			// A config mistake names its own key (exit 2); a batch directory that cannot
+			// be read or re-attached is a runtime failure (exit 1), not llm.base_url's.
+			return nil, fmt.Errorf("llm client: %w", err)
+		}
+		defer clients.Close()
+	}
+	hard, stopGrace := s.grace(ctx)
+	defer stopGrace()
+
+	// The guard stops new episodes through runCtx the moment the environment is found
+	// down; the episodes in flight run on under hard and fail at their next step.
+	runCtx, halt := context.WithCancelCause(ctx)
+	defer halt(nil)
+	guard := &envGuard{limit: s.MaxEnvFailures, halt: halt}
+	outcome := &errorTally{next: episodes}
+	newGame, err := s.games(guard)
+	if err != nil {
+		return nil, err
+	}
+	sum, err := RunGraceful(runCtx, hard, RunOptions{
+		Config: s.Config, LLM: s.LLM, Task: s.Env.Task, RunID: r.Manifest.RunID,
+		Questions: s.Questions, Done: state.Done, Tally: tally, Prompts: s.Prompts, CoTPrompts: s.CoTPrompts,
+		NewEnv: func(q pipeline.Question) Environment {
+			o := s.Env
+			o.Gold = q.Answer
+			return guard.wrap(env.New(corpus, o))
+		},
+		Client: clients.Client, NewActor: actors, NewGame: newGame, GamePrompts: s.GamePrompts,
+		Sink: outcome, Progress: s.Progress, Scoring: s.Scoring, Logger: log, System: s.System, Round: s.Round,
+	})
+	counts := pipeline.Counts{"questions": len(s.Questions), "planned": sum.Planned, "episodes": sum.Episodes,
+		"correct": sum.Correct, "requests": sum.Requests, "tokens": sum.Usage.TotalTokens,
+		"resumed_done": len(state.Done), "log_records": episodes.Count(),
+		"will_keep": sum.Kept, "will_keep_total": max(sum.KeptTotal, keptBefore), "skipped_attempts": sum.Skipped,
+		"errored": outcome.errored}
+	clientCounts(r, clients, counts)
+	return counts, s.verdict(r, log, sum, err, outcome)
+}
+
+// openLog opens the run's episode log, noting a torn last line it dropped in the
+// manifest, and returns it with what earlier runs finished.
+func (s *Stage) openLog(r *pipeline.Run, log *slog.Logger) (*pipeline.EpisodeLog, pipeline.LogState, error) {
+	episodes, state, rec, err := pipeline.OpenEpisodeLog(r.Dir.File(pipeline.EpisodesFile), s.RunConfig.FsyncEvery, s.RunConfig.FsyncInterval)
+	if err != nil {
+		return nil, state, err
+	}
 	if rec.TornBytes > 0 {
 		msg := fmt.Sprintf("dropped a torn last line of %d bytes from %s (a write cut by a crash): %q", rec.TornBytes, pipeline.EpisodesFile, rec.TornPrefix)
 		log.Warn(msg)
@@ -96,52 +153,43 @@ func (s *Stage) Run(ctx context.Context, r *pipeline.Run) (pipeline.Counts, erro
 	if len(state.Done) > 0 {
 		log.Info("resuming", "finished", len(state.Done), "correct", state.Correct, "to_retry", state.Retry)
 	}
+	return episodes, state, nil
+}
 
+// countEarlier returns the stage's Tally (a correctTally when none is set) with the
+// episodes earlier runs wrote counted: they count toward the target and solve their
+// questions.
+func (s *Stage) countEarlier(r *pipeline.Run, episodes *pipeline.EpisodeLog) (Tally, error) {
 	tally := s.Tally
 	if tally == nil {
 		tally = &correctTally{}
 	}
-	if episodes.Count() > 0 {
-		// What earlier runs wrote counts toward the target, and solves their questions.
-		for ep, err := range pipeline.ReadEpisodes(r.Dir.File(pipeline.EpisodesFile)) {
-			if err != nil {
-				return nil, err
-			}
-			if !ep.Retryable() {
-				tally.Add(&ep)
-			}
+	if episodes.Count() == 0 {
+		return tally, nil
+	}
+	for ep, err := range pipeline.ReadEpisodes(r.Dir.File(pipeline.EpisodesFile)) {
+		if err != nil {
+			return nil, err
+		}
+		if !ep.Retryable() {
+			tally.Add(&ep)
 		}
 	}
-	keptBefore := tally.Kept()
+	return tally, nil
+}
 
-	var clients llm.Clients
-	var actors ActorFactory
-	if s.Actors != nil {
-		actors = s.Actors(corpus)
-	}
-	if s.Client != nil {
-		var err error
-		if clients, err = s.Client(ctx, cmp.Or(s.LLM.CacheDir, r.Dir.File(pipeline.LLMCacheDir))); err != nil {
-			// A config mistake names its own key (exit 2); a batch directory that cannot
-			// be read or re-attached is a runtime failure (exit 1), not llm.base_url's.
-			return nil, fmt.Errorf("llm client: %w", err)
-		}
-		defer clients.Close()
-	}
-	client, meter := clients.Client, clients.Meter
-
-	// The grace period: a signal cancels ctx, which stops new episodes; in-flight ones
-	// run on under hard until they finish or the grace period ends. In batch mode there
-	// is none: an episode's next step would wait for another wave, which a stopping run
-	// must not submit; the batches out stay out, and the next run attaches to them.
+// grace returns the context in-flight episodes run under, and the function that ends
+// its watch. A signal cancels ctx, which stops new episodes; in-flight ones run on under
+// hard until they finish or the grace period ends. In batch mode there is none: an
+// episode's next step would wait for another wave, which a stopping run must not submit;
+// the batches out stay out, and the next run attaches to them.
+func (s *Stage) grace(ctx context.Context) (hard context.Context, stop func()) {
 	grace := s.RunConfig.GracePeriod
 	if s.LLM.Mode == "batch" {
 		grace = 0
 	}
 	hard, cancelHard := context.WithCancel(context.WithoutCancel(ctx))
-	defer cancelHard()
 	finished := make(chan struct{})
-	defer close(finished)
 	go func() {
 		select {
 		case <-ctx.Done():
@@ -153,43 +201,34 @@ func (s *Stage) Run(ctx context.Context, r *pipeline.Run) (pipeline.Counts, erro
 		case <-finished:
 		}
 	}()
-
-	// The guard stops new episodes through runCtx the moment the environment is found
-	// down; the episodes in flight run on under hard and fail at their next step.
-	runCtx, halt := context.WithCancelCause(ctx)
-	defer halt(nil)
-	guard := &envGuard{limit: s.MaxEnvFailures, halt: halt}
-	outcome := &errorTally{next: episodes}
-	var newGame func(q pipeline.Question) GameEnv
-	if s.Game != nil {
-		gc, err := agentgym.New(*s.Game)
-		if err != nil {
-			return nil, &pipeline.ConfigError{Key: "env.url", Message: err.Error()}
-		}
-		newGame = func(q pipeline.Question) GameEnv {
-			g, err := NewAgentGymGame(gc, s.Env.Task, q)
-			if err != nil {
-				return brokenGame{err}
-			}
-			return gameGuarded(g, guard)
-		}
+	return hard, func() {
+		close(finished)
+		cancelHard()
 	}
-	sum, err := Run(runCtx, RunOptions{
-		Config: s.Config, LLM: s.LLM, Task: s.Env.Task, RunID: r.Manifest.RunID,
-		Questions: s.Questions, Done: state.Done, Tally: tally, Prompts: s.Prompts, CoTPrompts: s.CoTPrompts,
-		NewEnv: func(q pipeline.Question) Environment {
-			o := s.Env
-			o.Gold = q.Answer
-			return guard.wrap(env.New(corpus, o))
-		},
-		Client: client, NewActor: actors, NewGame: newGame, GamePrompts: s.GamePrompts,
-		Sink: outcome, Progress: s.Progress, Scoring: s.Scoring, Logger: log, Hard: hard, System: s.System, Round: s.Round,
-	})
-	counts := pipeline.Counts{"questions": len(s.Questions), "planned": sum.Planned, "episodes": sum.Episodes,
-		"correct": sum.Correct, "requests": sum.Requests, "tokens": sum.Usage.TotalTokens,
-		"resumed_done": len(state.Done), "log_records": episodes.Count(),
-		"will_keep": sum.Kept, "will_keep_total": max(sum.KeptTotal, keptBefore), "skipped_attempts": sum.Skipped,
-		"errored": outcome.errored}
+}
+
+// games returns the games of a game task's questions, played on s.Game through guard;
+// nil for the Wikipedia tasks.
+func (s *Stage) games(guard *envGuard) (func(q pipeline.Question) GameEnv, error) {
+	if s.Game == nil {
+		return nil, nil
+	}
+	gc, err := agentgym.New(*s.Game)
+	if err != nil {
+		return nil, &pipeline.ConfigError{Key: "env.url", Message: err.Error()}
+	}
+	return func(q pipeline.Question) GameEnv {
+		g, err := NewAgentGymGame(gc, s.Env.Task, q)
+		if err != nil {
+			return brokenGame{err}
+		}
+		return gameGuarded(g, guard)
+	}, nil
+}
+
+// clientCounts adds what the model clients counted to counts, and the endpoints' shares
+// to the manifest.
+func clientCounts(r *pipeline.Run, clients llm.Clients, counts pipeline.Counts) {
 	if clients.Pool != nil {
 		var shares []pipeline.EndpointShare
 		for _, st := range clients.Pool.Stats() {
@@ -204,27 +243,31 @@ func (s *Stage) Run(ctx context.Context, r *pipeline.Run) (pipeline.Counts, erro
 		counts["batch_retried_lines"] = b.Retried
 		counts["batch_duplicate_lines"], counts["batch_unreadable_lines"] = b.Duplicates, b.Malformed
 	}
-	if meter != nil {
-		m := meter.Snapshot()
+	if clients.Meter != nil {
+		m := clients.Meter.Snapshot()
 		counts["cached"] = int(m.Cached)
 		counts["failed_requests"] = int(m.Failed)
 		counts["retries"] = int(m.Retries)
 	}
+}
+
+// verdict is the stage's error for how the run ended (err is Run's), and logs the end.
+func (s *Stage) verdict(r *pipeline.Run, log *slog.Logger, sum Summary, err error, outcome *errorTally) error {
 	switch {
 	case errors.Is(err, ErrToolsRefused):
-		return counts, err
+		return err
 	case errors.Is(err, llm.ErrUnusable):
-		return counts, fmt.Errorf("every request to %s failed, so the run stopped: %w", servers(s.LLM), err)
+		return fmt.Errorf("every request to %s failed, so the run stopped: %w", servers(s.LLM), err)
 	case errors.Is(err, ErrEnvironmentDown):
-		return counts, fmt.Errorf("the environment failed %d steps in a row (env.max_consecutive_failures), so the run stopped before paying for more requests; %d episodes ended with an error and `reactgen run` retries them once it answers: %w",
+		return fmt.Errorf("the environment failed %d steps in a row (env.max_consecutive_failures), so the run stopped before paying for more requests; %d episodes ended with an error and `reactgen run` retries them once it answers: %w",
 			s.MaxEnvFailures, outcome.errored, err)
 	case err != nil:
-		return counts, err
+		return err
 	case sum.Stopped == StoppedInterrupted:
-		return counts, context.Canceled
+		return context.Canceled
 	case outcome.written > 0 && outcome.errored == outcome.written:
 		// Nothing this run did can be kept: the run failed, whatever the cause.
-		return counts, fmt.Errorf("all %d episodes of this run ended with an error, so there is nothing to keep; the first: %s", outcome.errored, outcome.first)
+		return fmt.Errorf("all %d episodes of this run ended with an error, so there is nothing to keep; the first: %s", outcome.errored, outcome.first)
 	case outcome.errored > 0:
 		log.Warn("episodes ended with an error; `reactgen run` again retries them", "errored", outcome.errored, "of", outcome.written, "first", outcome.first)
 	}
@@ -233,7 +276,7 @@ func (s *Stage) Run(ctx context.Context, r *pipeline.Run) (pipeline.Counts, erro
 		r.SetStatus(pipeline.StatusBudget)
 		log.Warn("the LLM budget ran out: the run stopped cleanly; raise llm.max_requests / llm.max_tokens / llm.max_cost_usd and run again to resume")
 	}
-	return counts, nil
+	return nil
 }
 
 // brokenGame is the game of a question whose id names no game: every episode of it

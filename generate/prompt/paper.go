@@ -42,12 +42,6 @@ func ParsePaper(text, task string) (Set, error) {
 			cur = nil
 		}
 	}
-	step := func() *Step {
-		if len(cur.Steps) == 0 {
-			cur.Steps = append(cur.Steps, Step{})
-		}
-		return &cur.Steps[len(cur.Steps)-1]
-	}
 	offset := 0 // of line in text
 	for n, line := range strings.Split(text, "\n") {
 		start := offset
@@ -81,31 +75,7 @@ func ParsePaper(text, task string) (Set, error) {
 		if cur == nil {
 			return Set{}, fmt.Errorf("line %d: %s before any Question or Claim", n+1, label)
 		}
-		switch label {
-		case "Thought":
-			if !numbered && len(cur.Steps) == 0 {
-				cur.Reasoning = val
-				last = &cur.Reasoning
-				continue
-			}
-			cur.Steps = append(cur.Steps, Step{Thought: val})
-			last = &cur.Steps[len(cur.Steps)-1].Thought
-		case "Action":
-			st := step()
-			if st.Action != "" || st.Observation != "" {
-				cur.Steps = append(cur.Steps, Step{})
-				st = &cur.Steps[len(cur.Steps)-1]
-			}
-			st.Action = val
-			last = &st.Action
-		case "Observation":
-			st := step()
-			st.Observation = val
-			last = &st.Observation
-		case "Answer":
-			cur.Answer = val
-			last = &cur.Answer
-		}
+		last = cur.field(label, val, numbered)
 	}
 	flush()
 	if len(s.Exemplars) == 0 {
@@ -120,6 +90,44 @@ func ParsePaper(text, task string) (Set, error) {
 	s.Instruction = strings.Join(instr, " ")
 	s.Kind = kindOf(s.Exemplars)
 	return s, nil
+}
+
+// field sets the exemplar's field a Thought, Action, Observation or Answer line (numbered
+// or not) holds to val, and returns it for the unlabelled lines that continue it. An
+// unnumbered Thought before any step is the CoT reasoning; an Action after a step's
+// action or observation starts a step.
+func (ex *Exemplar) field(label, val string, numbered bool) *string {
+	step := func() *Step {
+		if len(ex.Steps) == 0 {
+			ex.Steps = append(ex.Steps, Step{})
+		}
+		return &ex.Steps[len(ex.Steps)-1]
+	}
+	switch label {
+	case "Thought":
+		if !numbered && len(ex.Steps) == 0 {
+			ex.Reasoning = val
+			return &ex.Reasoning
+		}
+		ex.Steps = append(ex.Steps, Step{Thought: val})
+		return &ex.Steps[len(ex.Steps)-1].Thought
+	case "Action":
+		st := step()
+		if st.Action != "" || st.Observation != "" {
+			ex.Steps = append(ex.Steps, Step{})
+			st = &ex.Steps[len(ex.Steps)-1]
+		}
+		st.Action = val
+		return &st.Action
+	case "Observation":
+		st := step()
+		st.Observation = val
+		return &st.Observation
+	case "Answer":
+		ex.Answer = val
+		return &ex.Answer
+	}
+	return nil
 }
 
 // paperInstruction completes a paper entry that has no instruction of its own the way the
