@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/reactgen/reactgen/pipeline"
+	"github.com/reactgen/reactgen/pipeline/config"
 )
 
 func noEnv(string) string { return "" }
@@ -88,47 +89,6 @@ func TestPaperConfigs(t *testing.T) {
 	}
 }
 
-func TestConfigPrecedence(t *testing.T) {
-	path := writeConfig(t, minimalConfig+"  concurrency: 3\n  attempts: 2\n")
-	env := map[string]string{"REACTGEN_GENERATE_CONCURRENCY": "5", "REACTGEN_GENERATE_ATTEMPTS": "4"}
-	ld, err := testLoad(path, []string{"generate.attempts=6", "export.formats=[openai-chat, parquet]"}, func(k string) string { return env[k] })
-	if err != nil {
-		t.Fatal(err)
-	}
-	g := ld.Config.Generate
-	if g.Concurrency != 5 {
-		t.Errorf("environment over file: got concurrency %d, want 5", g.Concurrency)
-	}
-	if g.Attempts != 6 {
-		t.Errorf("--set over environment: got attempts %d, want 6", g.Attempts)
-	}
-	if g.Seed != pipeline.Default().Generate.Seed {
-		t.Errorf("default: got seed %d", g.Seed)
-	}
-	if got := strings.Join(ld.Config.Export.Formats, ","); got != "openai-chat,parquet" {
-		t.Errorf("--set list: got %s", got)
-	}
-	if want := filepath.Join(filepath.Dir(path), "questions.json"); ld.Config.Task.Path != want {
-		t.Errorf("task.path: got %s, want %s (relative to the config file)", ld.Config.Task.Path, want)
-	}
-}
-
-func TestConfigBaseURL(t *testing.T) {
-	path := writeConfig(t, minimalConfig)
-	ld, err := testLoad(path, nil, func(k string) string {
-		if k == "OPENAI_BASE_URL" {
-			return "http://127.0.0.1:9/v1"
-		}
-		return ""
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if ld.Config.LLM.BaseURL != "http://127.0.0.1:9/v1" {
-		t.Errorf("OPENAI_BASE_URL not honoured: got %s", ld.Config.LLM.BaseURL)
-	}
-}
-
 func TestConfigErrors(t *testing.T) {
 	cases := []struct {
 		name string
@@ -171,24 +131,7 @@ func TestConfigErrors(t *testing.T) {
 	}
 }
 
-func TestEveryKeyDocumented(t *testing.T) {
-	for _, k := range configKeys() {
-		if keyDocs[k.Key] == "" {
-			t.Errorf("config key %s has no description in keyDocs", k.Key)
-		}
-	}
-	known := map[string]bool{}
-	for _, k := range configKeys() {
-		known[k.Key] = true
-	}
-	for k := range keyDocs {
-		if !known[k] {
-			t.Errorf("keyDocs describes %s, which is not a config key", k)
-		}
-	}
-}
-
 // testLoad loads a config file with --set flags, as the stage commands do.
-func testLoad(file string, sets []string, getenv func(string) string) (*loaded, error) {
-	return loadConfig(newRegistry(), configSource{file: file, sets: sets}, getenv)
+func testLoad(file string, sets []string, getenv func(string) string) (*config.Loaded, error) {
+	return config.Load(config.Source{File: file, Sets: sets, Check: newRegistry().check}, getenv)
 }

@@ -2,12 +2,11 @@ package main
 
 import (
 	"encoding/json"
-	"fmt"
-	"sort"
-	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 	"gopkg.in/yaml.v3"
+
+	"github.com/reactgen/reactgen/pipeline/config"
 )
 
 func (a *app) newConfigCmd() *cobra.Command {
@@ -51,22 +50,7 @@ func (a *app) newConfigCmd() *cobra.Command {
 		Short:   "List every config key with its default and a one-line description",
 		Example: "  reactgen config keys",
 		Args:    cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			ks := configKeys()
-			sort.SliceStable(ks, func(i, j int) bool { return false })
-			tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "KEY\tTYPE\tDEFAULT\tDESCRIPTION")
-			for _, k := range ks {
-				def, _ := json.Marshal(k.Default)
-				if s := fmt.Sprint(k.Default); s != "" && string(def) != `""` {
-					if _, ok := k.Default.(interface{ Seconds() float64 }); ok {
-						def = []byte(s)
-					}
-				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", k.Key, k.Type, def, keyDocs[k.Key])
-			}
-			return tw.Flush()
-		},
+		RunE:    func(cmd *cobra.Command, args []string) error { return config.WriteKeys(a.stdout) },
 	}
 	cmd.AddCommand(show, keys)
 	return cmd

@@ -9,6 +9,7 @@ import (
 	"github.com/reactgen/reactgen/filter"
 	"github.com/reactgen/reactgen/ingest"
 	"github.com/reactgen/reactgen/pipeline"
+	"github.com/reactgen/reactgen/pipeline/config"
 )
 
 type importOptions struct {
@@ -92,16 +93,9 @@ func (a *app) importConfig(f configFlags) (pipeline.Config, error) {
 		}
 		return ld.Config, nil
 	}
-	src := configSource{sets: f.sets, existing: true}
-	if a.environ != nil {
-		src.environ = a.environ()
-	}
-	ld, err := loadConfig(a.reg, src, a.getenv)
+	ld, err := a.loadSource(config.Source{Sets: f.sets, Existing: true})
 	if err != nil {
 		return pipeline.Config{}, err
-	}
-	for _, w := range ld.Warnings {
-		a.log.Warn(w)
 	}
 	return ld.Config, nil
 }

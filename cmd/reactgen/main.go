@@ -2,10 +2,11 @@
 // trajectories by few-shot prompting a model against tool environments, keeps the
 // episodes that reach the correct answer, and exports training sets.
 //
-// This package is the command line only: one file per command parses its flags, the
-// config is loaded (config.go) and every name in it resolved against the registry
-// (registry.go), and stages.go builds the stages from their config sections and hands
-// them to pipeline.Execute, which owns the run.
+// This package is the command line only, wiring flags to calls: one file per command
+// parses its flags, the config is loaded by pipeline/config (root.go, load) and every
+// name in it resolved against the registry (registry.go), and stages.go builds the
+// stages from their config sections and hands them to pipeline.Execute, which owns the
+// run. It may import every part; it is the only place the parts meet by name.
 package main
 
 import (

@@ -12,6 +12,7 @@ import (
 	"github.com/reactgen/reactgen/generate/prompt"
 	"github.com/reactgen/reactgen/internal/shareddata"
 	"github.com/reactgen/reactgen/pipeline"
+	"github.com/reactgen/reactgen/pipeline/config"
 )
 
 // The paper configs sample as the notebooks did, and name the paper's prompt entries.
@@ -95,7 +96,7 @@ func TestCoTExemplarsKey(t *testing.T) {
 		t.Errorf("cot_exemplars with method react: got %v, want an error naming the key and the method", err)
 	}
 
-	load := func(ref string) (*loaded, error) {
+	load := func(ref string) (*config.Loaded, error) {
 		t.Helper()
 		return testLoad(writeConfig(t, minimalConfig), []string{"generate.method=react-cot-sc", "generate.policy=llm", "generate.cot_exemplars=" + ref}, noEnv)
 	}

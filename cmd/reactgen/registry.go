@@ -21,7 +21,7 @@ import (
 
 // registry is every name a config may use, with what implements it: policies, methods,
 // environment backends, filter rules and token counters, export formats and views. It
-// is built in one place, newRegistry, and loadConfig resolves a config against it, so
+// is built in one place, newRegistry, and config.Load resolves a config against it, so
 // that an unknown name exits 2 before any input is read, any index is built or any
 // request is sent.
 type registry struct {

@@ -2,11 +2,13 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/reactgen/reactgen/pipeline"
+	"github.com/reactgen/reactgen/pipeline/config"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -29,14 +31,16 @@ func (f *configFlags) register(cmd *cobra.Command, needOut bool) {
 	}
 }
 
+// usagef is a problem with the command line or the config: exit code 2.
+func usagef(format string, args ...any) error {
+	return &pipeline.InputError{Err: fmt.Errorf(format, args...)}
+}
+
 // load reads the effective config for a command. A stage on an existing run (filter,
 // export) reuses the run's recorded config when --config is not given, with --set and
 // REACTGEN_* applied on top.
-func (a *app) load(f *configFlags, existing bool) (*loaded, error) {
-	src := configSource{file: f.file, sets: f.sets, existing: existing, out: f.out}
-	if a.environ != nil {
-		src.environ = a.environ()
-	}
+func (a *app) load(f *configFlags, existing bool) (*config.Loaded, error) {
+	src := config.Source{File: f.file, Sets: f.sets, Existing: existing, Out: f.out}
 	if f.file == "" {
 		if !existing {
 			return nil, usagef("--config is required (try configs/demo.yaml)")
@@ -48,17 +52,31 @@ func (a *app) load(f *configFlags, existing bool) (*loaded, error) {
 		if err != nil {
 			return nil, err
 		}
-		src.recorded = rec
+		src.Recorded = rec
 	}
-	ld, err := loadConfig(a.reg, src, a.getenv)
+	ld, err := a.loadSource(src)
+	if err != nil {
+		return nil, err
+	}
+	if f.out != "" {
+		ld.Config.Run.Out = f.out
+	}
+	return ld, nil
+}
+
+// loadSource loads src with the registry's check of every name and the process
+// environment, and logs the warnings.
+func (a *app) loadSource(src config.Source) (*config.Loaded, error) {
+	src.Check = a.reg.check
+	if a.environ != nil {
+		src.Environ = a.environ()
+	}
+	ld, err := config.Load(src, a.getenv)
 	if err != nil {
 		return nil, err
 	}
 	for _, w := range ld.Warnings {
 		a.log.Warn(w)
-	}
-	if f.out != "" {
-		ld.Config.Run.Out = f.out
 	}
 	return ld, nil
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/reactgen/reactgen/internal/llm/llmtest"
+	"github.com/reactgen/reactgen/pipeline/config"
 )
 
 // TestRecordedConfigLoadsAgain round-trips every shipped config through what a run
@@ -42,7 +43,7 @@ func TestRecordedConfigLoadsAgain(t *testing.T) {
 			if err := json.Unmarshal(b, &recorded); err != nil {
 				t.Fatal(err)
 			}
-			again, err := loadConfig(newRegistry(), configSource{recorded: recorded, existing: true}, noEnv)
+			again, err := config.Load(config.Source{Recorded: recorded, Existing: true, Check: newRegistry().check}, noEnv)
 			if err != nil {
 				t.Fatalf("the recorded config does not load: %v", err)
 			}

@@ -1,7 +1,104 @@
-package main
+package config
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"reflect"
+	"text/tabwriter"
+	"time"
+
+	"github.com/reactgen/reactgen/pipeline"
+)
+
+// keyInfo describes one config key.
+type keyInfo struct {
+	Key     string
+	Default any
+	Type    string
+	Open    bool // a map whose sub-keys are the user's (llm.headers, llm.prices)
+}
+
+// configKeys lists every key of pipeline.Config with its default, derived from the struct
+// so that the list cannot drift from the type.
+func configKeys() []keyInfo {
+	var out []keyInfo
+	def := pipeline.Default()
+	var walk func(prefix string, v reflect.Value)
+	walk = func(prefix string, v reflect.Value) {
+		t := v.Type()
+		for i := range t.NumField() {
+			f := t.Field(i)
+			tag := f.Tag.Get("mapstructure")
+			if tag == "" {
+				continue
+			}
+			key := tag
+			if prefix != "" {
+				key = prefix + "." + tag
+			}
+			fv := v.Field(i)
+			switch {
+			case fv.Kind() == reflect.Struct && f.Type != reflect.TypeOf(time.Duration(0)):
+				walk(key, fv)
+			case fv.Kind() == reflect.Map:
+				out = append(out, keyInfo{Key: key, Default: fv.Interface(), Type: typeName(f.Type), Open: true})
+			default:
+				out = append(out, keyInfo{Key: key, Default: fv.Interface(), Type: typeName(f.Type)})
+			}
+		}
+	}
+	walk("", reflect.ValueOf(def))
+	return out
+}
+
+func typeName(t reflect.Type) string {
+	switch {
+	case t == reflect.TypeOf(time.Duration(0)):
+		return "duration"
+	case t.Kind() == reflect.Slice:
+		return "list of " + typeName(t.Elem())
+	case t.Kind() == reflect.Map:
+		return "map"
+	case t.Kind() == reflect.Float64:
+		return "number"
+	case t.Kind() == reflect.Int || t.Kind() == reflect.Int64:
+		return "integer"
+	}
+	return t.Kind().String()
+}
+
+// pathKeys are resolved relative to the config file that sets them.
+var pathKeys = map[string]bool{
+	"task.path": true, "corpus.path": true, "corpus.index": true, "generate.exemplars": true,
+	"generate.cot_exemplars": true,
+	"filter.eval_files":      true, "llm.cache_dir": true, "env.cache_dir": true,
+}
+
+// tokenizerKeys name a tokenizer: an encoding name, or a tokenizer.json path that is
+// resolved like pathKeys.
+var tokenizerKeys = map[string]bool{"export.tokenizer": true, "filter.token_counter": true}
+
+// WriteKeys prints every key with its type, default and description, as a table in the
+// order of pipeline.Config's fields: `reactgen config keys`.
+func WriteKeys(w io.Writer) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "KEY\tTYPE\tDEFAULT\tDESCRIPTION")
+	for _, k := range configKeys() {
+		def, _ := json.Marshal(k.Default)
+		if s := fmt.Sprint(k.Default); s != "" && string(def) != `""` {
+			if _, ok := k.Default.(interface{ Seconds() float64 }); ok {
+				def = []byte(s)
+			}
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", k.Key, k.Type, def, keyDocs[k.Key])
+	}
+	return tw.Flush()
+}
 
 // keyDocs is the one-line description of every config key, shown by `reactgen config
-// keys`. A test checks that every key of pipeline.Config has one.
+// keys`: the config-key registry. A test checks that every key of pipeline.Config has
+// one and that it describes no other.
 var keyDocs = map[string]string{
 	"run.out":            "run directory (relative to the working directory); --out overrides it",
 	"run.id":             "run id written into every record; empty derives one from the result-affecting settings",

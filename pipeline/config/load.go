@@ -1,4 +1,4 @@
-package main
+package config
 
 import (
 	"bytes"
@@ -7,12 +7,9 @@ import (
 	"io"
 	"math"
 	"path/filepath"
-	"reflect"
 	"regexp"
-	"slices"
 	"sort"
 	"strings"
-	"time"
 
 	"github.com/go-viper/mapstructure/v2"
 	"github.com/spf13/viper"
@@ -23,76 +20,8 @@ import (
 	"github.com/reactgen/reactgen/pipeline"
 )
 
-// keyInfo describes one config key.
-type keyInfo struct {
-	Key     string
-	Default any
-	Type    string
-	Open    bool // a map whose sub-keys are the user's (llm.headers, llm.prices)
-}
-
-// configKeys lists every key of pipeline.Config with its default, derived from the struct
-// so that the list cannot drift from the type.
-func configKeys() []keyInfo {
-	var out []keyInfo
-	def := pipeline.Default()
-	var walk func(prefix string, v reflect.Value)
-	walk = func(prefix string, v reflect.Value) {
-		t := v.Type()
-		for i := range t.NumField() {
-			f := t.Field(i)
-			tag := f.Tag.Get("mapstructure")
-			if tag == "" {
-				continue
-			}
-			key := tag
-			if prefix != "" {
-				key = prefix + "." + tag
-			}
-			fv := v.Field(i)
-			switch {
-			case fv.Kind() == reflect.Struct && f.Type != reflect.TypeOf(time.Duration(0)):
-				walk(key, fv)
-			case fv.Kind() == reflect.Map:
-				out = append(out, keyInfo{Key: key, Default: fv.Interface(), Type: typeName(f.Type), Open: true})
-			default:
-				out = append(out, keyInfo{Key: key, Default: fv.Interface(), Type: typeName(f.Type)})
-			}
-		}
-	}
-	walk("", reflect.ValueOf(def))
-	return out
-}
-
-func typeName(t reflect.Type) string {
-	switch {
-	case t == reflect.TypeOf(time.Duration(0)):
-		return "duration"
-	case t.Kind() == reflect.Slice:
-		return "list of " + typeName(t.Elem())
-	case t.Kind() == reflect.Map:
-		return "map"
-	case t.Kind() == reflect.Float64:
-		return "number"
-	case t.Kind() == reflect.Int || t.Kind() == reflect.Int64:
-		return "integer"
-	}
-	return t.Kind().String()
-}
-
-// pathKeys are resolved relative to the config file that sets them.
-var pathKeys = map[string]bool{
-	"task.path": true, "corpus.path": true, "corpus.index": true, "generate.exemplars": true,
-	"generate.cot_exemplars": true,
-	"filter.eval_files":      true, "llm.cache_dir": true, "env.cache_dir": true,
-}
-
-// tokenizerKeys name a tokenizer: an encoding name, or a tokenizer.json path that is
-// resolved like pathKeys.
-var tokenizerKeys = map[string]bool{"export.tokenizer": true, "filter.token_counter": true}
-
-// loaded is an effective configuration and where each key's value came from.
-type loaded struct {
+// Loaded is an effective configuration and where each key's value came from.
+type Loaded struct {
 	Config pipeline.Config
 	File   string
 	Source map[string]string // key -> default, file, env or flag
@@ -110,26 +39,30 @@ func usagef(format string, args ...any) error {
 // maxConfigBytes bounds a config file: the largest shipped one is 4 KiB.
 const maxConfigBytes = 1 << 20
 
-// configSource is where a command's config comes from, lowest precedence first: a run's
+// Source is where a command's config comes from, lowest precedence first: a run's
 // recorded config or a YAML file, then REACTGEN_* variables, then --set flags.
-type configSource struct {
-	file     string
-	recorded map[string]any // a run's manifest config (filter and export without --config)
-	sets     []string
-	// existing is set for the stages that work on an existing run (filter, export): the
+type Source struct {
+	File     string
+	Recorded map[string]any // a run's manifest config (filter and export without --config)
+	Sets     []string
+	// Existing is set for the stages that work on an existing run (filter, export): the
 	// sources generation reads (task file, corpus, model) need not be named.
-	existing bool
-	out      string // --out, which replaces run.out before the config is checked
-	// environ is the process environment (os.Environ), searched for misspelt REACTGEN_*
+	Existing bool
+	Out      string // --out, which replaces run.out before the config is checked
+	// Environ is the process environment (os.Environ), searched for misspelt REACTGEN_*
 	// variables; getenv reads the values.
-	environ []string
+	Environ []string
+	// Check resolves every name the config uses (policies, methods, backends, rules,
+	// formats, views) against what implements them; the command line's registry. Nil
+	// checks none.
+	Check func(*pipeline.Config) error
 }
 
-// loadConfig merges defaults, the recorded config or YAML file, REACTGEN_* environment
+// Load merges defaults, the recorded config or YAML file, REACTGEN_* environment
 // variables and --set flags, in that order, decodes them strictly into a pipeline.Config,
-// validates it and resolves every name in it against reg.
-func loadConfig(reg *registry, src configSource, getenv func(string) string) (*loaded, error) {
-	file, sets := src.file, src.sets
+// validates it and resolves every name in it with src.Check.
+func Load(src Source, getenv func(string) string) (*Loaded, error) {
+	file, sets := src.File, src.Sets
 	keys := configKeys()
 	known := map[string]keyInfo{}
 	for _, k := range keys {
@@ -139,14 +72,14 @@ func loadConfig(reg *registry, src configSource, getenv func(string) string) (*l
 	for _, k := range keys {
 		v.SetDefault(k.Key, k.Default)
 	}
-	ld := &loaded{File: file, Source: map[string]string{}, Line: map[string]int{}}
+	ld := &Loaded{File: file, Source: map[string]string{}, Line: map[string]int{}}
 	if file != "" {
 		if err := setFile(v, file, keys, known, ld); err != nil {
 			return nil, err
 		}
 	}
-	if src.recorded != nil {
-		if err := setRecorded(v, src.recorded, known, ld); err != nil {
+	if src.Recorded != nil {
+		if err := setRecorded(v, src.Recorded, known, ld); err != nil {
 			return nil, err
 		}
 	}
@@ -169,8 +102,8 @@ func loadConfig(reg *registry, src configSource, getenv func(string) string) (*l
 	if err != nil {
 		return nil, usagef("%s", decodeMessage(err, ld.where, known))
 	}
-	if src.out != "" {
-		cfg.Run.Out = src.out
+	if src.Out != "" {
+		cfg.Run.Out = src.Out
 	}
 	if cfg.LLM.BaseURL == "" {
 		cfg.LLM.BaseURL = getenv("OPENAI_BASE_URL")
@@ -178,9 +111,12 @@ func loadConfig(reg *registry, src configSource, getenv func(string) string) (*l
 	if cfg.LLM.BaseURL == "" {
 		cfg.LLM.BaseURL = "https://api.openai.com/v1"
 	}
-	checks := []func(*pipeline.Config) error{(*pipeline.Config).Validate, (*pipeline.Config).ValidateSources, reg.check}
-	if src.existing {
-		checks = slices.Delete(checks, 1, 2)
+	checks := []func(*pipeline.Config) error{(*pipeline.Config).Validate, (*pipeline.Config).ValidateSources}
+	if src.Existing {
+		checks = checks[:1]
+	}
+	if src.Check != nil {
+		checks = append(checks, src.Check)
 	}
 	for _, check := range checks {
 		if err := check(&cfg); err != nil {
@@ -192,13 +128,13 @@ func loadConfig(reg *registry, src configSource, getenv func(string) string) (*l
 		}
 	}
 	ld.Config = cfg
-	ld.Warnings = unknownEnv(src.environ, keys)
+	ld.Warnings = unknownEnv(src.Environ, keys)
 	return ld, nil
 }
 
 // where says where key was set, for an error message: the file and line, the
 // environment variable, --set or the run's manifest; "" for a default.
-func (ld *loaded) where(key string) string {
+func (ld *Loaded) where(key string) string {
 	// A key inside an open map or a list (llm.headers.api-key,
 	// llm.endpoints[0].headers.x) was set with the map or the list.
 	for ld.Source[key] == "" && strings.LastIndexAny(key, ".[") > 0 {
@@ -219,7 +155,7 @@ func (ld *loaded) where(key string) string {
 
 // setFile sets the keys of the YAML file, each checked against known; relative paths
 // are resolved against the file's folder.
-func setFile(v *viper.Viper, file string, keys []keyInfo, known map[string]keyInfo, ld *loaded) error {
+func setFile(v *viper.Viper, file string, keys []keyInfo, known map[string]keyInfo, ld *Loaded) error {
 	b, err := pipeline.ReadInputFile(file, maxConfigBytes)
 	if err != nil {
 		return usagef("read config: %w", err)
@@ -267,7 +203,7 @@ func setFile(v *viper.Viper, file string, keys []keyInfo, known map[string]keyIn
 }
 
 // setRecorded sets the keys of a run's recorded config.
-func setRecorded(v *viper.Viper, recorded map[string]any, known map[string]keyInfo, ld *loaded) error {
+func setRecorded(v *viper.Viper, recorded map[string]any, known map[string]keyInfo, ld *Loaded) error {
 	values := map[string]any{}
 	flattenRecorded(recorded, "", known, values)
 	for key, val := range values {
@@ -281,7 +217,7 @@ func setRecorded(v *viper.Viper, recorded map[string]any, known map[string]keyIn
 }
 
 // setEnv sets the keys a REACTGEN_* variable names.
-func setEnv(v *viper.Viper, keys []keyInfo, getenv func(string) string, ld *loaded) error {
+func setEnv(v *viper.Viper, keys []keyInfo, getenv func(string) string, ld *Loaded) error {
 	for _, k := range keys {
 		if val := getenv(envName(k.Key)); val != "" && !k.Open {
 			parsed, err := parseScalar(val)
@@ -299,7 +235,7 @@ func setEnv(v *viper.Viper, keys []keyInfo, getenv func(string) string, ld *load
 }
 
 // setSets sets the keys of the --set flags; a key inside an open map is allowed.
-func setSets(v *viper.Viper, sets []string, keys []keyInfo, known map[string]keyInfo, ld *loaded) error {
+func setSets(v *viper.Viper, sets []string, keys []keyInfo, known map[string]keyInfo, ld *Loaded) error {
 	for _, s := range sets {
 		key, val, ok := strings.Cut(s, "=")
 		if !ok {
