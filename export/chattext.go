@@ -67,7 +67,7 @@ func loadChatTemplate(cfg pipeline.ExportConfig) (*chatRenderer, error) {
 // probeWith renders the probe conversation with tpl and reads its traits.
 func probeWith(tpl *chattemplate.Template) TemplateTraits {
 	var tools []any
-	if err := json.Unmarshal([]byte(toolsOf(pipeline.TaskHotpotQA).json), &tools); err != nil {
+	if err := json.Unmarshal([]byte(toolsOf(pipeline.TaskHotpotQA, ViewReAct).json), &tools); err != nil {
 		return TemplateTraits{Error: err.Error()}
 	}
 	text, spans, err := tpl.Render(ProbeMessages(), tools)

@@ -34,7 +34,8 @@ const (
 // trajectories the agent walked to its own Finish (pipeline.Episode.Walked): never an
 // episode a CoT or CoT-SC answer stands for, such as a react-cot-sc episode that ReAct
 // did not finish. The cot view holds the episodes answered by cot or cot-sc (their
-// winning chain, pipeline.Episode.Chain); the standard view every episode.
+// winning chain, pipeline.Episode.Chain); the standard view every episode but a game's,
+// which has no answer to give without playing.
 func InView(ep *pipeline.Episode, view string) bool {
 	switch view {
 	case ViewReAct, ViewAct:
@@ -43,7 +44,7 @@ func InView(ep *pipeline.Episode, view string) bool {
 		_, ok := ep.Chain()
 		return ok
 	case ViewStandard:
-		return true // Validate requires its answer
+		return !pipeline.GameTask(ep.Task) // Validate requires its answer
 	}
 	return false
 }
@@ -51,13 +52,16 @@ func InView(ep *pipeline.Episode, view string) bool {
 // notInView is the error for rendering an episode in a view that cannot hold it.
 func notInView(ep *pipeline.Episode, view string) error {
 	what := "no answer"
-	if ep.Finished {
+	switch {
+	case pipeline.GameTask(ep.Task):
+		what = "a game of " + ep.Task
+	case ep.Finished:
 		what = "the answer of " + ep.AnsweredBy()
 		if ep.AnsweredBy() == pipeline.MethodReAct || ep.AnsweredBy() == pipeline.MethodAct {
 			what += " without a Finish step"
 		}
 	}
-	return fmt.Errorf("render episode %s: it holds %s, which the %s view cannot show (react and act: trajectories the agent walked to its own Finish; cot: answers of cot and cot-sc; standard: any answer)",
+	return fmt.Errorf("render episode %s: it holds %s, which the %s view cannot show (react and act: trajectories the agent walked to its own Finish or a game's end; cot: answers of cot and cot-sc; standard: any answer but a game's)",
 		ep.ID, what, view)
 }
 
@@ -103,17 +107,20 @@ type Step struct {
 // format writes its rows from an Example; the Arrow schema is derived from it (see
 // columns in schema.go). Exporters must not modify an Example they are handed.
 type Example struct {
-	ID           string    `json:"id"`
-	Task         string    `json:"task"`
-	Method       string    `json:"method"`
-	Policy       string    `json:"policy"`
-	QuestionID   string    `json:"question_id"`
-	Question     string    `json:"question"`
-	Answer       string    `json:"answer"`
-	Prediction   string    `json:"prediction"`
-	Correct      bool      `json:"correct"`
-	EM           float64   `json:"em"`
-	F1           float64   `json:"f1"`
+	ID         string  `json:"id"`
+	Task       string  `json:"task"`
+	Method     string  `json:"method"`
+	Policy     string  `json:"policy"`
+	QuestionID string  `json:"question_id"`
+	Question   string  `json:"question"`
+	Answer     string  `json:"answer"`
+	Prediction string  `json:"prediction"`
+	Correct    bool    `json:"correct"`
+	EM         float64 `json:"em"`
+	F1         float64 `json:"f1"`
+	// Reward is a game's reward (pipeline.Episode.Reward: WebShop's score, ALFWorld's
+	// win); nil for the Wikipedia tasks, which have none.
+	Reward       *float64  `json:"reward"`
 	NSteps       int64     `json:"n_steps"`
 	Steps        []Step    `json:"steps"`
 	Messages     []Message `json:"messages"`
@@ -263,16 +270,48 @@ func assistantTurn(content, reasoning string, trainable bool, opts RenderOptions
 	return Message{Role: RoleAssistant, Content: content, Trainable: trainable, Reasoning: reasoning}
 }
 
+// withoutThinks returns a game episode without its think steps and their "OK."
+// observations, as the act view shows it: the paper's act prompts hold actions only.
+// Masked steps keep their marks, renumbered; a masked think step goes with it. Other
+// episodes are returned as they are.
+func withoutThinks(ep pipeline.Episode) pipeline.Episode {
+	if !pipeline.GameTask(ep.Task) || !slices.ContainsFunc(ep.Steps, func(s pipeline.Step) bool { return s.ActionType == pipeline.ActionThink }) {
+		return ep
+	}
+	steps := make([]pipeline.Step, 0, len(ep.Steps))
+	number := make([]int, len(ep.Steps)) // 1-based step number in the act view, 0 for a think
+	for i, s := range ep.Steps {
+		if s.ActionType != pipeline.ActionThink {
+			steps = append(steps, s)
+			number[i] = len(steps)
+		}
+	}
+	var masked []pipeline.MaskedStep
+	for _, m := range ep.MaskedSteps {
+		switch {
+		case m.Step < 1 || m.Step > len(number):
+			masked = append(masked, m) // not a step: Validate says so
+		case number[m.Step-1] > 0:
+			masked = append(masked, pipeline.MaskedStep{Step: number[m.Step-1], Code: m.Code})
+		}
+	}
+	ep.Steps, ep.MaskedSteps = steps, masked
+	return ep
+}
+
 // Render builds the example for ep in view (react, act or standard). It does not validate;
 // Validate does. The split is left empty for the caller to set.
 func Render(ep pipeline.Episode, view string, opts RenderOptions) (Example, error) {
 	if slices.Contains(Views, view) && !InView(&ep, view) {
 		return Example{}, notInView(&ep, view)
 	}
+	if view == ViewAct {
+		ep = withoutThinks(ep)
+	}
 	ex := Example{
 		ID: ep.ID, Task: ep.Task, Method: ep.Method, Policy: ep.Policy, QuestionID: ep.QuestionID,
 		Question: ep.Question, Answer: ep.Answer, Prediction: ep.Prediction, Correct: ep.Correct,
-		EM: ep.EM, F1: ep.F1, Rationalized: ep.Rationalized, RunID: ep.RunID, View: view,
+		EM: ep.EM, F1: ep.F1, Reward: ep.Reward, Rationalized: ep.Rationalized, RunID: ep.RunID, View: view,
 	}
 	qline := QuestionLine(ep.Task, ep.Question)
 	ex.Messages = make([]Message, 0, 2*len(ep.Steps)+2)
@@ -365,7 +404,7 @@ func Render(ep pipeline.Episode, view string, opts RenderOptions) (Example, erro
 	}
 	ex.NSteps = int64(len(ex.Steps))
 	ex.Text = text.String()
-	ex.Tools = toolsOf(ep.Task).defs
+	ex.Tools = toolsOf(ep.Task, view).defs
 	ex.ToolMessages = renderTools(&ep, view, opts)
 	return ex, nil
 }

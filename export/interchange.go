@@ -54,6 +54,7 @@ type adpDetails struct {
 	Correct    string `json:"correct"`
 	EM         string `json:"em"`
 	F1         string `json:"f1"`
+	Reward     string `json:"reward,omitempty"` // a game's reward; none for Wikipedia
 	Method     string `json:"method"`
 	Policy     string `json:"policy"`
 	View       string `json:"view"`
@@ -62,9 +63,10 @@ type adpDetails struct {
 
 // ADP content items, by class_.
 type adpTextObservation struct {
-	Class   string `json:"class_"`
-	Content string `json:"content"`
-	Source  string `json:"source"`
+	Class   string   `json:"class_"`
+	Content string   `json:"content"`
+	Source  string   `json:"source"`
+	Reward  *float64 `json:"reward,omitempty"`
 }
 
 type adpAPIAction struct {
@@ -73,13 +75,15 @@ type adpAPIAction struct {
 	Kwargs           json.RawMessage `json:"kwargs"`
 	Description      string          `json:"description,omitempty"`
 	ReasoningContent string          `json:"reasoning_content,omitempty"`
+	Reward           *float64        `json:"reward,omitempty"`
 }
 
 type adpMessageAction struct {
-	Class            string `json:"class_"`
-	Content          string `json:"content"`
-	Description      string `json:"description,omitempty"`
-	ReasoningContent string `json:"reasoning_content,omitempty"`
+	Class            string   `json:"class_"`
+	Content          string   `json:"content"`
+	Description      string   `json:"description,omitempty"`
+	ReasoningContent string   `json:"reasoning_content,omitempty"`
+	Reward           *float64 `json:"reward,omitempty"`
 }
 
 // interchangeStep is one step as both formats write it: the thought, the action as a
@@ -132,8 +136,10 @@ func interchangeSteps(ex *Example) []interchangeStep {
 // text_observation, then per step an api_action (search, lookup or finish with its one
 // argument, the thought as its description, the reasoning as reasoning_content) and the
 // observation as the environment's text_observation. An invalid action, which calls no
-// tool, is a message_action holding the action's text. ADP has no system turn (each
-// agent's converter writes its own), so export.system is not carried.
+// tool, is a message_action holding the action's text. A game's reward is the reward
+// of the last item, what the environment answered the action that ended the game (and
+// details' reward). ADP has no system turn (each agent's converter writes its own), so
+// export.system is not carried.
 func adpLine(ex *Example, _ lineOptions) []any {
 	steps := interchangeSteps(ex)
 	content := make([]any, 0, 2*len(steps)+1)
@@ -149,12 +155,27 @@ func adpLine(ex *Example, _ lineOptions) []any {
 			content = append(content, adpTextObservation{Class: "text_observation", Content: s.Observation, Source: "environment"})
 		}
 	}
-	return []any{adpRow{SchemaVersion: ADPSchemaVersion, ID: ex.ID + viewSuffix(ex.View), Content: content, Details: adpDetails{
+	details := adpDetails{
 		Source: "reactgen", EpisodeID: ex.ID, RunID: ex.RunID, Task: ex.Task, QuestionID: ex.QuestionID, Question: ex.Question,
 		Answer: ex.Answer, Prediction: ex.Prediction, Correct: strconv.FormatBool(ex.Correct),
 		EM: strconv.FormatFloat(ex.EM, 'g', -1, 64), F1: strconv.FormatFloat(ex.F1, 'g', -1, 64),
 		Method: ex.Method, Policy: ex.Policy, View: ex.View, Split: ex.Split,
-	}}}
+	}
+	if r := ex.Reward; r != nil {
+		details.Reward = strconv.FormatFloat(*r, 'g', -1, 64)
+		switch last := content[len(content)-1].(type) {
+		case adpTextObservation:
+			last.Reward = r
+			content[len(content)-1] = last
+		case adpAPIAction:
+			last.Reward = r
+			content[len(content)-1] = last
+		case adpMessageAction:
+			last.Reward = r
+			content[len(content)-1] = last
+		}
+	}
+	return []any{adpRow{SchemaVersion: ADPSchemaVersion, ID: ex.ID + viewSuffix(ex.View), Content: content, Details: details}}
 }
 
 // adpMetadata is ADP's dataset metadata (metadata.json): the tools its trajectories'
@@ -265,10 +286,12 @@ type atifExtra struct {
 	Correct    bool    `json:"correct"`
 	EM         float64 `json:"em"`
 	F1         float64 `json:"f1"`
-	Method     string  `json:"method"`
-	Policy     string  `json:"policy"`
-	View       string  `json:"view"`
-	Split      string  `json:"split"`
+	// Reward is a game's reward (ATIF has no reward field of its own); none for Wikipedia.
+	Reward *float64 `json:"reward,omitempty"`
+	Method string   `json:"method"`
+	Policy string   `json:"policy"`
+	View   string   `json:"view"`
+	Split  string   `json:"split"`
 }
 
 // atifStepMetrics sums what a step's calls used (a step retried after a bad reply made
@@ -346,7 +369,7 @@ func atifLine(ex *Example, o lineOptions) []any {
 			ModelName: ex.Policy, ToolDefinitions: ex.Tools},
 		Steps: out,
 		Extra: atifExtra{Source: "reactgen", EpisodeID: ex.ID, Task: ex.Task, QuestionID: ex.QuestionID, Question: ex.Question,
-			Answer: ex.Answer, Prediction: ex.Prediction, Correct: ex.Correct, EM: ex.EM, F1: ex.F1, Method: ex.Method,
+			Answer: ex.Answer, Prediction: ex.Prediction, Correct: ex.Correct, EM: ex.EM, F1: ex.F1, Reward: ex.Reward, Method: ex.Method,
 			Policy: ex.Policy, View: ex.View, Split: ex.Split},
 	}
 	if metered {

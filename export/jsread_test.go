@@ -139,10 +139,16 @@ func TestJSReadersReadToolColumns(t *testing.T) {
 
 // everyColumnEpisodes feeds every view: ReAct trajectories with tool calls (some with an
 // invalid action), CoT answers for the cot view, reasoning text and calls with
-// log-probabilities and token ids, FEVER and HotpotQA.
+// log-probabilities and token ids, FEVER and HotpotQA, and ALFWorld and WebShop games
+// with their rewards (the reward column, null for the others).
 func everyColumnEpisodes(n int) func() iter.Seq2[pipeline.Episode, error] {
+	games := gameEpisodes()
 	return episodetest.Stream(n, func(i int, ep *pipeline.Episode) {
 		switch {
+		case i%6 == 1:
+			g := games[(i/6)%len(games)]
+			g.ID, g.QuestionID = ep.ID, ep.QuestionID
+			*ep = g
 		case i%7 == 3 && len(ep.Steps) > 2:
 			ep.Steps[1].Action, ep.Steps[1].ActionType, ep.Steps[1].Argument = "Searhc[x]", pipeline.ActionInvalid, ""
 			ep.Steps[1].Observation = "Invalid action: Searhc[x]"

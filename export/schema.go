@@ -17,6 +17,7 @@ type column struct {
 	appendTo func(b array.Builder, ex *Example)
 	read     func(a arrow.Array, i int, ex *Example)
 	size     func(ex *Example) int // approximate bytes of the value, for shard_bytes
+	nullable bool                  // the column holds nulls (reward)
 }
 
 var (
@@ -84,6 +85,24 @@ var columns = []column{
 	boolCol("correct", func(e *Example) bool { return e.Correct }, func(e *Example, v bool) { e.Correct = v }),
 	floatCol("em", func(e *Example) float64 { return e.EM }, func(e *Example, v float64) { e.EM = v }),
 	floatCol("f1", func(e *Example) float64 { return e.F1 }, func(e *Example, v float64) { e.F1 = v }),
+	{
+		// reward is null where the episode has none (the Wikipedia tasks).
+		name: "reward", typ: arrow.PrimitiveTypes.Float64, nullable: true,
+		appendTo: func(b array.Builder, ex *Example) {
+			if ex.Reward == nil {
+				b.AppendNull()
+				return
+			}
+			b.(*array.Float64Builder).Append(*ex.Reward)
+		},
+		read: func(a arrow.Array, i int, ex *Example) {
+			if a.IsValid(i) {
+				v := a.(*array.Float64).Value(i)
+				ex.Reward = &v
+			}
+		},
+		size: func(*Example) int { return 8 },
+	},
 	{
 		name: "n_steps", typ: arrow.PrimitiveTypes.Int64,
 		appendTo: func(b array.Builder, ex *Example) { b.(*array.Int64Builder).Append(ex.NSteps) },
@@ -237,7 +256,7 @@ func rowSize(ex *Example) int64 {
 func Schema() *arrow.Schema {
 	fields := make([]arrow.Field, len(columns))
 	for i, c := range columns {
-		fields[i] = arrow.Field{Name: c.name, Type: c.typ}
+		fields[i] = arrow.Field{Name: c.name, Type: c.typ, Nullable: c.nullable}
 	}
 	info, err := json.Marshal(map[string]any{"info": map[string]any{"features": hfFeatures()}})
 	if err != nil {

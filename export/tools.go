@@ -57,13 +57,28 @@ var (
 	toolSets   = map[string]*toolSet{}
 )
 
-func toolsOf(task string) *toolSet {
+// toolsOf returns the tools of task in view: a game's act view offers its actions
+// without think, as the act prompts do.
+func toolsOf(task, view string) *toolSet {
+	act := view == ViewAct && tool.Game(task)
+	key := task
+	if act {
+		key += "/" + ViewAct
+	}
 	toolSetsMu.Lock()
 	defer toolSetsMu.Unlock()
-	if ts, ok := toolSets[task]; ok {
+	if ts, ok := toolSets[key]; ok {
 		return ts
 	}
 	ts := &toolSet{defs: tool.Defs(task), json: tool.JSON(task)}
+	if act {
+		ts.defs = tool.CommandDefs(task, false)
+		data, err := json.Marshal(ts.defs)
+		if err != nil {
+			panic(err) // built from constants
+		}
+		ts.json = string(data)
+	}
 	for _, d := range ts.defs {
 		p, err := json.Marshal(d.Function.Parameters)
 		if err != nil {
@@ -71,7 +86,7 @@ func toolsOf(task string) *toolSet {
 		}
 		ts.parameters = append(ts.parameters, string(p))
 	}
-	toolSets[task] = ts
+	toolSets[key] = ts
 	return ts
 }
 
@@ -315,7 +330,7 @@ type (
 // turns with tool_call_id, parallel_tool_calls false (one call per turn). A call-less
 // assistant turn and the user turn after it are plain chat turns.
 func openAIToolsLine(ex *Example, o lineOptions) []any {
-	row := openAIToolsRow{Messages: make([]openAIToolMsg, 0, len(ex.ToolMessages)), Tools: toolsOf(ex.Task).defs}
+	row := openAIToolsRow{Messages: make([]openAIToolMsg, 0, len(ex.ToolMessages)), Tools: toolsOf(ex.Task, ex.View).defs}
 	one, zero := 1, 0
 	for _, m := range ex.ToolMessages {
 		om := openAIToolMsg{Role: m.Role, ToolCallID: m.ToolCallID}
@@ -352,7 +367,7 @@ func openAIToolsLine(ex *Example, o lineOptions) []any {
 // function's name, and the tool definitions. The tools and each call's arguments are JSON
 // strings (hfToolsRow says why).
 func hfToolsLine(ex *Example, _ lineOptions) []any {
-	row := hfToolsRow{Messages: make([]hfToolMsg, 0, len(ex.ToolMessages)), Tools: toolsOf(ex.Task).json}
+	row := hfToolsRow{Messages: make([]hfToolMsg, 0, len(ex.ToolMessages)), Tools: toolsOf(ex.Task, ex.View).json}
 	for _, m := range ex.ToolMessages {
 		hm := hfToolMsg{Role: m.Role, Content: m.Content, ReasoningContent: m.Reasoning, ToolCallID: m.ToolCallID, Name: m.Name}
 		for _, c := range m.ToolCalls {
@@ -396,7 +411,7 @@ func withReasoning(reasoning, content string) string {
 // outside the tool-call words as the turn's text and formats the call in its template's
 // tool syntax. A call-less step is a gpt turn.
 func shareGPTToolsLine(ex *Example, _ lineOptions) []any {
-	row := shareGPTToolsRow{Conversations: make([]shareGPTTurn, 0, len(ex.ToolMessages)), Tools: toolsOf(ex.Task).json}
+	row := shareGPTToolsRow{Conversations: make([]shareGPTTurn, 0, len(ex.ToolMessages)), Tools: toolsOf(ex.Task, ex.View).json}
 	for _, m := range ex.ToolMessages {
 		switch {
 		case m.Role == RoleSystem:
@@ -462,7 +477,7 @@ func appendTools(b array.Builder, ex *Example) {
 	sb := lb.ValueBuilder().(*array.StructBuilder)
 	fb := sb.FieldBuilder(1).(*array.StructBuilder)
 	lb.Append(true)
-	ts := toolsOf(ex.Task)
+	ts := toolsOf(ex.Task, ex.View)
 	for i, d := range ex.Tools {
 		var params string
 		if i < len(ts.parameters) && d.Function.Name == ts.defs[i].Function.Name {
@@ -498,7 +513,7 @@ func readTools(a arrow.Array, i int, ex *Example) {
 }
 
 func toolsSize(ex *Example) int {
-	ts := toolsOf(ex.Task)
+	ts := toolsOf(ex.Task, ex.View)
 	n := 4
 	for i, d := range ts.defs {
 		n += len(d.Type) + len(d.Function.Name) + len(d.Function.Description) + len(ts.parameters[i]) + 16

@@ -52,7 +52,7 @@ func ChatTokens(c bpe.Counter, msgs []Message) int {
 // ToolChatTokens counts the tool-calling form of ex the same way: each turn's role,
 // content and calls (name and arguments), and the task's tool definitions as JSON.
 func ToolChatTokens(c bpe.Counter, ex *Example) int {
-	n := replyPriming + c.Count(toolsOf(ex.Task).json)
+	n := replyPriming + c.Count(toolsOf(ex.Task, ex.View).json)
 	for _, m := range ex.ToolMessages {
 		n += perMessage + c.Count(m.Role) + c.Count(m.Content)
 		if m.Reasoning != "" {
