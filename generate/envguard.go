@@ -3,10 +3,9 @@ package generate
 import (
 	"context"
 	"errors"
-	"fmt"
-	"sync"
 
 	"github.com/reactgen/reactgen/env"
+	"github.com/reactgen/reactgen/internal/breaker"
 	"github.com/reactgen/reactgen/internal/llm"
 )
 
@@ -31,24 +30,14 @@ type envGuard struct {
 	// halt, when set, is called once, as the guard trips and before the step that
 	// tripped it returns, so that no episode starts (and pays for a request) after it.
 	halt func(error)
-
-	mu      sync.Mutex
-	inARow  int
-	last    error
-	tripped bool
+	b    breaker.Breaker
 }
 
-// downError is ErrEnvironmentDown with the failures that proved it.
-type downError struct {
-	failures int
-	last     error
+// newEnvGuard returns the guard of a run that stops after limit failed steps in a row.
+func newEnvGuard(limit int, halt func(error)) *envGuard {
+	return &envGuard{limit: limit, halt: halt,
+		b: breaker.Breaker{Limit: limit, InARow: true, Err: ErrEnvironmentDown, Proof: "%d steps in a row failed"}}
 }
-
-func (e *downError) Error() string {
-	return fmt.Sprintf("%v: %d steps in a row failed; last error: %v", ErrEnvironmentDown, e.failures, e.last)
-}
-
-func (e *downError) Unwrap() []error { return []error{ErrEnvironmentDown, e.last} }
 
 // wrap guards one episode's environment; with limit 0 or less it returns e unchanged.
 func (g *envGuard) wrap(e Environment) Environment {
@@ -63,32 +52,19 @@ func (g *envGuard) down() error {
 	if g == nil {
 		return nil
 	}
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if g.tripped {
-		return &downError{failures: g.inARow, last: g.last}
-	}
-	return nil
+	return g.b.Check()
 }
 
 // record counts the outcome of one step and returns the error its caller should see.
 func (g *envGuard) record(ctx context.Context, err error) error {
-	g.mu.Lock()
-	defer g.mu.Unlock()
 	switch {
 	case err == nil:
-		if !g.tripped {
-			g.inARow = 0
-		}
+		g.b.Succeed()
 		return nil
-	case ctx.Err() != nil || g.tripped:
+	case ctx.Err() != nil:
 		return err
 	}
-	g.inARow++
-	g.last = err
-	if g.inARow >= g.limit {
-		g.tripped = true
-		down := &downError{failures: g.inARow, last: err}
+	if down := g.b.Fail(err); down != nil {
 		if g.halt != nil {
 			g.halt(down)
 		}

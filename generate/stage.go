@@ -112,7 +112,7 @@ func (s *Stage) Run(ctx context.Context, r *pipeline.Run) (pipeline.Counts, erro
 	// down; the episodes in flight run on under hard and fail at their next step.
 	runCtx, halt := context.WithCancelCause(ctx)
 	defer halt(nil)
-	guard := &envGuard{limit: s.MaxEnvFailures, halt: halt}
+	guard := newEnvGuard(s.MaxEnvFailures, halt)
 	outcome := &errorTally{next: episodes}
 	newGame, err := s.games(guard)
 	if err != nil {

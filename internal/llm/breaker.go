@@ -3,8 +3,8 @@ package llm
 import (
 	"context"
 	"errors"
-	"fmt"
-	"sync"
+
+	"github.com/reactgen/reactgen/internal/breaker"
 )
 
 // WithBreaker stops a run that cannot work: if the first n requests through it all fail
@@ -17,62 +17,32 @@ func WithBreaker(c Client, n int) Client {
 	if n <= 0 {
 		return c
 	}
-	return &breaker{next: c, n: n}
+	return &breakerClient{next: c, b: &breaker.Breaker{Limit: n, Err: ErrUnusable,
+		Proof: "the first %d requests all failed and none succeeded"}}
 }
 
-type breaker struct {
+type breakerClient struct {
 	next Client
-	n    int
-
-	mu        sync.Mutex
-	succeeded bool
-	failures  int
-	last      error
+	b    *breaker.Breaker
 }
 
-// unusableError is ErrUnusable with the error that proved it.
-type unusableError struct {
-	failures int
-	last     error
-}
-
-func (e *unusableError) Error() string {
-	return fmt.Sprintf("%v: the first %d requests all failed and none succeeded; last error: %v", ErrUnusable, e.failures, e.last)
-}
-
-func (e *unusableError) Unwrap() []error { return []error{ErrUnusable, e.last} }
-
-func (b *breaker) tripped() error {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if !b.succeeded && b.failures >= b.n {
-		return &unusableError{failures: b.failures, last: b.last}
-	}
-	return nil
-}
-
-func (b *breaker) Complete(ctx context.Context, req Request) (Response, error) {
-	if err := b.tripped(); err != nil {
+func (c *breakerClient) Complete(ctx context.Context, req Request) (Response, error) {
+	if err := c.b.Check(); err != nil {
 		return Response{}, err
 	}
-	resp, err := b.next.Complete(ctx, req)
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if err == nil {
-		b.succeeded = true
+	resp, err := c.next.Complete(ctx, req)
+	switch {
+	case err == nil:
+		c.b.Succeed()
 		return resp, nil
-	}
-	if b.succeeded || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) && ctx.Err() != nil ||
-		errors.Is(err, ErrBudget) || errors.Is(err, ErrNUnsupported) {
+	case errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) && ctx.Err() != nil ||
+		errors.Is(err, ErrBudget) || errors.Is(err, ErrNUnsupported):
+		return resp, err
+	case IsRetryable(err) && !errors.Is(err, ErrRetriesExhausted):
 		return resp, err
 	}
-	if IsRetryable(err) && !errors.Is(err, ErrRetriesExhausted) {
-		return resp, err
-	}
-	b.failures++
-	b.last = err
-	if b.failures >= b.n {
-		return Response{}, &unusableError{failures: b.failures, last: err}
+	if open := c.b.Fail(err); open != nil {
+		return Response{}, open
 	}
 	return resp, err
 }
