@@ -330,75 +330,9 @@ func Render(ep pipeline.Episode, view string, opts RenderOptions) (Example, erro
 
 	switch view {
 	case ViewReAct, ViewAct:
-		ex.Steps = make([]Step, 0, len(ep.Steps))
-		ex.spans = make([]span, 0, len(ep.Steps))
-		ex.masked = maskedOf(&ep)
-		ex.src = ep.Steps
-		for i, s := range ep.Steps {
-			st := Step{Thought: s.Thought, Action: s.Action, ActionType: s.ActionType, Argument: s.Argument, Observation: s.Observation,
-				Reasoning: stepReasoning(&ep.Steps[i], view, opts)}
-			if c := lastCall(&ep.Steps[i]); c != nil {
-				st.Logprobs, st.PromptTokenIDs, st.CompletionTokenIDs = c.Logprobs, c.PromptTokenIDs, c.CompletionTokenIDs
-			}
-			if view == ViewAct {
-				st.Thought = ""
-			}
-			ex.Steps = append(ex.Steps, st)
-			n := strconv.Itoa(i + 1)
-			sp := span{start: text.Len(), msg: len(ex.Messages)}
-			var turn string
-			if opts.Reasoning == ReasoningInline {
-				text.WriteString(InlineThink(st.Reasoning))
-			}
-			if st.Thought != "" {
-				turn = "Thought: " + st.Thought + "\nAction: " + st.Action
-				text.WriteString("Thought ")
-				text.WriteString(n)
-				text.WriteString(": ")
-				text.WriteString(st.Thought)
-				text.WriteByte('\n')
-			} else {
-				turn = "Action: " + st.Action
-			}
-			text.WriteString("Action ")
-			text.WriteString(n)
-			text.WriteString(": ")
-			text.WriteString(st.Action)
-			sp.end = text.Len()
-			ex.spans = append(ex.spans, sp)
-			ex.Messages = append(ex.Messages, assistantTurn(turn, st.Reasoning, !ex.isMasked(i), opts))
-			if i == len(ep.Steps)-1 && ep.Ended() {
-				break // the Finish step (a game's last action) has no observation turn
-			}
-			text.WriteString("\nObservation ")
-			text.WriteString(n)
-			text.WriteString(": ")
-			text.WriteString(st.Observation)
-			text.WriteByte('\n')
-			ex.Messages = append(ex.Messages, Message{Role: RoleUser, Content: "Observation: " + st.Observation, Trainable: opts.TrainObservations})
-		}
-	case ViewCoT:
-		chain, _ := ep.Chain()
-		ex.Steps = []Step{}
-		turn := "Answer: " + ep.Prediction
-		if chain != "" {
-			turn = "Thought: " + chain + "\n" + turn
-		}
-		r := answerReasoning(&ep, view, opts)
-		if opts.Reasoning == ReasoningInline {
-			text.WriteString(InlineThink(r))
-		}
-		text.WriteString(turn)
-		ex.Messages = append(ex.Messages, assistantTurn(turn, r, true, opts))
-	case ViewStandard:
-		ex.Steps = []Step{}
-		turn := "Answer: " + ep.Prediction
-		r := answerReasoning(&ep, view, opts)
-		if opts.Reasoning == ReasoningInline {
-			text.WriteString(InlineThink(r))
-		}
-		text.WriteString(turn)
-		ex.Messages = append(ex.Messages, assistantTurn(turn, r, true, opts))
+		ex.renderSteps(&ep, view, opts, &text)
+	case ViewCoT, ViewStandard:
+		ex.renderAnswer(&ep, view, opts, &text)
 	default:
 		return Example{}, fmt.Errorf("render episode %s: unknown view %q (want react, act, cot or standard)", ep.ID, view)
 	}
@@ -407,4 +341,75 @@ func Render(ep pipeline.Episode, view string, opts RenderOptions) (Example, erro
 	ex.Tools = toolsOf(ep.Task, view).defs
 	ex.ToolMessages = renderTools(&ep, view, opts)
 	return ex, nil
+}
+
+// renderSteps adds the trajectory of a react or act view to ex: a step and an assistant
+// turn per step (with its span in text, the completion layout) and an observation turn
+// after each but a last step that ended the episode.
+func (ex *Example) renderSteps(ep *pipeline.Episode, view string, opts RenderOptions, text *strings.Builder) {
+	ex.Steps = make([]Step, 0, len(ep.Steps))
+	ex.spans = make([]span, 0, len(ep.Steps))
+	ex.masked = maskedOf(ep)
+	ex.src = ep.Steps
+	for i, s := range ep.Steps {
+		st := Step{Thought: s.Thought, Action: s.Action, ActionType: s.ActionType, Argument: s.Argument, Observation: s.Observation,
+			Reasoning: stepReasoning(&ep.Steps[i], view, opts)}
+		if c := lastCall(&ep.Steps[i]); c != nil {
+			st.Logprobs, st.PromptTokenIDs, st.CompletionTokenIDs = c.Logprobs, c.PromptTokenIDs, c.CompletionTokenIDs
+		}
+		if view == ViewAct {
+			st.Thought = ""
+		}
+		ex.Steps = append(ex.Steps, st)
+		n := strconv.Itoa(i + 1)
+		sp := span{start: text.Len(), msg: len(ex.Messages)}
+		var turn string
+		if opts.Reasoning == ReasoningInline {
+			text.WriteString(InlineThink(st.Reasoning))
+		}
+		if st.Thought != "" {
+			turn = "Thought: " + st.Thought + "\nAction: " + st.Action
+			text.WriteString("Thought ")
+			text.WriteString(n)
+			text.WriteString(": ")
+			text.WriteString(st.Thought)
+			text.WriteByte('\n')
+		} else {
+			turn = "Action: " + st.Action
+		}
+		text.WriteString("Action ")
+		text.WriteString(n)
+		text.WriteString(": ")
+		text.WriteString(st.Action)
+		sp.end = text.Len()
+		ex.spans = append(ex.spans, sp)
+		ex.Messages = append(ex.Messages, assistantTurn(turn, st.Reasoning, !ex.isMasked(i), opts))
+		if i == len(ep.Steps)-1 && ep.Ended() {
+			break // the Finish step (a game's last action) has no observation turn
+		}
+		text.WriteString("\nObservation ")
+		text.WriteString(n)
+		text.WriteString(": ")
+		text.WriteString(st.Observation)
+		text.WriteByte('\n')
+		ex.Messages = append(ex.Messages, Message{Role: RoleUser, Content: "Observation: " + st.Observation, Trainable: opts.TrainObservations})
+	}
+}
+
+// renderAnswer adds the one assistant turn of a cot view (the chain and the answer) or a
+// standard view (the answer) to ex.
+func (ex *Example) renderAnswer(ep *pipeline.Episode, view string, opts RenderOptions, text *strings.Builder) {
+	ex.Steps = []Step{}
+	turn := "Answer: " + ep.Prediction
+	if view == ViewCoT {
+		if chain, _ := ep.Chain(); chain != "" {
+			turn = "Thought: " + chain + "\n" + turn
+		}
+	}
+	r := answerReasoning(ep, view, opts)
+	if opts.Reasoning == ReasoningInline {
+		text.WriteString(InlineThink(r))
+	}
+	text.WriteString(turn)
+	ex.Messages = append(ex.Messages, assistantTurn(turn, r, true, opts))
 }

@@ -82,18 +82,38 @@ func datasetName(f File) string {
 // writeHandoff writes the trainer hand-off files for the files written so far; masked
 // is the number of assistant turns the filter masked (filter.mask_steps).
 func writeHandoff(stage string, cfg pipeline.ExportConfig, files []File, masked int) ([]File, error) {
-	system := cfg.System != ""
-	var out []File
-	write := func(rel string, data []byte) error {
-		size, sum, err := writeWhole(filepath.Join(stage, rel), data)
-		if err != nil {
-			return err
-		}
-		out = append(out, File{Path: rel, Format: "handoff", Bytes: size, SHA256: sum})
-		return nil
+	h := &handoff{stage: stage}
+	if err := h.llamaFactory(cfg, files); err != nil {
+		return nil, err
 	}
+	if err := h.axolotl(cfg, files, masked); err != nil {
+		return nil, err
+	}
+	if err := h.trl(cfg, masked); err != nil {
+		return nil, err
+	}
+	return h.out, nil
+}
 
-	// LLaMA-Factory: every file of a format it reads.
+// handoff writes hand-off files into the export's stage directory and lists them.
+type handoff struct {
+	stage string
+	out   []File
+}
+
+func (h *handoff) write(rel string, data []byte) error {
+	size, sum, err := writeWhole(filepath.Join(h.stage, rel), data)
+	if err != nil {
+		return err
+	}
+	h.out = append(h.out, File{Path: rel, Format: "handoff", Bytes: size, SHA256: sum})
+	return nil
+}
+
+// llamaFactory writes LLaMA-Factory's dataset_info.json, naming every file of a format it
+// reads, and an SFT config on the react view of the first of them the export has.
+func (h *handoff) llamaFactory(cfg pipeline.ExportConfig, files []File) error {
+	system := cfg.System != ""
 	info := map[string]lfEntry{}
 	var lfTrain, lfEval []string
 	lfPick := ""
@@ -122,38 +142,40 @@ func writeHandoff(stage string, cfg pipeline.ExportConfig, files []File, masked 
 	if len(info) > 0 {
 		data, err := json.MarshalIndent(info, "", "  ")
 		if err != nil {
-			return nil, err
+			return err
 		}
-		if err := write(LlamaFactoryInfo, append(data, '\n')); err != nil {
-			return nil, err
-		}
-	}
-	if len(lfTrain) > 0 {
-		slices.Sort(lfTrain)
-		slices.Sort(lfEval)
-		var b bytes.Buffer
-		fmt.Fprintf(&b, "# LLaMA-Factory SFT on %s (llamafactory-cli train %s, run from this directory).\n", lfPick, LlamaFactoryConfig)
-		b.WriteString("# Set model_name_or_path and template to the model's; the rest is a LoRA starting point.\n")
-		conf := []keyValue{
-			{"model_name_or_path", "Qwen/Qwen2.5-7B-Instruct"}, {"template", "qwen"},
-			{"stage", "sft"}, {"do_train", true}, {"finetuning_type", "lora"}, {"lora_target", "all"},
-			{"dataset_dir", "."}, {"dataset", strings.Join(lfTrain, ",")},
-		}
-		if len(lfEval) > 0 {
-			conf = append(conf, keyValue{"eval_dataset", strings.Join(lfEval, ",")})
-		}
-		conf = append(conf, keyValue{"cutoff_len", 4096}, keyValue{"output_dir", "saves/reactgen-sft"},
-			keyValue{"per_device_train_batch_size", 1}, keyValue{"gradient_accumulation_steps", 8},
-			keyValue{"learning_rate", 1.0e-4}, keyValue{"num_train_epochs", 3.0}, keyValue{"bf16", true})
-		if err := encodeYAML(&b, conf); err != nil {
-			return nil, err
-		}
-		if err := write(LlamaFactoryConfig, b.Bytes()); err != nil {
-			return nil, err
+		if err := h.write(LlamaFactoryInfo, append(data, '\n')); err != nil {
+			return err
 		}
 	}
+	if len(lfTrain) == 0 {
+		return nil
+	}
+	slices.Sort(lfTrain)
+	slices.Sort(lfEval)
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "# LLaMA-Factory SFT on %s (llamafactory-cli train %s, run from this directory).\n", lfPick, LlamaFactoryConfig)
+	b.WriteString("# Set model_name_or_path and template to the model's; the rest is a LoRA starting point.\n")
+	conf := []keyValue{
+		{"model_name_or_path", "Qwen/Qwen2.5-7B-Instruct"}, {"template", "qwen"},
+		{"stage", "sft"}, {"do_train", true}, {"finetuning_type", "lora"}, {"lora_target", "all"},
+		{"dataset_dir", "."}, {"dataset", strings.Join(lfTrain, ",")},
+	}
+	if len(lfEval) > 0 {
+		conf = append(conf, keyValue{"eval_dataset", strings.Join(lfEval, ",")})
+	}
+	conf = append(conf, keyValue{"cutoff_len", 4096}, keyValue{"output_dir", "saves/reactgen-sft"},
+		keyValue{"per_device_train_batch_size", 1}, keyValue{"gradient_accumulation_steps", 8},
+		keyValue{"learning_rate", 1.0e-4}, keyValue{"num_train_epochs", 3.0}, keyValue{"bf16", true})
+	if err := encodeYAML(&b, conf); err != nil {
+		return err
+	}
+	return h.write(LlamaFactoryConfig, b.Bytes())
+}
 
-	// axolotl: chat_template entries for the chat formats, alpaca for alpaca.
+// axolotl writes axolotl's datasets: chat_template entries for the chat formats, alpaca
+// for alpaca, and export.chat_template as the template when one is set.
+func (h *handoff) axolotl(cfg pipeline.ExportConfig, files []File, masked int) error {
 	var train, test []map[string]any
 	for _, f := range files {
 		e := axolotlEntry(f.Format, cfg.TrainObservations)
@@ -175,103 +197,110 @@ func writeHandoff(stage string, cfg pipeline.ExportConfig, files []File, masked 
 			train = append(train, m)
 		}
 	}
-	if len(train) > 0 {
-		var b bytes.Buffer
-		b.WriteString("# axolotl datasets for this export: paste into an axolotl config (paths are relative to\n")
-		b.WriteString("# this directory; run axolotl from here or make them absolute). Only assistant turns\n")
-		b.WriteString("# carry loss, as the export's masks say.\n")
-		b.WriteString("# The tool-calling files (hf-tools) need a chat template that renders an assistant turn's\n")
-		b.WriteString("# content (the ReAct thought) beside its tool_calls and prints string arguments as they\n")
-		b.WriteString("# are: Qwen3's does; Llama 3.1's and Hermes' drop the thought, Qwen2.5's quotes the\n")
-		b.WriteString("# arguments (docs/formats.md, \"Chat templates\").\n")
-		var doc []keyValue
-		if cfg.ChatTemplate != "" {
-			b.WriteString("# export.chat_template was checked to render them whole: it is the template here.\n")
-			src, err := os.ReadFile(cfg.ChatTemplate)
-			if err != nil {
-				return nil, fmt.Errorf("export.chat_template: %w", err)
+	if len(train) == 0 {
+		return nil
+	}
+	var b bytes.Buffer
+	b.WriteString("# axolotl datasets for this export: paste into an axolotl config (paths are relative to\n")
+	b.WriteString("# this directory; run axolotl from here or make them absolute). Only assistant turns\n")
+	b.WriteString("# carry loss, as the export's masks say.\n")
+	b.WriteString("# The tool-calling files (hf-tools) need a chat template that renders an assistant turn's\n")
+	b.WriteString("# content (the ReAct thought) beside its tool_calls and prints string arguments as they\n")
+	b.WriteString("# are: Qwen3's does; Llama 3.1's and Hermes' drop the thought, Qwen2.5's quotes the\n")
+	b.WriteString("# arguments (docs/formats.md, \"Chat templates\").\n")
+	var doc []keyValue
+	if cfg.ChatTemplate != "" {
+		b.WriteString("# export.chat_template was checked to render them whole: it is the template here.\n")
+		tpl, err := chatTemplateSource(cfg.ChatTemplate)
+		if err != nil {
+			return err
+		}
+		doc = append(doc, keyValue{"chat_template", "jinja"}, keyValue{"chat_template_jinja", tpl})
+	}
+	doc = append(doc, keyValue{"datasets", train})
+	if len(test) > 0 {
+		doc = append(doc, keyValue{"test_datasets", test})
+	}
+	if err := encodeYAML(&b, doc); err != nil {
+		return err
+	}
+	return h.write(AxolotlConfig, b.Bytes())
+}
+
+// chatTemplateSource is the Jinja source of export.chat_template: the file, or the
+// chat_template string of a tokenizer_config.json.
+func chatTemplateSource(path string) (string, error) {
+	src, err := os.ReadFile(path)
+	if err != nil {
+		return "", fmt.Errorf("export.chat_template: %w", err)
+	}
+	tpl := string(src)
+	if strings.HasSuffix(path, ".json") {
+		var tc struct {
+			ChatTemplate any `json:"chat_template"`
+		}
+		if err := json.Unmarshal(src, &tc); err == nil {
+			if s, ok := tc.ChatTemplate.(string); ok {
+				tpl = s
 			}
-			tpl := string(src)
-			if strings.HasSuffix(cfg.ChatTemplate, ".json") {
-				var tc struct {
-					ChatTemplate any `json:"chat_template"`
-				}
-				if err := json.Unmarshal(src, &tc); err == nil {
-					if s, ok := tc.ChatTemplate.(string); ok {
-						tpl = s
-					}
-				}
-			}
-			doc = append(doc, keyValue{"chat_template", "jinja"}, keyValue{"chat_template_jinja", tpl})
-		}
-		doc = append(doc, keyValue{"datasets", train})
-		if len(test) > 0 {
-			doc = append(doc, keyValue{"test_datasets", test})
-		}
-		if err := encodeYAML(&b, doc); err != nil {
-			return nil, err
-		}
-		if err := write(AxolotlConfig, b.Bytes()); err != nil {
-			return nil, err
 		}
 	}
+	return tpl, nil
+}
 
-	// TRL: `trl sft` on the card's config of the best conversational format. TRL trains
-	// every assistant turn a template marks (--assistant_only_loss): it cannot leave a
-	// masked step untrained, so with masked steps the script refuses, naming what works.
-	for _, f := range []string{"hf-tools", "openai-chat"} {
-		if !slices.Contains(cfg.Formats, f) {
-			continue
-		}
-		var b bytes.Buffer
-		b.WriteString("#!/bin/sh\n")
-		if masked > 0 {
-			fmt.Fprintf(&b, "# TRL cannot train on %s here: %d assistant turns are masked (filter.mask_steps) and\n", f, masked)
-			b.WriteString("# TRL's --assistant_only_loss trains every assistant turn, weight 0 or not.\n")
-			fmt.Fprintf(&b, "echo 'trl-sft.sh: %d masked assistant turns would be trained by TRL; train with axolotl on axolotl-chat or openai-chat (axolotl.yaml reads their per-turn flags), on chat-text (export.chat_template: its loss spans leave them out), or drop filter.mask_steps' >&2\n", masked)
-			b.WriteString("exit 1\n")
-			if err := write(TRLCommand, b.Bytes()); err != nil {
-				return nil, err
-			}
+// trl writes `trl sft` on the card's config of the best conversational format. TRL trains
+// every assistant turn a template marks (--assistant_only_loss): it cannot leave a masked
+// step untrained, so with masked steps the script refuses, naming what works.
+func (h *handoff) trl(cfg pipeline.ExportConfig, masked int) error {
+	f := ""
+	for _, c := range []string{"hf-tools", "openai-chat"} {
+		if slices.Contains(cfg.Formats, c) {
+			f = c
 			break
 		}
-		fmt.Fprintf(&b, "# TRL SFT on %s: the dataset is this directory, whose README.md declares the config %q\n", f, f)
-		b.WriteString("# (its train and validation files). assistant_only_loss trains on the assistant turns\n")
-		b.WriteString("# alone and needs a chat template with generation markers (TRL swaps its own in for\n")
-		b.WriteString("# Qwen2.5, Qwen3 and Llama 3).\n")
-		model := "Qwen/Qwen2.5-0.5B-Instruct"
-		if f == "hf-tools" {
-			b.WriteString("# The template must render an assistant turn's content (the ReAct thought) beside its\n")
-			b.WriteString("# tool_calls and print string arguments as they are: Qwen3's does (the model below);\n")
-			b.WriteString("# Llama 3.1's and Hermes' drop the thought, so the model would learn to act without\n")
-			b.WriteString("# reasoning, and Qwen2.5's quotes the arguments. For another model, set\n")
-			b.WriteString("# export.chat_template to a template that works (reactgen checks it) and pass it here.\n")
-			model = "Qwen/Qwen3-0.6B"
-		}
-		b.WriteString("cd \"$(dirname \"$0\")\" && exec trl sft \\\n")
-		fmt.Fprintf(&b, "  --model_name_or_path %s \\\n", model)
-		if cfg.ChatTemplate != "" && !strings.HasSuffix(cfg.ChatTemplate, ".json") {
-			p, err := filepath.Abs(cfg.ChatTemplate)
-			if err != nil {
-				return nil, err
-			}
-			fmt.Fprintf(&b, "  --chat_template_path %s \\\n", shellQuote(p))
-		} else if cfg.ChatTemplate != "" {
-			p, err := filepath.Abs(filepath.Dir(cfg.ChatTemplate))
-			if err != nil {
-				return nil, err
-			}
-			fmt.Fprintf(&b, "  --chat_template_path %s \\\n", shellQuote(p)) // a tokenizer directory
-		}
-		fmt.Fprintf(&b, "  --dataset_name . --dataset_config %s \\\n", f)
-		b.WriteString("  --dataset_train_split train --dataset_test_split validation \\\n")
-		b.WriteString("  --assistant_only_loss true --output_dir trl-sft \"$@\"\n")
-		if err := write(TRLCommand, b.Bytes()); err != nil {
-			return nil, err
-		}
-		break
 	}
-	return out, nil
+	if f == "" {
+		return nil
+	}
+	var b bytes.Buffer
+	b.WriteString("#!/bin/sh\n")
+	if masked > 0 {
+		fmt.Fprintf(&b, "# TRL cannot train on %s here: %d assistant turns are masked (filter.mask_steps) and\n", f, masked)
+		b.WriteString("# TRL's --assistant_only_loss trains every assistant turn, weight 0 or not.\n")
+		fmt.Fprintf(&b, "echo 'trl-sft.sh: %d masked assistant turns would be trained by TRL; train with axolotl on axolotl-chat or openai-chat (axolotl.yaml reads their per-turn flags), on chat-text (export.chat_template: its loss spans leave them out), or drop filter.mask_steps' >&2\n", masked)
+		b.WriteString("exit 1\n")
+		return h.write(TRLCommand, b.Bytes())
+	}
+	fmt.Fprintf(&b, "# TRL SFT on %s: the dataset is this directory, whose README.md declares the config %q\n", f, f)
+	b.WriteString("# (its train and validation files). assistant_only_loss trains on the assistant turns\n")
+	b.WriteString("# alone and needs a chat template with generation markers (TRL swaps its own in for\n")
+	b.WriteString("# Qwen2.5, Qwen3 and Llama 3).\n")
+	model := "Qwen/Qwen2.5-0.5B-Instruct"
+	if f == "hf-tools" {
+		b.WriteString("# The template must render an assistant turn's content (the ReAct thought) beside its\n")
+		b.WriteString("# tool_calls and print string arguments as they are: Qwen3's does (the model below);\n")
+		b.WriteString("# Llama 3.1's and Hermes' drop the thought, so the model would learn to act without\n")
+		b.WriteString("# reasoning, and Qwen2.5's quotes the arguments. For another model, set\n")
+		b.WriteString("# export.chat_template to a template that works (reactgen checks it) and pass it here.\n")
+		model = "Qwen/Qwen3-0.6B"
+	}
+	b.WriteString("cd \"$(dirname \"$0\")\" && exec trl sft \\\n")
+	fmt.Fprintf(&b, "  --model_name_or_path %s \\\n", model)
+	if cfg.ChatTemplate != "" {
+		p := cfg.ChatTemplate
+		if strings.HasSuffix(p, ".json") {
+			p = filepath.Dir(p) // a tokenizer directory
+		}
+		abs, err := filepath.Abs(p)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(&b, "  --chat_template_path %s \\\n", shellQuote(abs))
+	}
+	fmt.Fprintf(&b, "  --dataset_name . --dataset_config %s \\\n", f)
+	b.WriteString("  --dataset_train_split train --dataset_test_split validation \\\n")
+	b.WriteString("  --assistant_only_loss true --output_dir trl-sft \"$@\"\n")
+	return h.write(TRLCommand, b.Bytes())
 }
 
 // axolotlEntry is the dataset entry axolotl needs for a format (without the path), or nil.

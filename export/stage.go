@@ -47,23 +47,6 @@ func (s Stage) Run(ctx context.Context, r *pipeline.Run) (pipeline.Counts, error
 	if err := nothingKept(sum); err != nil {
 		return nil, err
 	}
-	card := s.Card
-	card.RunID = r.Manifest.RunID
-	card.PromptHash = r.Manifest.Results["generate.exemplars"]
-	card.CorpusHash = pipeline.RedactURL(r.Manifest.Results["corpus"])
-	card.Summary = *sum
-	if im, ok := pipeline.ImportedOf(r.Manifest.Results); ok {
-		// Imported: the card names the corpus and its model, not the importing config's.
-		card.Source = im.Source
-		card.Model = im.Model
-		if card.Source == "" {
-			card.Source = "an imported " + im.Format + " corpus"
-		}
-		if card.Model == "" {
-			card.Model = "an unknown model"
-		}
-		card.Generate, card.LLM = nil, nil
-	}
 	dir := r.Dir.File(pipeline.ExportDir)
 	res, err := Run(ctx, RunOptions{
 		Config: s.Config, Dir: dir,
@@ -71,30 +54,8 @@ func (s Stage) Run(ctx context.Context, r *pipeline.Run) (pipeline.Counts, error
 		Rejected: func() iter.Seq2[pipeline.Rejected, error] {
 			return pipeline.ReadRejected(r.Dir.File(pipeline.RejectedFile))
 		},
-		Card: card, Logger: s.Logger,
-		// One generation at a time: export/ is put aside, the staged folder takes its
-		// place and the old one is removed, as one journaled commit that also records the
-		// files (and the kept.jsonl they came from) in the manifest.
-		Commit: func(staged string, res Result) error {
-			// An export of no example replaces nothing: it fails, and the previous one stays.
-			if err := noExamples(sum.Kept, res); err != nil {
-				return err
-			}
-			outs := make([]pipeline.Output, 0, len(res.Files))
-			for _, f := range res.Files {
-				outs = append(outs, pipeline.Output{Path: filepath.ToSlash(filepath.Join(pipeline.ExportDir, f.Path)), Stage: pipeline.StageExport,
-					Format: f.Format, Split: f.Split, Rows: f.Rows, Bytes: f.Bytes, SHA256: f.SHA256})
-			}
-			var moves []pipeline.Move
-			var remove []string
-			if _, err := os.Lstat(dir); err == nil {
-				aside := filepath.Base(asideOf(dir, staged))
-				moves = append(moves, pipeline.Move{From: pipeline.ExportDir, To: aside, Aside: true})
-				remove = append(remove, aside)
-			}
-			moves = append(moves, pipeline.Move{From: filepath.Base(staged), To: pipeline.ExportDir})
-			return r.Commit(pipeline.StageExport, moves, remove, outs, keptSHA)
-		},
+		Card: s.card(r, sum), Logger: s.Logger,
+		Commit: commitExport(r, dir, sum.Kept, keptSHA),
 	})
 	if err != nil {
 		return nil, err
@@ -116,6 +77,56 @@ func (s Stage) Run(ctx context.Context, r *pipeline.Run) (pipeline.Counts, error
 		counts["masked_turns:"+view] = n
 	}
 	return counts, nil
+}
+
+// card is what the dataset card says of run r: the stage's Card with the run's id,
+// hashes and summary, and an imported corpus's source and model.
+func (s Stage) card(r *pipeline.Run, sum *pipeline.Summary) CardInfo {
+	card := s.Card
+	card.RunID = r.Manifest.RunID
+	card.PromptHash = r.Manifest.Results["generate.exemplars"]
+	card.CorpusHash = pipeline.RedactURL(r.Manifest.Results["corpus"])
+	card.Summary = *sum
+	if im, ok := pipeline.ImportedOf(r.Manifest.Results); ok {
+		// Imported: the card names the corpus and its model, not the importing config's.
+		card.Source = im.Source
+		card.Model = im.Model
+		if card.Source == "" {
+			card.Source = "an imported " + im.Format + " corpus"
+		}
+		if card.Model == "" {
+			card.Model = "an unknown model"
+		}
+		card.Generate, card.LLM = nil, nil
+	}
+	return card
+}
+
+// commitExport is the export's Commit into run r, whose filter kept kept episodes in the
+// kept.jsonl of keptSHA. One generation at a time: export/ (dir) is put aside, the
+// staged folder takes its place and the old one is removed, as one journaled commit that
+// also records the files (and the kept.jsonl they came from) in the manifest.
+func commitExport(r *pipeline.Run, dir string, kept int, keptSHA string) func(staged string, res Result) error {
+	return func(staged string, res Result) error {
+		// An export of no example replaces nothing: it fails, and the previous one stays.
+		if err := noExamples(kept, res); err != nil {
+			return err
+		}
+		outs := make([]pipeline.Output, 0, len(res.Files))
+		for _, f := range res.Files {
+			outs = append(outs, pipeline.Output{Path: filepath.ToSlash(filepath.Join(pipeline.ExportDir, f.Path)), Stage: pipeline.StageExport,
+				Format: f.Format, Split: f.Split, Rows: f.Rows, Bytes: f.Bytes, SHA256: f.SHA256})
+		}
+		var moves []pipeline.Move
+		var remove []string
+		if _, err := os.Lstat(dir); err == nil {
+			aside := filepath.Base(asideOf(dir, staged))
+			moves = append(moves, pipeline.Move{From: pipeline.ExportDir, To: aside, Aside: true})
+			remove = append(remove, aside)
+		}
+		moves = append(moves, pipeline.Move{From: filepath.Base(staged), To: pipeline.ExportDir})
+		return r.Commit(pipeline.StageExport, moves, remove, outs, keptSHA)
+	}
 }
 
 // wholeFilterResult checks that kept.jsonl and rejected.jsonl are the one filter result

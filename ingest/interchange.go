@@ -191,15 +191,7 @@ func readADP(ctx context.Context, path string, fn func(string, record, error) er
 		if len(traj.Details) > 0 && json.Unmarshal(traj.Details, &rec) != nil {
 			rec = reactgenRecord{} // another corpus' details
 		}
-		lastAction, firstTool := -1, len(traj.Content)
-		for i, it := range traj.Content {
-			if strings.HasSuffix(it.Class, "_action") || (it.Class == "text_observation" && it.Source == "agent") {
-				lastAction = i
-			}
-			if (it.Class == "api_action" || it.Class == "code_action") && i < firstTool {
-				firstTool = i
-			}
-		}
+		lastAction, firstTool := adpBounds(traj.Content)
 		labelled := false
 		for i, it := range traj.Content {
 			thought := deref(it.Description)
@@ -219,13 +211,7 @@ func readADP(ctx context.Context, path string, fn func(string, record, error) er
 					s = textStep(thought, text(it.Content))
 				}
 			case "text_observation", "image_observation", "web_observation":
-				obs := text(it.Content)
-				switch it.Class {
-				case "image_observation":
-					obs = "[image: " + obs + "]"
-				case "web_observation":
-					obs = cmpOr(deref(it.AXTree), deref(it.URL))
-				}
+				obs := adpObservation(it)
 				if it.Class == "text_observation" && it.Source == "agent" {
 					// Older ADP files record what the agent said as its observation.
 					if i < firstTool && i != lastAction {
@@ -257,6 +243,33 @@ func readADP(ctx context.Context, path string, fn func(string, record, error) er
 		}
 		return fn(where, r, nil)
 	})
+}
+
+// adpBounds returns the index of the last action in content (what the agent said last
+// counts) and of the first tool or code action (len(content) if none).
+func adpBounds(content []adpItem) (lastAction, firstTool int) {
+	lastAction, firstTool = -1, len(content)
+	for i, it := range content {
+		if strings.HasSuffix(it.Class, "_action") || (it.Class == "text_observation" && it.Source == "agent") {
+			lastAction = i
+		}
+		if (it.Class == "api_action" || it.Class == "code_action") && i < firstTool {
+			firstTool = i
+		}
+	}
+	return lastAction, firstTool
+}
+
+// adpObservation is an observation item as text: an image as "[image: …]", a web page as
+// its accessibility tree or else its URL.
+func adpObservation(it adpItem) string {
+	switch it.Class {
+	case "image_observation":
+		return "[image: " + text(it.Content) + "]"
+	case "web_observation":
+		return cmpOr(deref(it.AXTree), deref(it.URL))
+	}
+	return text(it.Content)
 }
 
 type atifStep struct {
@@ -339,15 +352,7 @@ func readATIF(ctx context.Context, path string, fn func(string, record, error) e
 		if len(traj.Extra) > 0 && json.Unmarshal(traj.Extra, &rec) != nil {
 			rec = reactgenRecord{}
 		}
-		lastAgent, firstTool := -1, len(traj.Steps)
-		for i, st := range traj.Steps {
-			if st.Source == "agent" {
-				lastAgent = i
-				if len(st.ToolCalls) > 0 && i < firstTool {
-					firstTool = i
-				}
-			}
-		}
+		lastAgent, firstTool := atifBounds(traj.Steps)
 		labelled := false
 		for i, st := range traj.Steps {
 			msg := atifText(st.Message)
@@ -368,57 +373,80 @@ func readATIF(ctx context.Context, path string, fn func(string, record, error) e
 			default:
 				return fn(where, record{}, fmt.Errorf("%w: step %d: source %q is not system, user or agent", ErrBadRecord, st.StepID, st.Source))
 			}
-			first := len(r.steps)
-			results := map[string]string{}
-			var unlinked []string
-			if st.Observation != nil {
-				for _, res := range st.Observation.Results {
-					c := atifText(res.Content)
-					if res.SourceCallID != nil && *res.SourceCallID != "" {
-						results[*res.SourceCallID] = strings.TrimPrefix(results[*res.SourceCallID]+"\n"+c, "\n")
-					} else {
-						unlinked = append(unlinked, c)
-					}
-				}
-			}
-			switch {
-			case len(st.ToolCalls) > 0:
-				for k, c := range st.ToolCalls {
-					thought := ""
-					if k == 0 {
-						thought = msg
-					}
-					s := callStep(thought, c.Name, c.Arguments)
-					s.Observation = results[c.ID]
-					r.steps = append(r.steps, s)
-				}
-			case i == lastAgent && st.Observation == nil:
-				r.steps = append(r.steps, answerStep("", msg))
-			default:
-				r.steps = append(r.steps, textStep("", msg))
-			}
-			if len(unlinked) > 0 {
-				addObservation(&r, strings.Join(unlinked, "\n"))
-			}
-			s := &r.steps[first]
-			s.Reasoning = st.ReasoningContent
-			if m := st.Metrics; m != nil {
-				model := cmpOr(st.ModelName, traj.Agent.ModelName)
-				s.Calls = []pipeline.Call{{Model: model, Usage: pipeline.Usage{PromptTokens: m.PromptTokens, CompletionTokens: m.CompletionTokens,
-					TotalTokens: m.PromptTokens + m.CompletionTokens, CostUSD: m.CostUSD, CachedTokens: m.CachedTokens},
-					Reasoning: st.ReasoningContent, Logprobs: m.Logprobs, PromptTokenIDs: m.PromptTokenIDs, CompletionTokenIDs: m.CompletionTokenIDs}}
-				n := 1
-				if st.LLMCallCount != nil {
-					n = *st.LLMCallCount
-				}
-				r.llmCalls += n
-			}
+			addATIFStep(&r, &st, msg, i == lastAgent, cmpOr(st.ModelName, traj.Agent.ModelName))
 		}
 		if err := rec.apply(&r); err != nil {
 			return fn(where, record{}, err)
 		}
 		return fn(where, r, nil)
 	})
+}
+
+// atifBounds returns the index of the last agent step and of the first agent step that
+// calls a tool (len(steps) if none).
+func atifBounds(steps []atifStep) (lastAgent, firstTool int) {
+	lastAgent, firstTool = -1, len(steps)
+	for i, st := range steps {
+		if st.Source == "agent" {
+			lastAgent = i
+			if len(st.ToolCalls) > 0 && i < firstTool {
+				firstTool = i
+			}
+		}
+	}
+	return lastAgent, firstTool
+}
+
+// addATIFStep adds an agent step (msg its message, last whether no agent step follows) to
+// r: a step per tool call with the results linked to it, else the answer (the last step
+// with no observation) or a text step, then the results linked to no call as an
+// observation. The first step added carries the reasoning and the metrics' call, by
+// model.
+func addATIFStep(r *record, st *atifStep, msg string, last bool, model string) {
+	first := len(r.steps)
+	results := map[string]string{}
+	var unlinked []string
+	if st.Observation != nil {
+		for _, res := range st.Observation.Results {
+			c := atifText(res.Content)
+			if res.SourceCallID != nil && *res.SourceCallID != "" {
+				results[*res.SourceCallID] = strings.TrimPrefix(results[*res.SourceCallID]+"\n"+c, "\n")
+			} else {
+				unlinked = append(unlinked, c)
+			}
+		}
+	}
+	switch {
+	case len(st.ToolCalls) > 0:
+		for k, c := range st.ToolCalls {
+			thought := ""
+			if k == 0 {
+				thought = msg
+			}
+			s := callStep(thought, c.Name, c.Arguments)
+			s.Observation = results[c.ID]
+			r.steps = append(r.steps, s)
+		}
+	case last && st.Observation == nil:
+		r.steps = append(r.steps, answerStep("", msg))
+	default:
+		r.steps = append(r.steps, textStep("", msg))
+	}
+	if len(unlinked) > 0 {
+		addObservation(r, strings.Join(unlinked, "\n"))
+	}
+	s := &r.steps[first]
+	s.Reasoning = st.ReasoningContent
+	if m := st.Metrics; m != nil {
+		s.Calls = []pipeline.Call{{Model: model, Usage: pipeline.Usage{PromptTokens: m.PromptTokens, CompletionTokens: m.CompletionTokens,
+			TotalTokens: m.PromptTokens + m.CompletionTokens, CostUSD: m.CostUSD, CachedTokens: m.CachedTokens},
+			Reasoning: st.ReasoningContent, Logprobs: m.Logprobs, PromptTokenIDs: m.PromptTokenIDs, CompletionTokenIDs: m.CompletionTokenIDs}}
+		n := 1
+		if st.LLMCallCount != nil {
+			n = *st.LLMCallCount
+		}
+		r.llmCalls += n
+	}
 }
 
 // eachDocument calls fn with each trajectory of a file: the elements of a JSON array, the

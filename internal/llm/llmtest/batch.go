@@ -136,108 +136,15 @@ func (s *Server) serveBatch(w http.ResponseWriter, r *http.Request) bool {
 	b := &s.batch
 	switch {
 	case p == "/files" && r.Method == http.MethodPost:
-		if err := r.ParseMultipartForm(256 << 20); err != nil {
-			writeError(w, http.StatusBadRequest, "could not read the upload: "+err.Error(), "invalid_request_error", "")
-			return true
-		}
-		f, hdr, err := r.FormFile("file")
-		if err != nil || r.FormValue("purpose") != "batch" {
-			writeError(w, http.StatusBadRequest, "want a file with purpose batch", "invalid_request_error", "")
-			return true
-		}
-		data, _ := io.ReadAll(f)
-		b.mu.Lock()
-		b.next++
-		id := fmt.Sprintf("file-in-%d", b.next)
-		b.files[id] = data
-		b.mu.Unlock()
-		writeJSON(w, http.StatusOK, map[string]any{"id": id, "object": "file", "bytes": len(data), "created_at": time.Now().Unix(),
-			"filename": hdr.Filename, "purpose": "batch", "status": "processed"})
+		b.upload(w, r)
 	case strings.HasPrefix(p, "/files/") && strings.HasSuffix(p, "/content") && r.Method == http.MethodGet:
-		id := strings.TrimSuffix(strings.TrimPrefix(p, "/files/"), "/content")
-		b.mu.Lock()
-		data, ok := b.files[id]
-		b.mu.Unlock()
-		if !ok {
-			writeError(w, http.StatusNotFound, "No such File object: "+id, "invalid_request_error", "")
-			return true
-		}
-		w.Header().Set("Content-Type", "application/octet-stream")
-		_, _ = w.Write(data)
+		b.content(w, strings.TrimSuffix(strings.TrimPrefix(p, "/files/"), "/content"))
 	case p == "/batches" && r.Method == http.MethodPost:
-		var req struct {
-			InputFileID      string `json:"input_file_id"`
-			Endpoint         string `json:"endpoint"`
-			CompletionWindow string `json:"completion_window"`
-		}
-		raw, _ := io.ReadAll(r.Body)
-		if err := json.Unmarshal(raw, &req); err != nil {
-			writeError(w, http.StatusBadRequest, "bad JSON", "invalid_request_error", "")
-			return true
-		}
-		var unknown map[string]any
-		_ = json.Unmarshal(raw, &unknown)
-		for k := range unknown {
-			if k != "input_file_id" && k != "endpoint" && k != "completion_window" && k != "metadata" {
-				writeError(w, http.StatusBadRequest, "Unrecognized request argument supplied: "+k, "invalid_request_error", "")
-				return true
-			}
-		}
-		b.mu.Lock()
-		data, ok := b.files[req.InputFileID]
-		if !ok {
-			b.mu.Unlock()
-			writeError(w, http.StatusBadRequest, "No such File object: "+req.InputFileID, "invalid_request_error", "")
-			return true
-		}
-		b.next++
-		rec := &batchRecord{info: BatchInfo{ID: fmt.Sprintf("batch_%d", b.next), InputFileID: req.InputFileID,
-			Endpoint: req.Endpoint, Status: "validating", Lines: bytes.Count(data, []byte("\n"))}, created: time.Now().Unix()}
-		if b.faults != nil {
-			rec.info.Fault = b.faults(len(b.order) + 1)
-		}
-		b.order = append(b.order, rec.info.ID)
-		b.byID[rec.info.ID] = rec
-		body := b.wire(rec)
-		b.mu.Unlock()
-		writeJSON(w, http.StatusOK, body)
+		b.create(w, r)
 	case p == "/batches" && r.Method == http.MethodGet:
-		b.mu.Lock()
-		if b.noList {
-			b.mu.Unlock()
-			writeError(w, http.StatusNotFound, "Invalid URL (GET /v1/batches)", "invalid_request_error", "")
-			return true
-		}
-		after := r.URL.Query().Get("after")
-		var data []map[string]any
-		started := after == ""
-		for i := len(b.order) - 1; i >= 0; i-- { // newest first, as OpenAI lists them
-			id := b.order[i]
-			if !started {
-				started = id == after
-				continue
-			}
-			data = append(data, b.wire(b.byID[id]))
-		}
-		b.mu.Unlock()
-		writeJSON(w, http.StatusOK, map[string]any{"object": "list", "data": data, "has_more": false})
+		b.list(w, r)
 	case strings.HasPrefix(p, "/batches/") && strings.HasSuffix(p, "/cancel") && r.Method == http.MethodPost:
-		id := strings.TrimSuffix(strings.TrimPrefix(p, "/batches/"), "/cancel")
-		b.mu.Lock()
-		rec, ok := b.byID[id]
-		if ok && !finalState(rec.info.Status) {
-			rec.info.Fault, rec.info.Status = BatchCancelled, "cancelling"
-		}
-		var body map[string]any
-		if ok {
-			body = b.wire(rec)
-		}
-		b.mu.Unlock()
-		if !ok {
-			writeError(w, http.StatusNotFound, "No batch found with id '"+id+"'.", "invalid_request_error", "")
-			return true
-		}
-		writeJSON(w, http.StatusOK, body)
+		b.cancel(w, strings.TrimSuffix(strings.TrimPrefix(p, "/batches/"), "/cancel"))
 	case strings.HasPrefix(p, "/batches/") && r.Method == http.MethodGet:
 		id := strings.TrimPrefix(p, "/batches/")
 		b.mu.Lock()
@@ -256,6 +163,122 @@ func (s *Server) serveBatch(w http.ResponseWriter, r *http.Request) bool {
 		return false
 	}
 	return true
+}
+
+// upload answers POST /v1/files: a file with purpose batch.
+func (b *batches) upload(w http.ResponseWriter, r *http.Request) {
+	if err := r.ParseMultipartForm(256 << 20); err != nil {
+		writeError(w, http.StatusBadRequest, "could not read the upload: "+err.Error(), "invalid_request_error", "")
+		return
+	}
+	f, hdr, err := r.FormFile("file")
+	if err != nil || r.FormValue("purpose") != "batch" {
+		writeError(w, http.StatusBadRequest, "want a file with purpose batch", "invalid_request_error", "")
+		return
+	}
+	data, _ := io.ReadAll(f)
+	b.mu.Lock()
+	b.next++
+	id := fmt.Sprintf("file-in-%d", b.next)
+	b.files[id] = data
+	b.mu.Unlock()
+	writeJSON(w, http.StatusOK, map[string]any{"id": id, "object": "file", "bytes": len(data), "created_at": time.Now().Unix(),
+		"filename": hdr.Filename, "purpose": "batch", "status": "processed"})
+}
+
+// content answers GET /v1/files/{id}/content.
+func (b *batches) content(w http.ResponseWriter, id string) {
+	b.mu.Lock()
+	data, ok := b.files[id]
+	b.mu.Unlock()
+	if !ok {
+		writeError(w, http.StatusNotFound, "No such File object: "+id, "invalid_request_error", "")
+		return
+	}
+	w.Header().Set("Content-Type", "application/octet-stream")
+	_, _ = w.Write(data)
+}
+
+// create answers POST /v1/batches, refusing an argument the Batch API does not take.
+func (b *batches) create(w http.ResponseWriter, r *http.Request) {
+	var req struct {
+		InputFileID      string `json:"input_file_id"`
+		Endpoint         string `json:"endpoint"`
+		CompletionWindow string `json:"completion_window"`
+	}
+	raw, _ := io.ReadAll(r.Body)
+	if err := json.Unmarshal(raw, &req); err != nil {
+		writeError(w, http.StatusBadRequest, "bad JSON", "invalid_request_error", "")
+		return
+	}
+	var unknown map[string]any
+	_ = json.Unmarshal(raw, &unknown)
+	for k := range unknown {
+		if k != "input_file_id" && k != "endpoint" && k != "completion_window" && k != "metadata" {
+			writeError(w, http.StatusBadRequest, "Unrecognized request argument supplied: "+k, "invalid_request_error", "")
+			return
+		}
+	}
+	b.mu.Lock()
+	data, ok := b.files[req.InputFileID]
+	if !ok {
+		b.mu.Unlock()
+		writeError(w, http.StatusBadRequest, "No such File object: "+req.InputFileID, "invalid_request_error", "")
+		return
+	}
+	b.next++
+	rec := &batchRecord{info: BatchInfo{ID: fmt.Sprintf("batch_%d", b.next), InputFileID: req.InputFileID,
+		Endpoint: req.Endpoint, Status: "validating", Lines: bytes.Count(data, []byte("\n"))}, created: time.Now().Unix()}
+	if b.faults != nil {
+		rec.info.Fault = b.faults(len(b.order) + 1)
+	}
+	b.order = append(b.order, rec.info.ID)
+	b.byID[rec.info.ID] = rec
+	body := b.wire(rec)
+	b.mu.Unlock()
+	writeJSON(w, http.StatusOK, body)
+}
+
+// list answers GET /v1/batches: newest first, after the ?after= batch.
+func (b *batches) list(w http.ResponseWriter, r *http.Request) {
+	b.mu.Lock()
+	if b.noList {
+		b.mu.Unlock()
+		writeError(w, http.StatusNotFound, "Invalid URL (GET /v1/batches)", "invalid_request_error", "")
+		return
+	}
+	after := r.URL.Query().Get("after")
+	var data []map[string]any
+	started := after == ""
+	for i := len(b.order) - 1; i >= 0; i-- { // newest first, as OpenAI lists them
+		id := b.order[i]
+		if !started {
+			started = id == after
+			continue
+		}
+		data = append(data, b.wire(b.byID[id]))
+	}
+	b.mu.Unlock()
+	writeJSON(w, http.StatusOK, map[string]any{"object": "list", "data": data, "has_more": false})
+}
+
+// cancel answers POST /v1/batches/{id}/cancel: a batch not final yet is cancelling.
+func (b *batches) cancel(w http.ResponseWriter, id string) {
+	b.mu.Lock()
+	rec, ok := b.byID[id]
+	if ok && !finalState(rec.info.Status) {
+		rec.info.Fault, rec.info.Status = BatchCancelled, "cancelling"
+	}
+	var body map[string]any
+	if ok {
+		body = b.wire(rec)
+	}
+	b.mu.Unlock()
+	if !ok {
+		writeError(w, http.StatusNotFound, "No batch found with id '"+id+"'.", "invalid_request_error", "")
+		return
+	}
+	writeJSON(w, http.StatusOK, body)
 }
 
 func finalState(st string) bool {
@@ -295,71 +318,91 @@ func (s *Server) advance(ctx context.Context, rec *batchRecord) {
 	done, failed, n := 0, 0, 0
 	for sc.Scan() {
 		n++
-		var line struct {
-			CustomID string          `json:"custom_id"`
-			URL      string          `json:"url"`
-			Body     json.RawMessage `json:"body"`
-		}
+		var line batchLine
 		if json.Unmarshal(sc.Bytes(), &line) != nil {
 			continue
 		}
-		half := n > rec.info.Lines/2
-		switch {
-		case fault == BatchExpired && half:
+		switch s.runLine(ctx, &out, &errs, line, n, fault, n > rec.info.Lines/2) {
+		case lineDone:
+			done++
+		case lineFailed:
 			failed++
-			writeLine(&errs, line.CustomID, n, 0, nil, map[string]any{"code": "batch_expired", "message": "This request could not be executed before the completion window expired."})
-			continue
-		case fault == BatchCancelled && half:
-			continue
-		case fault == BatchPartlyFailed && n%3 == 0:
-			failed++
-			writeLine(&errs, line.CustomID, n, http.StatusInternalServerError, map[string]any{"error": map[string]any{
-				"message": "The server had an error processing your request.", "type": "server_error"}}, nil)
-			continue
 		}
-		req, err := decodeRequest(line.Body)
-		if err != nil {
-			failed++
-			writeLine(&errs, line.CustomID, n, http.StatusBadRequest, map[string]any{"error": map[string]any{
-				"message": "bad body", "type": "invalid_request_error"}}, nil)
-			continue
-		}
-		req.Endpoint = "chat"
-		if strings.HasSuffix(line.URL, "/v1/completions") {
-			req.Endpoint = "completions"
-		}
-		s.n.Add(1)
-		rep := s.h(ctx, req)
-		if rep.Fault == FaultNone && rep.Status >= 400 && json.Valid([]byte(rep.Body)) {
-			// An error body of the handler's own (one that may echo a header, say) goes
-			// into the error file verbatim, as online.
-			failed++
-			writeLine(&errs, line.CustomID, n, rep.Status, json.RawMessage(rep.Body), nil)
-			continue
-		}
-		switch rep.Fault {
-		case FaultNone, FaultEmpty:
-		case FaultModelNotFound:
-			failed++
-			writeLine(&errs, line.CustomID, n, http.StatusNotFound, map[string]any{"error": map[string]any{
-				"message": "The model `" + req.Model + "` does not exist", "type": "invalid_request_error", "code": "model_not_found"}}, nil)
-			continue
-		default:
-			failed++
-			writeLine(&errs, line.CustomID, n, http.StatusInternalServerError, map[string]any{"error": map[string]any{
-				"message": "The server had an error processing your request.", "type": "server_error"}}, nil)
-			continue
-		}
-		if rep.Fault == FaultEmpty {
-			rep.Texts = []string{""}
-		}
-		done++
-		if rep.Body != "" { // sent verbatim, as online
-			writeLine(&out, line.CustomID, n, http.StatusOK, json.RawMessage(rep.Body), nil)
-			continue
-		}
-		writeLine(&out, line.CustomID, n, http.StatusOK, s.completion(req, rep), nil)
 	}
+	b.finish(rec, fault, &out, &errs, done, failed)
+}
+
+// batchLine is one line of a batch's input file.
+type batchLine struct {
+	CustomID string          `json:"custom_id"`
+	URL      string          `json:"url"`
+	Body     json.RawMessage `json:"body"`
+}
+
+// What became of a batch's line.
+const (
+	lineDone    = iota // in the output file
+	lineFailed         // in the error file
+	lineSkipped        // in neither (cancelled, or unreadable)
+)
+
+// runLine runs line n of a batch with fault (late: in the batch's second half) through
+// the Handler, as online, and writes its result to out or errs.
+func (s *Server) runLine(ctx context.Context, out, errs *bytes.Buffer, line batchLine, n int, fault BatchFault, late bool) int {
+	switch {
+	case fault == BatchExpired && late:
+		writeLine(errs, line.CustomID, n, 0, nil, map[string]any{"code": "batch_expired", "message": "This request could not be executed before the completion window expired."})
+		return lineFailed
+	case fault == BatchCancelled && late:
+		return lineSkipped
+	case fault == BatchPartlyFailed && n%3 == 0:
+		writeLine(errs, line.CustomID, n, http.StatusInternalServerError, map[string]any{"error": map[string]any{
+			"message": "The server had an error processing your request.", "type": "server_error"}}, nil)
+		return lineFailed
+	}
+	req, err := decodeRequest(line.Body)
+	if err != nil {
+		writeLine(errs, line.CustomID, n, http.StatusBadRequest, map[string]any{"error": map[string]any{
+			"message": "bad body", "type": "invalid_request_error"}}, nil)
+		return lineFailed
+	}
+	req.Endpoint = "chat"
+	if strings.HasSuffix(line.URL, "/v1/completions") {
+		req.Endpoint = "completions"
+	}
+	s.n.Add(1)
+	rep := s.h(ctx, req)
+	if rep.Fault == FaultNone && rep.Status >= 400 && json.Valid([]byte(rep.Body)) {
+		// An error body of the handler's own (one that may echo a header, say) goes
+		// into the error file verbatim, as online.
+		writeLine(errs, line.CustomID, n, rep.Status, json.RawMessage(rep.Body), nil)
+		return lineFailed
+	}
+	switch rep.Fault {
+	case FaultNone, FaultEmpty:
+	case FaultModelNotFound:
+		writeLine(errs, line.CustomID, n, http.StatusNotFound, map[string]any{"error": map[string]any{
+			"message": "The model `" + req.Model + "` does not exist", "type": "invalid_request_error", "code": "model_not_found"}}, nil)
+		return lineFailed
+	default:
+		writeLine(errs, line.CustomID, n, http.StatusInternalServerError, map[string]any{"error": map[string]any{
+			"message": "The server had an error processing your request.", "type": "server_error"}}, nil)
+		return lineFailed
+	}
+	if rep.Fault == FaultEmpty {
+		rep.Texts = []string{""}
+	}
+	if rep.Body != "" { // sent verbatim, as online
+		writeLine(out, line.CustomID, n, http.StatusOK, json.RawMessage(rep.Body), nil)
+		return lineDone
+	}
+	writeLine(out, line.CustomID, n, http.StatusOK, s.completion(req, rep), nil)
+	return lineDone
+}
+
+// finish makes a batch whose lines ran final, with its output and error files (as the
+// tamper function makes them).
+func (b *batches) finish(rec *batchRecord, fault BatchFault, out, errs *bytes.Buffer, done, failed int) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	rec.running = false
