@@ -9,15 +9,23 @@ import (
 )
 
 // requestKey is the sha256 (hex) of the canonical JSON of the whole request, Attempt
-// included: the response cache's key. encoding/json writes struct fields in declaration
-// order, so the form is stable.
-// The JSON is encoded straight into the hash (json.Encoder writes what json.Marshal
-// returns, then a newline, which is left out), so the request is not copied once more.
+// included: the response cache's key. The JSON is json.Marshal's (encoding/json writes
+// struct fields in declaration order, so the form is stable), appended by hand into a
+// pooled buffer (appendRequestJSON); a request it does not encode (one with tools) is
+// encoded by encoding/json straight into the hash.
 func requestKey(req Request) string {
-	h := &noNewline{h: sha256.New()}
-	_ = json.NewEncoder(h).Encode(req)
 	var sum [sha256.Size]byte
-	return hex.EncodeToString(h.h.Sum(sum[:0]))
+	p := getJSONBuf()
+	if b, ok := appendRequestJSON((*p)[:0], &req); ok {
+		sum = sha256.Sum256(b)
+		*p = b
+	} else {
+		h := &noNewline{h: sha256.New()}
+		_ = json.NewEncoder(h).Encode(req)
+		h.h.Sum(sum[:0])
+	}
+	putJSONBuf(p)
+	return hex.EncodeToString(sum[:])
 }
 
 // noNewline writes all it is given to h except the last byte, held back until more
