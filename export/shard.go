@@ -1,7 +1,6 @@
 package export
 
 import (
-	"bufio"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -10,6 +9,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"syscall"
+	"unsafe"
 
 	"github.com/apache/arrow/go/v15/arrow"
 )
@@ -25,30 +26,82 @@ type File struct {
 	SHA256 string `json:"sha256"`
 }
 
-// outFile is a file being written: buffered, hashed and counted as it goes.
+// outBuffer is an outFile's buffer: the size of its write system calls.
+const outBuffer = 1 << 20
+
+// outFile is a file being written: buffered, hashed and counted as it goes. On Linux it
+// is opened for direct I/O where the file system takes it (openOut): the export writes
+// gigabytes once and reads back only a few files, so copying them through the page
+// cache cost more CPU than everything else the export does (docs/bench-export.md). Full
+// buffers, aligned in memory and in the file, go straight to the disk; the last partial
+// one goes through the page cache at close.
 type outFile struct {
-	path string
-	f    *os.File
-	bw   *bufio.Writer
-	h    hash.Hash
-	n    int64
+	path   string
+	f      *os.File
+	buf    []byte // the buffered bytes, in an aligned array of outBuffer bytes
+	direct bool   // f is open for direct I/O
+	h      hash.Hash
+	n      int64
+	err    error // the first write error; every later write returns it
 }
 
 func createOut(path string) (*outFile, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return nil, fmt.Errorf("create %s: %w", path, err)
 	}
-	f, err := os.Create(path)
+	f, direct, err := openOut(path)
 	if err != nil {
 		return nil, fmt.Errorf("create %s: %w", path, err)
 	}
-	return &outFile{path: path, f: f, bw: bufio.NewWriterSize(f, 1<<20), h: sha256.New()}, nil
+	return &outFile{path: path, f: f, buf: alignedBuffer(outBuffer), direct: direct, h: sha256.New()}, nil
+}
+
+// alignedBuffer returns an empty slice of capacity n whose array starts on a 4 KiB
+// boundary, as direct I/O requires.
+func alignedBuffer(n int) []byte {
+	const align = 4096
+	b := make([]byte, n+align)
+	off := 0
+	if r := int(uintptr(unsafe.Pointer(&b[0])) & (align - 1)); r != 0 {
+		off = align - r
+	}
+	return b[off : off : off+n]
 }
 
 func (o *outFile) Write(p []byte) (int, error) {
-	o.h.Write(p)
-	o.n += int64(len(p))
-	return o.bw.Write(p)
+	if o.err != nil {
+		return 0, o.err
+	}
+	n := len(p)
+	for len(p) > 0 {
+		k := copy(o.buf[len(o.buf):cap(o.buf)], p)
+		o.buf = o.buf[:len(o.buf)+k]
+		p = p[k:]
+		if len(o.buf) == cap(o.buf) {
+			if err := o.flush(); err != nil {
+				return n - len(p), err
+			}
+		}
+	}
+	o.n += int64(n)
+	return n, nil
+}
+
+// flush hashes and writes the buffer. A file system that opened the file for direct
+// I/O but refuses the write (EINVAL: it wants a larger alignment) gets it through the
+// page cache, and so does the rest of the file.
+func (o *outFile) flush() error {
+	o.h.Write(o.buf)
+	k, err := o.f.Write(o.buf)
+	if err != nil && k == 0 && o.direct && errors.Is(err, syscall.EINVAL) {
+		if err = endDirect(o.f); err == nil {
+			o.direct = false
+			_, err = o.f.Write(o.buf)
+		}
+	}
+	o.buf = o.buf[:0]
+	o.err = err
+	return err
 }
 
 // Seek reports the write position; it supports only Seek(0, io.SeekCurrent), which is all
@@ -62,7 +115,15 @@ func (o *outFile) Seek(offset int64, whence int) (int64, error) {
 
 // close flushes and closes the file and returns its size and sha256.
 func (o *outFile) close() (int64, string, error) {
-	err := o.bw.Flush()
+	err := o.err
+	if err == nil && o.direct {
+		// The last buffer is shorter than a block: it goes through the page cache.
+		err = endDirect(o.f)
+		o.direct = false
+	}
+	if err == nil && len(o.buf) > 0 {
+		err = o.flush()
+	}
 	if cerr := o.f.Close(); err == nil {
 		err = cerr
 	}

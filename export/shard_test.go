@@ -1,0 +1,47 @@
+package export
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// TestOutFileWritesWhatItCounts writes writes of every size across several buffers (on
+// Linux through direct I/O where the test's file system takes it) and reads the file
+// back: the bytes, the size and the sha256 close reports are those written.
+func TestOutFileWritesWhatItCounts(t *testing.T) {
+	for _, total := range []int{0, 1, 4095, 4096, outBuffer - 1, outBuffer, outBuffer + 1, 3*outBuffer + 12345} {
+		path := filepath.Join(t.TempDir(), "out.jsonl")
+		o, err := createOut(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var want bytes.Buffer
+		for i, size := 0, 1; want.Len() < total; i, size = i+1, size*3%(outBuffer+7)+1 {
+			p := make([]byte, min(size, total-want.Len()))
+			for j := range p {
+				p[j] = byte(i + j)
+			}
+			want.Write(p)
+			if n, err := o.Write(p); err != nil || n != len(p) {
+				t.Fatalf("total %d: Write(%d bytes) = %d, %v", total, len(p), n, err)
+			}
+		}
+		size, sum, err := o.close()
+		if err != nil {
+			t.Fatalf("total %d: close: %v", total, err)
+		}
+		got, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		h := sha256.Sum256(want.Bytes())
+		if !bytes.Equal(got, want.Bytes()) || size != int64(total) || sum != hex.EncodeToString(h[:]) {
+			t.Errorf("total %d: read back %d bytes (equal: %v), close said %d bytes, sha256 %s, want %s",
+				total, len(got), bytes.Equal(got, want.Bytes()), size, sum, hex.EncodeToString(h[:]))
+		}
+	}
+}
