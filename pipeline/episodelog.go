@@ -11,8 +11,6 @@ import (
 	"iter"
 	"os"
 	"runtime"
-	"slices"
-	"strings"
 	"sync"
 	"time"
 
@@ -287,139 +285,22 @@ type EpisodeLine struct {
 // ReadEpisodeLines streams the records ReadEpisodes does, in the same order, each with
 // its line, for a stage that copies records rather than encoding them again. With decode
 // false only the ids are read (Episode holds the ID and nothing else): a second pass over
-// a log that was decoded once. A torn last line is skipped either way.
+// a log that was decoded once. A torn last line is skipped either way. A stage that reads
+// the log twice opens one LogIndex and reads its Lines twice, which scans the log once.
 func ReadEpisodeLines(path string, decode bool) iter.Seq2[EpisodeLine, error] {
 	return func(yield func(EpisodeLine, error) bool) {
-		f, err := safefile.OpenPath(path) // a regular file of its run directory
-		if errors.Is(err, os.ErrNotExist) {
-			return
-		}
+		x, err := OpenLogIndex(path)
 		if err != nil {
-			yield(EpisodeLine{}, fmt.Errorf("open %s: %w", path, err))
+			yield(EpisodeLine{}, err)
 			return
 		}
-		defer f.Close()
-		type span struct {
-			off  int64
-			n    int
-			line int
-			id   string
+		defer x.Close()
+		var dec LineDecoder
+		if decode {
+			dec = DecodeEpisode
 		}
-		last := map[string]span{}
-		r := bufio.NewReaderSize(f, 1<<20)
-		var off int64
-		var buf []byte
-		lastLine := 0
-		for line := 1; ; line++ {
-			b, err := readLineInto(r, buf[:0])
-			buf = b
-			if err == io.EOF {
-				break // a last line without a newline is torn: never a record
-			}
-			if err != nil {
-				yield(EpisodeLine{}, fmt.Errorf("read %s: %w", path, err))
-				return
-			}
-			id, ok := recordID(b)
-			if !ok {
-				if len(bytes.TrimSpace(b)) == 0 {
-					off += int64(len(b))
-					continue
-				}
-				if _, perr := r.Peek(1); perr == io.EOF {
-					break // an unparseable last line is torn too
-				}
-				yield(EpisodeLine{}, fmt.Errorf("%s line %d is not an episode record", path, line))
-				return
-			}
-			last[id] = span{off: off, n: len(b), line: line, id: id}
-			off += int64(len(b))
-			lastLine = line
-		}
-		spans := make([]span, 0, len(last))
-		for _, sp := range last {
-			spans = append(spans, sp)
-		}
-		clear(last)
-		slices.SortFunc(spans, func(a, b span) int { return strings.Compare(a.id, b.id) })
-		// Decoding is most of the cost: chunks are decoded on every core and yielded in
-		// order. Each chunk's result waits in its own channel, so at most `workers`
-		// chunks are in memory at once.
-		workers := max(runtime.GOMAXPROCS(0), 1)
-		const chunk = 256
-		type result struct {
-			recs []EpisodeLine
-			err  error
-		}
-		read := func(sps []span) result {
-			total := 0
-			for _, sp := range sps {
-				total += sp.n
-			}
-			// One buffer holds the chunk's lines; the records' lines are slices of it.
-			// Lines that follow each other in the file (all of them in a log written in
-			// id order) are read with one pread each run, not one per line.
-			buf := make([]byte, total)
-			out := make([]EpisodeLine, 0, len(sps))
-			for i, pos := 0, 0; i < len(sps); {
-				j, n := i+1, sps[i].n
-				for j < len(sps) && sps[j].off == sps[j-1].off+int64(sps[j-1].n) {
-					n += sps[j].n
-					j++
-				}
-				if _, err := f.ReadAt(buf[pos:pos+n], sps[i].off); err != nil {
-					return result{out, fmt.Errorf("read %s lines %d to %d: %w", path, sps[i].line, sps[j-1].line, err)}
-				}
-				pos, i = pos+n, j
-			}
-			for _, sp := range sps {
-				b := buf[:sp.n:sp.n]
-				buf = buf[sp.n:]
-				b = bytes.TrimSpace(b)
-				var ep Episode
-				// A line that is not the last was checked by its id; the last one may be
-				// a complete but unparseable torn write, so it is always decoded.
-				if decode || sp.line == lastLine {
-					if err := decodeEpisode(b, &ep); err != nil {
-						if sp.line == lastLine {
-							continue // a complete but unparseable last line is a torn write
-						}
-						return result{out, fmt.Errorf("%s line %d: %w", path, sp.line, err)}
-					}
-					if !decode {
-						ep = Episode{ID: sp.id}
-					}
-				} else {
-					ep.ID = sp.id
-				}
-				out = append(out, EpisodeLine{Episode: ep, Line: b})
-			}
-			return result{recs: out}
-		}
-		done := make(chan struct{})
-		defer close(done)
-		pending := make(chan chan result, workers)
-		go func() {
-			defer close(pending)
-			for i := 0; i < len(spans); i += chunk {
-				ch := make(chan result, 1)
-				select {
-				case pending <- ch:
-				case <-done:
-					return
-				}
-				go func(sps []span) { ch <- read(sps) }(spans[i:min(i+chunk, len(spans))])
-			}
-		}()
-		for ch := range pending {
-			res := <-ch
-			for _, rec := range res.recs {
-				if !yield(rec, nil) {
-					return
-				}
-			}
-			if res.err != nil {
-				yield(EpisodeLine{}, res.err)
+		for rec, err := range x.Lines(dec) {
+			if !yield(rec, err) || err != nil {
 				return
 			}
 		}
@@ -430,21 +311,27 @@ func ReadEpisodeLines(path string, decode bool) iter.Seq2[EpisodeLine, error] {
 // "id" first, so the id is found without decoding the record; a line written otherwise
 // is decoded.
 func recordID(b []byte) (string, bool) {
+	id, ok := lineID(b)
+	return string(id), ok
+}
+
+// lineID is recordID without a copy of the id where the id is found without decoding.
+func lineID(b []byte) ([]byte, bool) {
 	const key = `"id":"`
 	head := b[:min(len(b), 64)]
 	if i := bytes.Index(head, []byte(key)); i >= 0 {
 		rest := b[i+len(key):]
 		if j := bytes.IndexByte(rest, '"'); j > 0 && bytes.IndexByte(rest[:j], '\\') < 0 {
-			return string(rest[:j]), true
+			return rest[:j], true
 		}
 	}
 	var v struct {
 		ID string `json:"id"`
 	}
 	if err := json.Unmarshal(b, &v); err != nil || v.ID == "" {
-		return "", false
+		return nil, false
 	}
-	return v.ID, true
+	return []byte(v.ID), true
 }
 
 // ReadRejected streams rejected.jsonl.
@@ -470,94 +357,24 @@ func readRecords[T any](path string, decode func([]byte, *T) error) iter.Seq2[T,
 			return
 		}
 		defer f.Close()
-		type result struct {
-			vals []T
-			err  error
-			torn bool // the chunk ends with the file's torn last line
-		}
-		// chunk is the lines of one decoding job; first is the number of its first line.
-		type chunk struct {
-			data  []byte
-			ends  []int
-			first int
-			last  bool // holds the file's last line
-		}
-		decodeChunk := func(c chunk) result {
-			out := make([]T, 0, len(c.ends))
-			start := 0
-			for k, end := range c.ends {
-				b := bytes.TrimSpace(c.data[start:end])
-				start = end
-				if len(b) == 0 {
-					continue
-				}
-				var v T
-				if err := decode(b, &v); err != nil {
-					if c.last && k == len(c.ends)-1 {
-						return result{vals: out, torn: true}
-					}
-					return result{vals: out, err: fmt.Errorf("%s line %d: %w", path, c.first+k, err)}
-				}
-				out = append(out, v)
-			}
-			return result{vals: out}
-		}
-		workers := max(runtime.GOMAXPROCS(0), 1)
-		const linesPerChunk = 256
 		done := make(chan struct{})
 		defer close(done)
-		pending := make(chan chan result, workers)
+		pending := make(chan chan chunkResult[T], max(runtime.GOMAXPROCS(0), 1))
 		readErr := make(chan error, 1)
 		go func() {
 			defer close(pending)
-			r := bufio.NewReaderSize(f, 1<<20)
-			line := 1
-			c := chunk{first: line}
-			tornTail := false
-			send := func() bool {
-				ch := make(chan result, 1)
+			err := splitRecords(f, func(c recordChunk) bool {
+				ch := make(chan chunkResult[T], 1)
 				select {
 				case pending <- ch:
 				case <-done:
 					return false
 				}
-				go func(c chunk) { ch <- decodeChunk(c) }(c)
-				// The next chunk's buffer starts at this one's size, not grown by doubling.
-				c = chunk{first: line, data: make([]byte, 0, cap(c.data)), ends: make([]int, 0, linesPerChunk)}
+				go func() { ch <- decodeRecords(c, path, decode) }()
 				return true
-			}
-			for {
-				b, err := r.ReadSlice('\n')
-				if err == bufio.ErrBufferFull {
-					var rerr error
-					b, rerr = readLineInto(r, append([]byte(nil), b...))
-					err = rerr
-				}
-				if err == io.EOF {
-					// A last line without a newline is torn: never a record, and the line
-					// before it is not the file's last.
-					tornTail = len(b) > 0
-					break
-				}
-				if err != nil {
-					readErr <- fmt.Errorf("read %s: %w", path, err)
-					return
-				}
-				c.data = append(c.data, b...)
-				c.ends = append(c.ends, len(c.data))
-				line++
-				if len(c.ends) == linesPerChunk {
-					if _, perr := r.Peek(1); perr == io.EOF {
-						c.last = true
-					}
-					if !send() {
-						return
-					}
-				}
-			}
-			if len(c.ends) > 0 {
-				c.last = !tornTail
-				send()
+			})
+			if err != nil {
+				readErr <- fmt.Errorf("read %s: %w", path, err)
 			}
 		}()
 		for ch := range pending {
@@ -581,6 +398,92 @@ func readRecords[T any](path string, decode func([]byte, *T) error) iter.Seq2[T,
 		default:
 		}
 	}
+}
+
+// recordChunk is the lines of one decoding job of readRecords: data holds them, ends
+// where each ends, first is the number of the first.
+type recordChunk struct {
+	data  []byte
+	ends  []int
+	first int
+	last  bool // holds the file's last line
+}
+
+// chunkResult is a recordChunk decoded.
+type chunkResult[T any] struct {
+	vals []T
+	err  error
+	torn bool // the chunk ends with the file's torn last line
+}
+
+// recordsPerChunk is the number of lines of a recordChunk.
+const recordsPerChunk = 256
+
+// splitRecords reads r's complete lines into chunks and hands each to send, until send
+// returns false or r ends; it returns r's read error. A last line without a newline is
+// torn: never a record, and the line before it is not the file's last.
+func splitRecords(r io.Reader, send func(recordChunk) bool) error {
+	br := bufio.NewReaderSize(r, 1<<20)
+	line := 1
+	c := recordChunk{first: line}
+	next := func() {
+		// The next chunk's buffer starts at this one's size, not grown by doubling.
+		c = recordChunk{first: line, data: make([]byte, 0, cap(c.data)), ends: make([]int, 0, recordsPerChunk)}
+	}
+	tornTail := false
+	for {
+		b, err := br.ReadSlice('\n')
+		if err == bufio.ErrBufferFull {
+			b, err = readLineInto(br, append([]byte(nil), b...))
+		}
+		if err == io.EOF {
+			tornTail = len(b) > 0
+			break
+		}
+		if err != nil {
+			return err
+		}
+		c.data = append(c.data, b...)
+		c.ends = append(c.ends, len(c.data))
+		line++
+		if len(c.ends) == recordsPerChunk {
+			if _, perr := br.Peek(1); perr == io.EOF {
+				c.last = true
+			}
+			if !send(c) {
+				return nil
+			}
+			next()
+		}
+	}
+	if len(c.ends) > 0 {
+		c.last = !tornTail
+		send(c)
+	}
+	return nil
+}
+
+// decodeRecords decodes the lines of c, skipping blank ones. A line that does not decode
+// is an error naming it, unless it is the file's last: a torn write.
+func decodeRecords[T any](c recordChunk, path string, decode func([]byte, *T) error) chunkResult[T] {
+	out := make([]T, 0, len(c.ends))
+	start := 0
+	for k, end := range c.ends {
+		b := bytes.TrimSpace(c.data[start:end])
+		start = end
+		if len(b) == 0 {
+			continue
+		}
+		var v T
+		if err := decode(b, &v); err != nil {
+			if c.last && k == len(c.ends)-1 {
+				return chunkResult[T]{vals: out, torn: true}
+			}
+			return chunkResult[T]{vals: out, err: fmt.Errorf("%s line %d: %w", path, c.first+k, err)}
+		}
+		out = append(out, v)
+	}
+	return chunkResult[T]{vals: out}
 }
 
 // readLineInto appends one line of any length, newline included, to buf.

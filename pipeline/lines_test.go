@@ -172,3 +172,54 @@ func jsonLine(ep pipeline.Episode) (string, error) {
 	b, err := json.Marshal(ep)
 	return string(b) + "\n", err
 }
+
+// TestLogIndexTwoPasses: one scan serves two passes, the decoded and the undecoded one,
+// which yield what ReadEpisodeLines yields; a log rewritten after the scan is an error
+// naming the line, not another record.
+func TestLogIndexTwoPasses(t *testing.T) {
+	path := filepath.Join(t.TempDir(), pipeline.EpisodesFile)
+	var b strings.Builder
+	for i := range 700 {
+		line, _ := jsonLine(episodetest.Outcome(fmt.Sprintf("q%03d", (i*7)%600), 0, pipeline.StopFinished, i%3 == 0))
+		b.WriteString(line)
+	}
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	x, err := pipeline.OpenLogIndex(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer x.Close()
+	read := func(seq func(func(pipeline.EpisodeLine, error) bool)) (out []string, err error) {
+		for r, err := range seq {
+			if err != nil {
+				return out, err
+			}
+			out = append(out, r.Episode.ID+" "+r.Episode.QuestionID+" "+string(r.Line))
+		}
+		return out, nil
+	}
+	want, err := read(pipeline.ReadEpisodeLines(path, true))
+	if err != nil || x.Len() != 600 || len(want) != 600 {
+		t.Fatalf("%d records (%v), index of %d", len(want), err, x.Len())
+	}
+	first, err1 := read(x.Lines(pipeline.DecodeEpisode))
+	second, err2 := read(x.Lines(nil))
+	if err1 != nil || err2 != nil || fmt.Sprint(first) != fmt.Sprint(want) {
+		t.Fatalf("decoded pass differs from ReadEpisodeLines (%v, %v)", err1, err2)
+	}
+	for i := range second {
+		if id, _, _ := strings.Cut(want[i], " "); !strings.HasPrefix(second[i], id+"  {") {
+			t.Fatalf("undecoded record %d: %.60s, want the id and line of %.60s", i, second[i], want[i])
+		}
+	}
+	other := strings.ReplaceAll(b.String(), `"question_id":"q`, `"question_id":"r`)
+	other = strings.ReplaceAll(other, `"id":"`, `"id":"x`)[:len(b.String())]
+	if err := os.WriteFile(path, []byte(other), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := read(x.Lines(nil)); err == nil || !strings.Contains(err.Error(), "changed") || !strings.Contains(err.Error(), " line ") {
+		t.Errorf("a log rewritten after the scan: %v, want an error naming the line", err)
+	}
+}

@@ -1,4 +1,0 @@
-package pipeline
-
-// DecodeEpisode is decodeEpisode, for the external tests.
-var DecodeEpisode = decodeEpisode
