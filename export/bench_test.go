@@ -189,9 +189,7 @@ func BenchmarkExport(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		st, err := chain.RunLines(b.Context(), pipeline.ReadEpisodeLines(episodes, true),
-			func() iter.Seq2[pipeline.EpisodeLine, error] { return pipeline.ReadEpisodeLines(episodes, false) },
-			kw.WriteLine, rw.WriteRejected)
+		st, err := chain.RunLog(b.Context(), episodes, kw.WriteLine, rw.WriteRejected) // as filter.Stage
 		if err != nil {
 			b.Fatal(err)
 		}

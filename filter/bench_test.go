@@ -3,6 +3,10 @@ package filter
 import (
 	"fmt"
 	"iter"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/reactgen/reactgen/internal/episodetest"
@@ -28,4 +32,91 @@ func BenchmarkChainRun(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(len(eps)*b.N)/b.Elapsed().Seconds(), "episodes/s")
+}
+
+// BenchmarkRunLog filters an episode log the way the filter stage does (the default
+// rules, kept.jsonl and rejected.jsonl copied from the log's lines): n distinct synthetic
+// HotpotQA episodes of about 2 KB, one per question, as BenchmarkExport's filter phase
+// (FILTER_BENCH_EPISODES, or 2000; FILTER_BENCH_LOG names a log to write once and
+// reuse, which keeps the set-up out of a CPU profile). It reports CPU time (user + sys) beside wall time
+// and the load.
+func BenchmarkRunLog(b *testing.B) {
+	n := 2000
+	if s := os.Getenv("FILTER_BENCH_EPISODES"); s != "" {
+		var err error
+		if n, err = strconv.Atoi(s); err != nil || n <= 0 {
+			b.Fatalf("FILTER_BENCH_EPISODES=%q: want a positive integer", s)
+		}
+	}
+	dir := b.TempDir()
+	episodes := filepath.Join(dir, pipeline.EpisodesFile)
+	if p := os.Getenv("FILTER_BENCH_LOG"); p != "" {
+		episodes = p // written once, then reused: the set-up out of a profile
+	}
+	if _, err := os.Stat(episodes); err != nil {
+		writeBenchLog(b, episodes, n)
+	}
+	st, err := os.Stat(episodes)
+	if err != nil {
+		b.Fatal(err)
+	}
+	load, cpu0 := loadAverage(), cpuSeconds()
+	kept := 0
+	for i := 0; b.Loop(); i++ {
+		chain, err := New(pipeline.Default().Filter, pipeline.TaskHotpotQA, Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		kw, err := pipeline.CreateJSONL(filepath.Join(dir, fmt.Sprint("kept", i)))
+		if err != nil {
+			b.Fatal(err)
+		}
+		rw, err := pipeline.CreateJSONL(filepath.Join(dir, fmt.Sprint("rejected", i)))
+		if err != nil {
+			b.Fatal(err)
+		}
+		stats, err := chain.RunLog(b.Context(), episodes, kw.WriteLine, rw.WriteRejected)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := kw.Commit(); err != nil {
+			b.Fatal(err)
+		}
+		if err := rw.Commit(); err != nil {
+			b.Fatal(err)
+		}
+		kept = stats.Kept
+	}
+	b.ReportMetric((cpuSeconds()-cpu0)/float64(b.N), "cpu-s/op")
+	b.ReportMetric(float64(kept), "kept")
+	b.ReportMetric(float64(st.Size())/float64(n), "episode-bytes")
+	b.ReportMetric((load+loadAverage())/2, "load")
+}
+
+// writeBenchLog writes n distinct synthetic HotpotQA episodes of about 2 KB, one per
+// question, as the generate stage's episode log at path.
+func writeBenchLog(b *testing.B, path string, n int) {
+	b.Helper()
+	w, err := pipeline.CreateJSONL(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer w.Abort()
+	for i := range n {
+		ep := episodetest.Synth(i)
+		ep.Task, ep.Attempt, ep.QuestionID = pipeline.TaskHotpotQA, 0, "q"+strconv.Itoa(i)
+		ep.ID = pipeline.EpisodeID(ep.Task, ep.QuestionID, ep.Method, 0, false)
+		for j := range ep.Steps {
+			if w := strings.Fields(ep.Steps[j].Observation); len(w) > 19 {
+				// 18 words and the quoted tail, as BenchmarkExport's episodes
+				ep.Steps[j].Observation = strings.Join(w[:19], " ") + ". \"Quoted\"\tand a\nnew line."
+			}
+		}
+		if err := w.Write(ep); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if err := w.Commit(); err != nil {
+		b.Fatal(err)
+	}
 }

@@ -21,10 +21,8 @@ import (
 	"errors"
 	"fmt"
 	"iter"
-	"runtime"
 	"slices"
 	"strings"
-	"sync"
 
 	"github.com/reactgen/reactgen/internal/levenshtein"
 	"github.com/reactgen/reactgen/internal/score"
@@ -312,13 +310,18 @@ func episodeRecords(in iter.Seq2[pipeline.Episode, error]) iter.Seq2[record, err
 }
 
 func lineRecords(in iter.Seq2[pipeline.EpisodeLine, error], decoded bool) iter.Seq2[record, error] {
+	if !decoded { // the record's episode is not kept: nothing of it goes to the heap
+		return func(yield func(record, error) bool) {
+			for rec, err := range in {
+				if !yield(record{id: rec.Episode.ID, line: rec.Line}, err) {
+					return
+				}
+			}
+		}
+	}
 	return func(yield func(record, error) bool) {
 		for rec, err := range in {
-			r := record{id: rec.Episode.ID, line: rec.Line}
-			if decoded {
-				r.ep = &rec.Episode
-			}
-			if !yield(r, err) {
+			if !yield(record{ep: &rec.Episode, id: rec.Episode.ID, line: rec.Line}, err) {
 				return
 			}
 		}
@@ -482,82 +485,6 @@ func (c *Chain) decide(cands []Candidate) map[int]pipeline.Reject {
 		alive = next
 	}
 	return out
-}
-
-// candidateJobs computes the candidates of a pass's survivors off the reading
-// goroutine: they are scored and hashed in batches by up to GOMAXPROCS goroutines, and
-// wait returns them in input order. A Chain's candidate is safe for concurrent use.
-type candidateJobs struct {
-	c       *Chain
-	batch   []candidateJob
-	results []*[]Candidate // per batch, in order
-	sem     chan struct{}
-	wg      sync.WaitGroup
-}
-
-type candidateJob struct {
-	idx int
-	ep  *pipeline.Episode
-}
-
-const candidateBatch = 256
-
-func newCandidateJobs(c *Chain) *candidateJobs {
-	return &candidateJobs{c: c, sem: make(chan struct{}, max(runtime.GOMAXPROCS(0), 1))}
-}
-
-// add queues the survivor at input position idx; ep must not change afterwards.
-func (j *candidateJobs) add(idx int, ep *pipeline.Episode) {
-	j.batch = append(j.batch, candidateJob{idx: idx, ep: ep})
-	if len(j.batch) == candidateBatch {
-		j.flush()
-	}
-}
-
-func (j *candidateJobs) flush() {
-	if len(j.batch) == 0 {
-		return
-	}
-	out, batch := new([]Candidate), j.batch
-	j.results = append(j.results, out)
-	j.batch = make([]candidateJob, 0, candidateBatch)
-	j.sem <- struct{}{} // at most GOMAXPROCS batches in flight: the reader waits
-	j.wg.Add(1)
-	go func() {
-		defer func() { <-j.sem; j.wg.Done() }()
-		cands := make([]Candidate, len(batch))
-		for i, b := range batch {
-			cands[i] = j.c.candidate(b.idx, b.ep)
-		}
-		*out = cands
-	}()
-}
-
-// wait returns every queued candidate, in the order they were added.
-func (j *candidateJobs) wait() []Candidate {
-	j.flush()
-	j.wg.Wait()
-	var all []Candidate
-	for _, r := range j.results {
-		all = append(all, *r...)
-	}
-	return all
-}
-
-func (c *Chain) candidate(idx int, ep *pipeline.Episode) Candidate {
-	cd := Candidate{Index: idx, ID: ep.ID, QuestionID: ep.QuestionID, Steps: len(ep.Steps), Correct: ep.Correct}
-	if ep.Answer != "" {
-		cd.Correct, _, _ = score.Score(c.task, ep.Prediction, ep.Answer)
-	}
-	if c.bal == "type" {
-		cd.Class = ep.QuestionType
-	} else {
-		cd.Class, _ = score.Label(ep.Answer)
-	}
-	cd.Trajectory, cd.Actions = trajectoryHash(ep)
-	cd.masks = maskSteps(ep, c.mask)
-	cd.remask = len(cd.masks) > 0 || len(ep.MaskedSteps) > 0
-	return cd
 }
 
 func (c *Chain) countIn(st *Stats, cl class) {

@@ -31,17 +31,22 @@ func (dedupeRule) Name() string { return "dedupe" }
 func (r dedupeRule) Select(cands []Candidate) map[int]pipeline.Reject {
 	out := map[int]pipeline.Reject{}
 	var order []string
-	byQ := map[string][]Candidate{}
-	for _, c := range cands {
+	byQ := make(map[string][]int, len(cands)) // positions in cands
+	for i, c := range cands {
 		if _, ok := byQ[c.QuestionID]; !ok {
 			order = append(order, c.QuestionID)
 		}
-		byQ[c.QuestionID] = append(byQ[c.QuestionID], c)
+		byQ[c.QuestionID] = append(byQ[c.QuestionID], i)
 	}
 	for _, q := range order {
+		group := byQ[q]
+		if len(group) == 1 {
+			continue // no duplicate, and within any cap (max is at least 1, or none)
+		}
 		seen := map[uint64]string{}
 		var uniq []Candidate
-		for _, c := range byQ[q] {
+		for _, i := range group {
+			c := cands[i]
 			if first, ok := seen[c.Trajectory]; ok {
 				out[c.Index] = pipeline.Reject{Rule: "dedupe", Code: CodeDuplicate, Detail: "same trajectory as " + first}
 				continue

@@ -2,8 +2,6 @@ package filter
 
 import (
 	"fmt"
-	"hash"
-	"hash/fnv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -56,6 +54,9 @@ func (r correctRule) Keep(ep *pipeline.Episode) (bool, pipeline.Reject) {
 			return true, pipeline.Reject{}
 		}
 		return reject("correct", CodeWrongAnswer, fmt.Sprintf("recorded as incorrect, prediction %q", ep.Prediction))
+	}
+	if ep.Prediction == ep.Answer {
+		return true, pipeline.Reject{} // correct: equal strings normalise alike
 	}
 	correct, _, f1 := score.Score(r.task, ep.Prediction, ep.Answer)
 	if correct || (r.minF1 > 0 && r.task != pipeline.TaskFEVER && f1 >= r.minF1) {
@@ -199,29 +200,44 @@ func counterFor(name string, extra map[string]TokenCounter) (TokenCounter, error
 }
 
 // trajectoryHash hashes the normalised action sequence with the normalised thoughts, and
-// each normalised action alone.
+// each normalised action alone: 64-bit FNV-1a (hash/fnv's New64a) over each action
+// folded, a 0 byte, the thought folded and a 1 byte, per step; computed inline, without
+// a hash.Hash or a buffer on the heap per step.
 func trajectoryHash(ep *pipeline.Episode) (uint64, []uint64) {
-	all := fnv.New64a()
+	all := uint64(fnvOffset64)
 	acts := make([]uint64, 0, len(ep.Steps))
 	var buf [256]byte
 	for _, s := range ep.Steps {
 		a := appendFolded(buf[:0], s.Action) // normAction(s.Action), without allocating
-		h := fnv.New64a()
-		h.Write(a)
-		acts = append(acts, h.Sum64())
-		all.Write(a)
-		all.Write([]byte{0})
-		writeFolded(all, s.Thought)
-		all.Write([]byte{1})
+		acts = append(acts, fnvAdd(fnvOffset64, a))
+		all = fnvAdd(all, a)
+		all = fnvAdd(all, []byte{0})
+		all = foldHash(all, s.Thought)
+		all = fnvAdd(all, []byte{1})
 	}
-	return all.Sum64(), acts
+	return all, acts
 }
 
-// writeFolded hashes s lower-cased with its whitespace collapsed, without allocating:
-// two thoughts that differ only in case or spacing count as the same.
-func writeFolded(h hash.Hash64, s string) {
+// FNV-1a's 64-bit parameters (hash/fnv).
+const (
+	fnvOffset64 = 14695981039346656037
+	fnvPrime64  = 1099511628211
+)
+
+// fnvAdd continues the FNV-1a hash h over b.
+func fnvAdd(h uint64, b []byte) uint64 {
+	for _, c := range b {
+		h ^= uint64(c)
+		h *= fnvPrime64
+	}
+	return h
+}
+
+// foldHash continues h over s lower-cased with its whitespace collapsed: two thoughts
+// that differ only in case or spacing count as the same.
+func foldHash(h uint64, s string) uint64 {
 	var buf [256]byte
-	h.Write(appendFolded(buf[:0], s))
+	return fnvAdd(h, appendFolded(buf[:0], s))
 }
 
 // appendFolded appends normAction(s) to dst: s lower-cased, its runs of white space one

@@ -1,6 +1,7 @@
 package filter
 
 import (
+	"fmt"
 	"hash/fnv"
 	"strings"
 	"testing"
@@ -8,12 +9,8 @@ import (
 	"github.com/reactgen/reactgen/internal/episodetest"
 )
 
-func TestWriteFoldedIgnoresCaseAndSpacing(t *testing.T) {
-	sum := func(s string) uint64 {
-		h := fnv.New64a()
-		writeFolded(h, s)
-		return h.Sum64()
-	}
+func TestFoldHashIgnoresCaseAndSpacing(t *testing.T) {
+	sum := func(s string) uint64 { return foldHash(fnvOffset64, s) }
 	long := strings.Repeat("Ünïcode words ", 40)
 	cases := []struct {
 		a, b string
@@ -28,6 +25,26 @@ func TestWriteFoldedIgnoresCaseAndSpacing(t *testing.T) {
 		if got := sum(tc.a) == sum(tc.b); got != tc.same {
 			t.Errorf("%q vs %q: same %v, want %v", tc.a, tc.b, got, tc.same)
 		}
+	}
+}
+
+// TestTrajectoryHashIsFNV: the inline hash is hash/fnv's FNV-1a over the folded actions
+// and thoughts, as the trajectory hash was computed before (the same values).
+func TestTrajectoryHashIsFNV(t *testing.T) {
+	ep := episodetest.Episode("e", "q", "Search[Ada  Lovelace]", "LOOKUP[ÉCOLE]", "Finish["+strings.Repeat("x", 300)+"]")
+	ep.Steps[1].Thought = "  Then I  look\tUP école. "
+	ep.Steps[2].Thought = strings.Repeat("Long thought ", 40)
+	all := fnv.New64a()
+	var acts []uint64
+	for _, s := range ep.Steps {
+		a := fnv.New64a()
+		a.Write([]byte(normAction(s.Action)))
+		acts = append(acts, a.Sum64())
+		all.Write([]byte(normAction(s.Action) + "\x00" + normAction(s.Thought) + "\x01"))
+	}
+	gotAll, gotActs := trajectoryHash(&ep)
+	if gotAll != all.Sum64() || fmt.Sprint(gotActs) != fmt.Sprint(acts) {
+		t.Errorf("trajectoryHash = %x %x, hash/fnv gives %x %x", gotAll, gotActs, all.Sum64(), acts)
 	}
 }
 

@@ -2,7 +2,6 @@ package filter
 
 import (
 	"context"
-	"iter"
 	"path/filepath"
 
 	"github.com/reactgen/reactgen/pipeline"
@@ -48,9 +47,7 @@ func (s Stage) Run(ctx context.Context, r *pipeline.Run) (pipeline.Counts, error
 		return nil, err
 	}
 	defer rejected.Abort()
-	stats, err := chain.RunLines(ctx, pipeline.ReadEpisodeLines(episodes, true),
-		func() iter.Seq2[pipeline.EpisodeLine, error] { return pipeline.ReadEpisodeLines(episodes, false) },
-		kept.WriteLine, rejected.WriteRejected)
+	stats, err := chain.RunLog(ctx, episodes, kept.WriteLine, rejected.WriteRejected)
 	if err != nil {
 		return nil, err
 	}
