@@ -77,9 +77,10 @@ func (c *Chain) candidate(idx int, ep *pipeline.Episode) Candidate {
 	if ep.Answer != "" {
 		cd.Correct = scoreCorrect(c.task, ep.Prediction, ep.Answer)
 	}
-	if c.bal == "type" {
+	switch c.bal { // only balance reads the class
+	case "type":
 		cd.Class = ep.QuestionType
-	} else {
+	case "label":
 		cd.Class, _ = score.Label(ep.Answer)
 	}
 	cd.Trajectory, cd.Actions = trajectoryHash(ep)

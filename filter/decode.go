@@ -3,6 +3,7 @@ package filter
 import (
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/reactgen/reactgen/internal/fastjson"
 	"github.com/reactgen/reactgen/pipeline"
@@ -40,6 +41,10 @@ type leanStep struct {
 	Argument   string `json:"argument"`
 }
 
+// leanPool holds decoded records for decodeLean, whose steps' arrays are reused from one
+// line to the next (converted into the episode's own steps).
+var leanPool = sync.Pool{New: func() any { return new(leanEpisode) }}
+
 // readsText reports whether the chain reads the question or the observations, which
 // decodeLean leaves out.
 func (c *Chain) readsText() bool {
@@ -69,8 +74,10 @@ func (c *Chain) decoder() pipeline.LineDecoder {
 // are not checked beyond their JSON syntax: a value of the wrong type there reaches
 // kept.jsonl, where the export's reading names it.
 func decodeLean(line []byte, ep *pipeline.Episode) error {
-	var l leanEpisode
-	if err := fastjson.Unmarshal(line, &l); err != nil {
+	l := leanPool.Get().(*leanEpisode)
+	defer leanPool.Put(l)
+	*l = leanEpisode{Steps: l.Steps[:0]} // the steps' array is reused: the decoder fills it
+	if err := fastjson.Unmarshal(line, l); err != nil {
 		return pipeline.DecodeEpisode(line, ep) // the whole record, or the error it has
 	}
 	*ep = pipeline.Episode{
@@ -79,7 +86,7 @@ func decodeLean(line []byte, ep *pipeline.Episode) error {
 		Finished: l.Finished, Correct: l.Correct, StopReason: l.StopReason, BadCalls: l.BadCalls,
 		Reward: l.Reward, MaskedSteps: l.MaskedSteps,
 	}
-	if l.Steps != nil {
+	if len(l.Steps) > 0 {
 		ep.Steps = make([]pipeline.Step, len(l.Steps))
 		for i, s := range l.Steps {
 			ep.Steps[i] = pipeline.Step{Thought: s.Thought, Action: s.Action, ActionType: s.ActionType, Argument: s.Argument}

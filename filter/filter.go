@@ -17,6 +17,7 @@ package filter
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -25,7 +26,6 @@ import (
 	"strings"
 
 	"github.com/reactgen/reactgen/internal/levenshtein"
-	"github.com/reactgen/reactgen/internal/score"
 	"github.com/reactgen/reactgen/pipeline"
 )
 
@@ -44,7 +44,7 @@ type Candidate struct {
 	Index      int    // position in the input stream
 	ID         string // episode id
 	QuestionID string
-	Class      string   // the balance class (label or question type)
+	Class      string   // the balance class (label or question type); set under balance only
 	Correct    bool     // the re-scored verdict
 	Steps      int      // number of steps
 	Trajectory uint64   // hash of the normalised action sequence and thoughts
@@ -127,7 +127,7 @@ type Chain struct {
 	rules  []Rule
 	groups []GroupRule
 	decon  *decontaminate
-	bal    string
+	bal    string   // filter.balance_by under the balance rule, else ""
 	mask   []string // filter.mask_steps codes, in MaskCodes order
 	opts   Options
 }
@@ -140,7 +140,7 @@ var RuleNames = []string{"correct", "finished", "answered_by", "max_steps", "no_
 // decontaminate is on (failing on a file it cannot read) and rejects unknown rule names,
 // dedupe policies, balance keys and token counters.
 func New(cfg pipeline.FilterConfig, task string, opts Options) (*Chain, error) {
-	c := &Chain{task: task, opts: opts, bal: cfg.BalanceBy}
+	c := &Chain{task: task, opts: opts}
 	mask, err := newMasker(cfg.MaskSteps, cfg.Rules)
 	if err != nil {
 		return nil, err
@@ -200,6 +200,7 @@ func New(cfg pipeline.FilterConfig, task string, opts Options) (*Chain, error) {
 			if cfg.BalanceTolerance < 0 {
 				return nil, &pipeline.ConfigError{Key: "filter.balance_tolerance", Message: "must not be negative"}
 			}
+			c.bal = cfg.BalanceBy
 			c.groups = append(c.groups, balanceRule{tolerance: cfg.BalanceTolerance})
 		default:
 			return nil, &pipeline.ConfigError{Key: "filter.rules", Message: fmt.Sprintf("unknown rule %q (did you mean %q? valid: %s)",
@@ -328,22 +329,6 @@ func lineRecords(in iter.Seq2[pipeline.EpisodeLine, error], decoded bool) iter.S
 	}
 }
 
-// class is what Stats counts an episode under: its question type, and for FEVER its
-// gold label in the dataset's spelling (score.Label; labeled: it has one).
-type class struct {
-	qtype, label string
-	labeled      bool
-}
-
-func (c *Chain) classOf(ep *pipeline.Episode) class {
-	cl := class{qtype: ep.QuestionType}
-	if c.task == pipeline.TaskFEVER && ep.Answer != "" {
-		cl.label, _ = score.Label(ep.Answer)
-		cl.labeled = true
-	}
-	return cl
-}
-
 // run is Run and RunLines: the first pass judges each record, the second (reopen, or
 // the buffered survivors) emits the group rules' verdicts.
 func (c *Chain) run(ctx context.Context, in iter.Seq2[record, error], reopen func() iter.Seq2[record, error],
@@ -353,41 +338,9 @@ func (c *Chain) run(ctx context.Context, in iter.Seq2[record, error], reopen fun
 		c.decon.reported = map[string]bool{}
 		c.decon.found = nil
 	}
-	jobs := newCandidateJobs(c)
-	var classes []class // per candidate
-	var buffered []record
-	idx := -1
-	for rec, err := range in {
-		if err != nil {
-			return st, fmt.Errorf("filter: read episode %d: %w", idx+2, err)
-		}
-		if err := ctx.Err(); err != nil {
-			return st, err
-		}
-		idx++
-		st.In++
-		cl := c.classOf(rec.ep)
-		c.countIn(&st, cl)
-		if rejects := c.judge(rec.ep); len(rejects) > 0 {
-			if err := c.emitReject(&st, rec, rejects, reject); err != nil {
-				return st, err
-			}
-			continue
-		}
-		if len(c.groups) == 0 {
-			rec.masks = maskSteps(rec.ep, c.mask)
-			rec.remask = len(rec.masks) > 0 || len(rec.ep.MaskedSteps) > 0
-			if err := c.emitKeep(&st, rec, cl, keep); err != nil {
-				return st, err
-			}
-			continue
-		}
-		jobs.add(idx, rec.ep)
-		classes = append(classes, cl)
-		if reopen == nil {
-			ep := *rec.ep
-			buffered = append(buffered, record{ep: &ep, id: rec.id, line: bytes.Clone(rec.line)})
-		}
+	sv, err := c.firstPass(ctx, &st, in, reopen == nil, keep, reject)
+	if err != nil {
+		return st, err
 	}
 	if c.decon != nil {
 		st.Decontaminated = c.decon.found
@@ -395,52 +348,112 @@ func (c *Chain) run(ctx context.Context, in iter.Seq2[record, error], reopen fun
 	if len(c.groups) == 0 {
 		return st, nil
 	}
-	cands := jobs.wait()
+	cands := sv.jobs.wait()
 	verdict := c.decide(cands) // candidate position -> reject (absent: keep)
-	byIndex := make(map[int]int, len(cands))
-	for i, cd := range cands {
-		byIndex[cd.Index] = i
-	}
 	emit := func(pos int, rec record) error {
 		if r, ok := verdict[pos]; ok {
 			return c.emitReject(&st, rec, []pipeline.Reject{r}, reject)
 		}
 		rec.masks, rec.remask = cands[pos].masks, cands[pos].remask
-		return c.emitKeep(&st, rec, classes[pos], keep)
+		return c.emitKeep(&st, rec, sv.classes[pos], keep)
 	}
 	if reopen == nil {
-		for i, rec := range buffered {
+		for i, rec := range sv.buffered {
 			if err := emit(i, rec); err != nil {
 				return st, err
 			}
 		}
 		return st, nil
 	}
-	idx = -1
-	for rec, err := range reopen() {
+	return st, secondPass(ctx, reopen, cands, emit)
+}
+
+// survivors is what the first pass keeps of the records that every per-episode rule
+// kept, for the group rules: their candidates, their classes (per candidate) and, with no
+// second pass, the records themselves.
+type survivors struct {
+	jobs     *candidateJobs
+	classes  []class
+	buffered []record
+}
+
+// firstPass judges each record of in: a rejected one is emitted at once, and so is a
+// kept one when there are no group rules; the others become candidates.
+func (c *Chain) firstPass(ctx context.Context, st *Stats, in iter.Seq2[record, error], buffer bool,
+	keep func(record) error, reject func(record, []pipeline.Reject) error) (survivors, error) {
+	sv := survivors{jobs: newCandidateJobs(c)}
+	idx := -1
+	for rec, err := range in {
 		if err != nil {
-			return st, fmt.Errorf("filter: second pass: read episode %d: %w", idx+2, err)
+			return sv, fmt.Errorf("filter: read episode %d: %w", idx+2, err)
 		}
 		if err := ctx.Err(); err != nil {
-			return st, err
+			return sv, err
 		}
 		idx++
-		pos, ok := byIndex[idx]
-		if !ok {
+		st.In++
+		cl := c.classOf(rec.ep)
+		c.countIn(st, cl)
+		if rejects := c.judge(rec.ep); len(rejects) > 0 {
+			if err := c.emitReject(st, rec, rejects, reject); err != nil {
+				return sv, err
+			}
 			continue
 		}
+		if len(c.groups) == 0 {
+			rec.masks = maskSteps(rec.ep, c.mask)
+			rec.remask = len(rec.masks) > 0 || len(rec.ep.MaskedSteps) > 0
+			if err := c.emitKeep(st, rec, cl, keep); err != nil {
+				return sv, err
+			}
+			continue
+		}
+		sv.jobs.add(idx, rec.ep)
+		sv.classes = append(sv.classes, cl)
+		if buffer {
+			ep := *rec.ep
+			sv.buffered = append(sv.buffered, record{ep: &ep, id: rec.id, line: bytes.Clone(rec.line)})
+		}
+	}
+	return sv, nil
+}
+
+// secondPass reads the input again and emits each candidate's record, found by its
+// input position; an input whose ids changed between the passes is an error.
+func secondPass(ctx context.Context, reopen func() iter.Seq2[record, error], cands []Candidate, emit func(pos int, rec record) error) error {
+	if len(cands) == 0 {
+		return nil
+	}
+	at := make([]int, cands[len(cands)-1].Index+1) // input position -> candidate position + 1 (0: none)
+	for i, cd := range cands {
+		at[cd.Index] = i + 1
+	}
+	left, idx := len(cands), -1
+	for rec, err := range reopen() {
+		if err != nil {
+			return fmt.Errorf("filter: second pass: read episode %d: %w", idx+2, err)
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		idx++
+		if idx >= len(at) || at[idx] == 0 {
+			continue
+		}
+		pos := at[idx] - 1
+		at[idx] = 0
 		if rec.id != cands[pos].ID {
-			return st, fmt.Errorf("filter: second pass: episode %d is %s, first pass saw %s: the input changed", idx+1, rec.id, cands[pos].ID)
+			return fmt.Errorf("filter: second pass: episode %d is %s, first pass saw %s: the input changed", idx+1, rec.id, cands[pos].ID)
 		}
 		if err := emit(pos, rec); err != nil {
-			return st, err
+			return err
 		}
-		delete(byIndex, idx)
+		left--
 	}
-	if len(byIndex) > 0 {
-		return st, fmt.Errorf("filter: second pass: input ended %d episodes early", len(byIndex))
+	if left > 0 {
+		return fmt.Errorf("filter: second pass: input ended %d episodes early", left)
 	}
-	return st, nil
+	return nil
 }
 
 // judge runs every per-episode rule and returns all their rejects.
@@ -460,9 +473,9 @@ func (c *Chain) judge(ep *pipeline.Episode) []pipeline.Reject {
 // decide runs the group rules in order over the shrinking set of candidates and returns
 // the rejects keyed by position in cands.
 func (c *Chain) decide(cands []Candidate) map[int]pipeline.Reject {
-	pos := make(map[int]int, len(cands))
-	for i, cd := range cands {
-		pos[cd.Index] = i
+	pos := func(index int) int { // cands are in input order
+		i, _ := slices.BinarySearchFunc(cands, index, func(cd Candidate, index int) int { return cmp.Compare(cd.Index, index) })
+		return i
 	}
 	out := map[int]pipeline.Reject{}
 	alive := cands
@@ -477,7 +490,7 @@ func (c *Chain) decide(cands []Candidate) map[int]pipeline.Reject {
 				if r.Rule == "" {
 					r.Rule = g.Name()
 				}
-				out[pos[cd.Index]] = r
+				out[pos(cd.Index)] = r
 				continue
 			}
 			next = append(next, cd)
@@ -485,68 +498,6 @@ func (c *Chain) decide(cands []Candidate) map[int]pipeline.Reject {
 		alive = next
 	}
 	return out
-}
-
-func (c *Chain) countIn(st *Stats, cl class) {
-	if cl.qtype != "" {
-		s := st.ByType[cl.qtype]
-		s.In++
-		st.ByType[cl.qtype] = s
-	}
-	if cl.labeled {
-		s := st.ByLabel[cl.label]
-		s.In++
-		st.ByLabel[cl.label] = s
-	}
-}
-
-func (c *Chain) emitKeep(st *Stats, rec record, cl class, keep func(record) error) error {
-	st.Kept++
-	if len(rec.masks) > 0 {
-		st.MaskedEpisodes++
-		if st.Masked == nil {
-			st.Masked = map[string]int{}
-		}
-		for _, m := range rec.masks {
-			st.Masked[m.Code]++
-		}
-	}
-	if cl.qtype != "" {
-		s := st.ByType[cl.qtype]
-		s.Kept++
-		st.ByType[cl.qtype] = s
-	}
-	if cl.labeled {
-		s := st.ByLabel[cl.label]
-		s.Kept++
-		st.ByLabel[cl.label] = s
-	}
-	if keep == nil {
-		return nil
-	}
-	if err := keep(rec); err != nil {
-		return fmt.Errorf("filter: keep episode %s: %w", rec.id, err)
-	}
-	return nil
-}
-
-func (c *Chain) emitReject(st *Stats, rec record, rejects []pipeline.Reject, reject func(record, []pipeline.Reject) error) error {
-	st.Rejected++
-	for _, r := range rejects {
-		m := st.ByRule[r.Rule]
-		if m == nil {
-			m = map[string]int{}
-			st.ByRule[r.Rule] = m
-		}
-		m[r.Code]++
-	}
-	if reject == nil {
-		return nil
-	}
-	if err := reject(rec, rejects); err != nil {
-		return fmt.Errorf("filter: reject episode %s: %w", rec.id, err)
-	}
-	return nil
 }
 
 // nearest returns the valid name closest to a mistyped one.

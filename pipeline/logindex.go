@@ -215,24 +215,24 @@ func (x *LogIndex) readChunk(sps []logSpan, res linesResult, decode LineDecoder)
 			res.err = fmt.Errorf("%s line %d changed while it was read (it held %s): the log was written to during the stage", x.path, sp.line, sp.id)
 			return res
 		}
-		var ep Episode
 		if sp.line == x.lastLine {
 			// A line that is not the last was checked by its id; the last one may be a
 			// complete but unparseable torn write, so it is always decoded whole.
+			var ep Episode
 			if err := decodeEpisode(b, &ep); err != nil {
 				continue
 			}
 		}
-		if decode != nil {
-			ep = Episode{}
-			if err := decode(b, &ep); err != nil {
-				res.err = fmt.Errorf("%s line %d: %w", x.path, sp.line, err)
-				return res
-			}
-		} else {
-			ep = Episode{ID: sp.id}
+		// Each record is decoded in its place in the chunk's slice, not on the heap.
+		res.recs = append(res.recs, EpisodeLine{Line: b})
+		rec := &res.recs[len(res.recs)-1]
+		if decode == nil {
+			rec.Episode.ID = sp.id
+		} else if err := decode(b, &rec.Episode); err != nil {
+			res.recs = res.recs[:len(res.recs)-1]
+			res.err = fmt.Errorf("%s line %d: %w", x.path, sp.line, err)
+			return res
 		}
-		res.recs = append(res.recs, EpisodeLine{Episode: ep, Line: b})
 	}
 	return res
 }
