@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -179,8 +181,8 @@ func jsonLine(ep pipeline.Episode) (string, error) {
 func TestLogIndexTwoPasses(t *testing.T) {
 	path := filepath.Join(t.TempDir(), pipeline.EpisodesFile)
 	var b strings.Builder
-	for i := range 700 {
-		line, _ := jsonLine(episodetest.Outcome(fmt.Sprintf("q%03d", (i*7)%600), 0, pipeline.StopFinished, i%3 == 0))
+	for i := range 2400 { // 2,000 records: eight chunks, so that their buffers are reused
+		line, _ := jsonLine(episodetest.Outcome(fmt.Sprintf("q%04d", (i*7)%2000), 0, pipeline.StopFinished, i%3 == 0))
 		b.WriteString(line)
 	}
 	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
@@ -201,8 +203,22 @@ func TestLogIndexTwoPasses(t *testing.T) {
 		return out, nil
 	}
 	want, err := read(pipeline.ReadEpisodeLines(path, true))
-	if err != nil || x.Len() != 600 || len(want) != 600 {
+	if err != nil || x.Len() != 2000 || len(want) != 2000 {
 		t.Fatalf("%d records (%v), index of %d", len(want), err, x.Len())
+	}
+	last := map[string]string{} // of each id its last line, read here by encoding/json
+	for line := range strings.Lines(b.String()) {
+		var ep pipeline.Episode
+		if err := json.Unmarshal([]byte(line), &ep); err != nil {
+			t.Fatal(err)
+		}
+		last[ep.ID] = ep.ID + " " + ep.QuestionID + " " + strings.TrimSuffix(line, "\n")
+	}
+	ids := slices.Sorted(maps.Keys(last))
+	for i, id := range ids {
+		if want[i] != last[id] {
+			t.Fatalf("record %d: %.60s, want %.60s (each id's last line, by id)", i, want[i], last[id])
+		}
 	}
 	first, err1 := read(x.Lines(pipeline.DecodeEpisode))
 	second, err2 := read(x.Lines(nil))

@@ -12,6 +12,7 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/reactgen/reactgen/internal/safefile"
 )
@@ -140,6 +141,8 @@ func (x *LogIndex) Lines(decode LineDecoder) iter.Seq2[EpisodeLine, error] {
 			return
 		}
 		workers := max(runtime.GOMAXPROCS(0), 1)
+		var wg sync.WaitGroup
+		defer wg.Wait() // no goroutine reads the file after the iteration (Close may follow)
 		done := make(chan struct{})
 		defer close(done)
 		pending := make(chan chan linesResult, workers)
@@ -147,7 +150,9 @@ func (x *LogIndex) Lines(decode LineDecoder) iter.Seq2[EpisodeLine, error] {
 		for range cap(free) {
 			free <- linesResult{}
 		}
+		wg.Add(1)
 		go func() {
+			defer wg.Done()
 			defer close(pending)
 			for i := 0; i < len(x.spans); i += linesChunk {
 				var res linesResult
@@ -162,7 +167,11 @@ func (x *LogIndex) Lines(decode LineDecoder) iter.Seq2[EpisodeLine, error] {
 				case <-done:
 					return
 				}
-				go func(sps []logSpan) { ch <- x.readChunk(sps, res, decode) }(x.spans[i:min(i+linesChunk, len(x.spans))])
+				wg.Add(1)
+				go func(sps []logSpan) {
+					defer wg.Done()
+					ch <- x.readChunk(sps, res, decode)
+				}(x.spans[i:min(i+linesChunk, len(x.spans))])
 			}
 		}()
 		for ch := range pending {
