@@ -9,7 +9,9 @@
 // (IdentityOf: its sources and build options). Builds of one directory are serialised
 // by a lock beside it and replace an old index atomically. Stage is the index stage of a
 // run (a pipeline.Stage that builds the index when it is missing or was built from
-// other sources), and Identity pins a run's corpus for resume.
+// other sources), and Identity pins a run's corpus for resume. CheckConfig, IdentityFor,
+// StageFor and OpenFor are a config's local backend (env.backend: local) as the command
+// line's registry hands it to generate and serve-env.
 //
 // Imports: pipeline, env (for the title rules) and index/wikidump; never another stage.
 package index

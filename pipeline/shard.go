@@ -14,6 +14,33 @@ type Shard struct {
 	Index, Count int
 }
 
+// ShardOf is the shard a generating command runs: flag (--shard), else task.shard,
+// else a Kubernetes Indexed Job's JOB_COMPLETION_INDEX of JOB_COMPLETIONS (read through
+// getenv), else none (""). A bad one is an *InputError naming where it came from.
+func ShardOf(flag string, cfg *Config, getenv func(string) string) (string, error) {
+	switch {
+	case flag != "":
+		if _, err := ParseShard(flag); err != nil {
+			return "", &InputError{Err: fmt.Errorf("--shard %w", err)}
+		}
+		return flag, nil
+	case cfg.Task.Shard != "":
+		return cfg.Task.Shard, nil
+	}
+	idx, n := getenv("JOB_COMPLETION_INDEX"), getenv("JOB_COMPLETIONS")
+	switch {
+	case idx == "":
+		return "", nil
+	case n == "":
+		return "", &InputError{Err: fmt.Errorf("JOB_COMPLETION_INDEX is %s but JOB_COMPLETIONS is not set: set it to the job's completions (see docs/scale.md), or pass --shard", idx)}
+	}
+	s := idx + "/" + n
+	if _, err := ParseShard(s); err != nil {
+		return "", &InputError{Err: fmt.Errorf("JOB_COMPLETION_INDEX / JOB_COMPLETIONS: %w", err)}
+	}
+	return s, nil
+}
+
 // ParseShard reads "i/n" with 0 <= i < n; the empty string is the zero Shard.
 func ParseShard(s string) (Shard, error) {
 	if s == "" {

@@ -4,7 +4,8 @@
 // official normalisation, FEVER accuracy, 95% confidence intervals, per question type and
 // level, steps, tokens, cost and stop reasons), the paper's Table 1 as text, and a
 // self-contained HTML report whose charts are inline SVG drawn here, with the same charts
-// as standalone SVG files.
+// as standalone SVG files. Compare does all of that for `reactgen compare`, and Inspect
+// prints a run's episodes for a person to read (`reactgen inspect`).
 //
 // Imports: pipeline and the internal/ libraries (score, chart, dataset); never a stage.
 package report

@@ -1,11 +1,6 @@
 package main
 
 import (
-	"encoding/json"
-	"fmt"
-	"path/filepath"
-	"time"
-
 	"github.com/spf13/cobra"
 
 	"github.com/reactgen/reactgen/report"
@@ -36,51 +31,7 @@ model (reactgen train) links the eval runs of that model to its number of traini
   reactgen compare runs/h-react runs/h-cot runs/h-ft-eval --json`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if o.out != "" {
-				// Before anything is printed: --out must be new, empty or an earlier report.
-				if err := report.CheckOut(o.out); err != nil {
-					return usagef("%w", err)
-				}
-			}
-			runs, err := report.Load(args)
-			if err != nil {
-				return usagef("%w", err)
-			}
-			if o.asJSON {
-				enc := json.NewEncoder(a.stdout)
-				enc.SetIndent("", "  ")
-				if err := enc.Encode(runs); err != nil {
-					return err
-				}
-			} else {
-				if err := report.WriteTable(a.stdout, runs); err != nil {
-					return err
-				}
-				if o.details {
-					for _, r := range runs {
-						fmt.Fprintln(a.stdout)
-						if err := report.WriteDetails(a.stdout, r); err != nil {
-							return err
-						}
-					}
-				}
-			}
-			if o.out == "" {
-				return nil
-			}
-			paths, err := report.Write(o.out, runs, time.Now())
-			if err != nil {
-				return err
-			}
-			a.log.Info("wrote the report", "html", paths[0], "charts", len(paths)-1)
-			if o.png {
-				pngs, err := report.WritePNGs(cmd.Context(), report.Chromium, o.out, report.Charts(runs))
-				if err != nil {
-					return err
-				}
-				a.log.Info("rendered the charts as PNG", "charts", len(pngs), "dir", filepath.Join(o.out, report.ChartsDir))
-			}
-			return nil
+			return report.Compare(cmd.Context(), a.stdout, args, report.CompareOptions{Out: o.out, JSON: o.asJSON, Details: o.details, PNG: o.png, Logger: a.log})
 		},
 	}
 	cmd.Flags().StringVarP(&o.out, "out", "o", "runs/report", "directory for report.html and charts/*.svg (empty: none)")

@@ -7,9 +7,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/reactgen/reactgen/pipeline"
-
 	"github.com/reactgen/reactgen/index"
+	"github.com/reactgen/reactgen/pipeline"
 )
 
 type indexOptions struct {
@@ -52,16 +51,8 @@ func (a *app) runIndex(ctx context.Context, o indexOptions) error {
 		return usagef("index %s already exists (use --force to rebuild it)", o.out)
 	}
 	start := time.Now()
-	last := time.Now()
 	info, err := index.Build(ctx, o.out, o.corpus, index.BuildOptions{
-		Format: o.format, SkipBad: o.skipBad, Force: o.force, Logger: a.log,
-		Progress: func(pages int) {
-			if time.Since(last) > 5*time.Second {
-				last = time.Now()
-				fmt.Fprintf(a.stderr, "indexed %d pages (%.0f pages/s)\n", pages, float64(pages)/time.Since(start).Seconds())
-			}
-		},
-	})
+		Format: o.format, SkipBad: o.skipBad, Force: o.force, Logger: a.log, Progress: index.ProgressLines(a.stderr)})
 	if err != nil {
 		return &pipeline.InputError{Err: err}
 	}

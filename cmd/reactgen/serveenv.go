@@ -2,16 +2,11 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"net"
 
 	"github.com/spf13/cobra"
 
-	"github.com/reactgen/reactgen/env"
 	"github.com/reactgen/reactgen/env/envserver"
-	"github.com/reactgen/reactgen/index"
-	"github.com/reactgen/reactgen/internal/dataset"
-	"github.com/reactgen/reactgen/pipeline"
 )
 
 type serveEnvOptions struct {
@@ -59,84 +54,6 @@ func (a *app) runServeEnv(ctx context.Context, o serveEnvOptions) error {
 	if err != nil {
 		return err
 	}
-	cfg := ld.Config
-	if cfg.Task.Name != pipeline.TaskHotpotQA && cfg.Task.Name != pipeline.TaskFEVER {
-		return &pipeline.ConfigError{Key: "task.name", Message: fmt.Sprintf("serve-env serves the Wikipedia environment: want hotpotqa or fever, got %q", cfg.Task.Name)}
-	}
-	if cfg.Task.Path == "" {
-		return &pipeline.ConfigError{Key: "task.path", Message: "serve-env needs the questions its resets ask"}
-	}
-	qs, report, err := dataset.Load(cfg.Task.Path, dataset.Options{Task: cfg.Task.Name, Format: cfg.Task.Format,
-		SkipBad: cfg.Task.SkipBad, Limit: cfg.Task.Limit, Offset: cfg.Task.Offset})
-	if err != nil {
-		return &pipeline.InputError{Err: err}
-	}
-	if report.Skipped > 0 {
-		a.log.Warn("skipped malformed task records", "file", cfg.Task.Path, "skipped", report.Skipped)
-	}
-	corpus, retriever, closeCorpus, err := a.serveCorpus(ctx, &cfg)
-	if err != nil {
-		return err
-	}
-	defer closeCorpus()
-	srv, err := envserver.New(envserver.Options{
-		Corpus: corpus, Retriever: retriever, Env: env.OptionsFor(cfg.Task.Name, cfg.Env),
-		Questions: qs, TaskPath: cfg.Task.Path,
-		MaxSessions: cfg.Serve.MaxSessions, IdleTimeout: cfg.Serve.IdleTimeout, MaxBodyBytes: cfg.Serve.MaxBodyBytes,
-		Logger: a.log,
-	})
-	if err != nil {
-		return &pipeline.InputError{Err: err}
-	}
-	ln, err := net.Listen("tcp", o.listen)
-	if err != nil {
-		return fmt.Errorf("serve-env: %w", err)
-	}
-	routes := "OpenEnv: POST /reset /step, GET /state /schema /health /metadata, WebSocket /ws"
-	if retriever != nil {
-		routes += "; Search-R1: POST /retrieve"
-	}
-	a.log.Info("serving "+cfg.Task.Name+" at http://"+ln.Addr().String(), "questions", len(qs), "routes", routes,
-		"max_sessions", cfg.Serve.MaxSessions, "idle_timeout", cfg.Serve.IdleTimeout)
-	if o.ready != nil {
-		o.ready(ln.Addr())
-	}
-	if err := srv.Serve(ctx, ln, cfg.Serve.DrainTimeout); err != nil {
-		return fmt.Errorf("serve-env: %w", err)
-	}
-	a.log.Info("drained", "steps", srv.Steps())
-	return nil
-}
-
-// serveCorpus opens the config's environment backend: the local index (built from
-// corpus.path first when it is missing), which also serves /retrieve, or MediaWiki.
-func (a *app) serveCorpus(ctx context.Context, cfg *pipeline.Config) (env.Corpus, envserver.Retriever, func(), error) {
-	backend, ok := a.reg.backends[cfg.Env.Backend]
-	if !ok {
-		return nil, nil, nil, &pipeline.ConfigError{Key: "env.backend", Message: fmt.Sprintf("unknown backend %q", cfg.Env.Backend)}
-	}
-	if err := backend.Check(cfg); err != nil {
-		return nil, nil, nil, err
-	}
-	if cfg.Env.Backend != "local" {
-		c, closer, err := backend.Open(cfg, "")
-		return c, nil, closer, err
-	}
-	dir := cfg.IndexDir()
-	if !index.Exists(dir) {
-		sources, err := index.Sources(cfg.Corpus.Path)
-		if err != nil {
-			return nil, nil, nil, &pipeline.ConfigError{Key: "corpus.path", Message: err.Error()}
-		}
-		a.log.Info("indexing corpus", "corpus", cfg.Corpus.Path, "index", dir)
-		if _, err := index.Build(ctx, dir, sources, index.BuildOptions{SkipBad: cfg.Task.SkipBad, Logger: a.log,
-			Command: "reactgen serve-env"}); err != nil {
-			return nil, nil, nil, &pipeline.ConfigError{Key: "corpus.path", Message: err.Error()}
-		}
-	}
-	ix, err := index.Open(dir)
-	if err != nil {
-		return nil, nil, nil, &pipeline.ConfigError{Key: "corpus.index", Message: err.Error()}
-	}
-	return ix, ix, func() { ix.Close() }, nil
+	backend := a.reg.backends[ld.Config.Env.Backend]
+	return envserver.Run(ctx, &ld.Config, envserver.RunOptions{Listen: o.listen, Ready: o.ready, Check: backend.Check, Open: backend.Open, Logger: a.log})
 }

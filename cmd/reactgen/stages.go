@@ -32,32 +32,6 @@ func (o *stageOptions) registerShard(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&o.shard, "shard", "", "generate shard i of n of the questions, e.g. 0/4 (task.shard; in a Kubernetes Indexed Job, JOB_COMPLETION_INDEX and JOB_COMPLETIONS)")
 }
 
-// shardOf is the shard a generating command runs: --shard, else task.shard, else a
-// Kubernetes Indexed Job's JOB_COMPLETION_INDEX of JOB_COMPLETIONS, else none.
-func (a *app) shardOf(o stageOptions, cfg *pipeline.Config) (string, error) {
-	switch {
-	case o.shard != "":
-		if _, err := pipeline.ParseShard(o.shard); err != nil {
-			return "", usagef("--shard %w", err)
-		}
-		return o.shard, nil
-	case cfg.Task.Shard != "":
-		return cfg.Task.Shard, nil
-	}
-	idx, n := a.getenv("JOB_COMPLETION_INDEX"), a.getenv("JOB_COMPLETIONS")
-	switch {
-	case idx == "":
-		return "", nil
-	case n == "":
-		return "", usagef("JOB_COMPLETION_INDEX is %s but JOB_COMPLETIONS is not set: set it to the job's completions (see docs/scale.md), or pass --shard", idx)
-	}
-	s := idx + "/" + n
-	if _, err := pipeline.ParseShard(s); err != nil {
-		return "", usagef("JOB_COMPLETION_INDEX / JOB_COMPLETIONS: %w", err)
-	}
-	return s, nil
-}
-
 // runStages builds the named stages from the config and hands them to pipeline.Execute,
 // then prints where the run's files are. With generate, the run is started or resumed;
 // without, filter and export work on the run that is there.
@@ -75,7 +49,7 @@ func (a *app) runStages(ctx context.Context, o stageOptions, command string, nam
 		Config: map[string]any{"filter": red["filter"], "export": red["export"]}}
 	var stages []pipeline.Stage
 	if slices.Contains(names, pipeline.StageGenerate) {
-		if cfg.Task.Shard, err = a.shardOf(o, &cfg); err != nil {
+		if cfg.Task.Shard, err = pipeline.ShardOf(o.shard, &cfg, a.getenv); err != nil {
 			return err
 		}
 		if spec, stages, err = a.generation(&cfg, o.forceNew, command); err != nil {

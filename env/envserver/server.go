@@ -9,7 +9,12 @@
 // the task's questions, and produces JSON in those protocols' wire shapes. Memory is
 // bounded: request bodies and WebSocket messages have a size limit, sessions a cap,
 // connections a cap beyond it, idle sessions expire, and /retrieve bounds its queries,
-// topk and the requests it answers at once.
+// topk and the requests it answers at once. Run is `reactgen serve-env`: it serves a
+// config's environment, opening its backend (the local index, built when missing, or
+// what the command line hands in for MediaWiki).
+//
+// Imports: env, index (the local backend and /retrieve), pipeline and the internal/
+// libraries; never a stage that generates, filters or exports.
 package envserver
 
 import (

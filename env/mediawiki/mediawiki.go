@@ -5,7 +5,9 @@
 // and search results (list=search) for Similar. Requests carry a descriptive User-Agent,
 // are rate limited, retried with exponential backoff on 429, 5xx and transport errors
 // (honouring Retry-After), and answered from an on-disk cache keyed by URL when one is
-// configured, so that a re-run is reproducible offline.
+// configured, so that a re-run is reproducible offline. IdentityFor and OpenFor are a
+// config's MediaWiki backend (env.backend: mediawiki) as the command line's registry
+// hands it to generate and serve-env.
 package mediawiki
 
 import (
