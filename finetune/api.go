@@ -6,7 +6,9 @@
 // followed until it ends, and each step recorded in the run's manifest so that a re-run
 // attaches to the job instead of starting another.
 //
-// Imports: pipeline and the internal/ libraries (retry, safefile, origin); never a stage.
+// Imports: pipeline and the internal/ libraries (retry, safefile, origin, and
+// llm/openaiclient, which builds its go-openai client as the model client's is built);
+// never a stage.
 package finetune
 
 import (
@@ -24,6 +26,7 @@ import (
 
 	openai "github.com/sashabaranov/go-openai"
 
+	"github.com/reactgen/reactgen/internal/llm/openaiclient"
 	"github.com/reactgen/reactgen/internal/origin"
 	"github.com/reactgen/reactgen/internal/retry"
 	"github.com/reactgen/reactgen/pipeline"
@@ -86,32 +89,18 @@ type Event struct {
 
 // NewAPI builds the client. It sends nothing.
 func NewAPI(o APIOptions) (*API, error) {
-	base := strings.TrimRight(o.BaseURL, "/")
-	if base == "" {
-		base = "https://api.openai.com/v1"
-	}
-	if !strings.HasPrefix(base, "http://") && !strings.HasPrefix(base, "https://") {
-		return nil, fmt.Errorf("fine-tuning base url %q: must start with http:// or https://", base)
-	}
-	// The key and the headers go to base's host only: a redirect elsewhere is refused
-	// (see package origin).
-	hc, err := origin.Pin(o.HTTPClient, base, cmp.Or(o.BaseURLKey, "--base-url"))
+	// The same construction as the model client's (package openaiclient): the key and
+	// the headers go to base's host only, a redirect elsewhere is refused.
+	caps := &jobErrors{msgs: map[string]string{}}
+	client, hc, base, err := openaiclient.New(openaiclient.Options{Name: "fine-tuning", BaseURL: o.BaseURL,
+		BaseURLKey: cmp.Or(o.BaseURLKey, "--base-url"), APIKey: o.APIKey, Headers: o.Headers, HTTPClient: o.HTTPClient,
+		Transport: func(pinned http.RoundTripper, headers http.Header) http.RoundTripper {
+			return &transport{base: pinned, headers: headers, caps: caps}
+		}})
 	if err != nil {
 		return nil, err
 	}
-	headers := make(http.Header, len(o.Headers))
-	for k, v := range o.Headers {
-		if err := origin.CheckHeader(k, v); err != nil {
-			return nil, fmt.Errorf("fine-tuning headers: %w", err)
-		}
-		headers.Set(k, v)
-	}
-	caps := &jobErrors{msgs: map[string]string{}}
-	hc.Transport = &transport{base: hc.Transport, headers: headers, caps: caps}
-	cfg := openai.DefaultConfig(o.APIKey)
-	cfg.BaseURL = base
-	cfg.HTTPClient = hc
-	return &API{client: openai.NewClientWithConfig(cfg), hc: hc, base: base, key: o.APIKey, timeout: o.Timeout, cap: caps}, nil
+	return &API{client: client, hc: hc, base: base, key: o.APIKey, timeout: o.Timeout, cap: caps}, nil
 }
 
 // String describes the client without its key.

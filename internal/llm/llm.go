@@ -3,7 +3,9 @@
 // any Client (retries, rate limits, concurrency, budget, on-disk response cache). It
 // consumes a Request (chat messages or a completion prompt, with its sampling settings
 // and tools) and produces a Response (its choices, token usage, cost and latency), or a
-// typed error (*APIError) a caller can act on.
+// typed error (*APIError) a caller can act on. The adapter's go-openai client is built by
+// llm/openaiclient, the one construction finetune's client shares (origin pinning,
+// header checks, base URL handling).
 package llm
 
 import (

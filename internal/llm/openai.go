@@ -18,7 +18,7 @@ import (
 
 	openai "github.com/sashabaranov/go-openai"
 
-	"github.com/reactgen/reactgen/internal/origin"
+	"github.com/reactgen/reactgen/internal/llm/openaiclient"
 	"github.com/reactgen/reactgen/internal/retry"
 	"github.com/reactgen/reactgen/pipeline"
 )
@@ -79,37 +79,24 @@ var _ Client = (*OpenAI)(nil)
 
 // NewOpenAI builds the adapter. It sends nothing.
 func NewOpenAI(opts OpenAIOptions) (*OpenAI, error) {
-	base := strings.TrimRight(opts.BaseURL, "/")
-	if base == "" {
-		base = BaseURLOpenAI
-	}
-	if !strings.HasPrefix(base, "http://") && !strings.HasPrefix(base, "https://") {
-		return nil, fmt.Errorf("llm base url %q: must start with http:// or https://", pipeline.RedactURL(base))
-	}
-	if strings.HasSuffix(base, "/chat/completions") || strings.HasSuffix(base, "/completions") {
-		return nil, fmt.Errorf("llm base url %q: give the API root (ending in /v1), not an endpoint", pipeline.RedactURL(base))
-	}
-	if opts.Timeout < 0 {
-		return nil, fmt.Errorf("llm timeout %s: must not be negative", opts.Timeout)
-	}
-	key := cmp.Or(opts.BaseURLKey, "llm.base_url")
-	// The key and the headers go to base's host only: a redirect elsewhere is refused.
-	hc, err := origin.Pin(opts.HTTPClient, base, key)
+	client, _, base, err := openaiclient.New(openaiclient.Options{Name: "llm", BaseURL: opts.BaseURL,
+		BaseURLKey: cmp.Or(opts.BaseURLKey, "llm.base_url"), APIKey: opts.APIKey, Headers: opts.Headers, HTTPClient: opts.HTTPClient,
+		Check: func(base string) error {
+			if strings.HasSuffix(base, "/chat/completions") || strings.HasSuffix(base, "/completions") {
+				return fmt.Errorf("llm base url %q: give the API root (ending in /v1), not an endpoint", pipeline.RedactURL(base))
+			}
+			if opts.Timeout < 0 {
+				return fmt.Errorf("llm timeout %s: must not be negative", opts.Timeout)
+			}
+			return nil
+		},
+		Transport: func(pinned http.RoundTripper, headers http.Header) http.RoundTripper {
+			return &wire{base: pinned, headers: headers}
+		}})
 	if err != nil {
 		return nil, err
 	}
-	headers := make(http.Header, len(opts.Headers))
-	for k, v := range opts.Headers {
-		if err := origin.CheckHeader(k, v); err != nil {
-			return nil, fmt.Errorf("llm headers: %w", err)
-		}
-		headers.Set(k, v)
-	}
-	hc.Transport = &wire{base: hc.Transport, headers: headers}
-	cfg := openai.DefaultConfig(opts.APIKey)
-	cfg.BaseURL = base
-	cfg.HTTPClient = hc
-	return &OpenAI{client: openai.NewClientWithConfig(cfg), baseURL: pipeline.RedactURL(base), key: opts.APIKey, keyEnv: opts.KeyEnv,
+	return &OpenAI{client: client, baseURL: pipeline.RedactURL(base), key: opts.APIKey, keyEnv: opts.KeyEnv,
 		secrets: secretsOf(opts.APIKey, base, opts.Headers), timeout: opts.Timeout}, nil
 }
 

@@ -1,5 +1,7 @@
 package llm
 
+import "github.com/reactgen/reactgen/internal/llm/openaiclient"
+
 // Base URLs of the servers reactgen is used with, each at its usual local port. Every one
 // speaks OpenAI's wire format under /v1; they differ in the endpoints they serve (see
 // docs/servers.md):
@@ -13,7 +15,7 @@ package llm
 //   - TGI (text-generation-inference): chat through its Messages API (1.4 and later),
 //     which needs a model with a chat template; recent releases also serve completions.
 const (
-	BaseURLOpenAI   = "https://api.openai.com/v1"
+	BaseURLOpenAI   = openaiclient.DefaultBaseURL
 	BaseURLVLLM     = "http://localhost:8000/v1"
 	BaseURLLlamaCpp = "http://localhost:8080/v1"
 	BaseURLOllama   = "http://localhost:11434/v1"
