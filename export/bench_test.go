@@ -11,23 +11,14 @@ import (
 	"time"
 
 	"github.com/reactgen/reactgen/filter"
+	"github.com/reactgen/reactgen/internal/benchmeter"
 	"github.com/reactgen/reactgen/internal/episodetest"
 	"github.com/reactgen/reactgen/pipeline"
 )
 
 // benchEpisodes is the episode count of the export benchmarks: EXPORT_BENCH_EPISODES, or
 // 2000.
-func benchEpisodes(b *testing.B) int {
-	b.Helper()
-	if s := os.Getenv("EXPORT_BENCH_EPISODES"); s != "" {
-		n, err := strconv.Atoi(s)
-		if err != nil || n <= 0 {
-			b.Fatalf("EXPORT_BENCH_EPISODES=%q: want a positive integer", s)
-		}
-		return n
-	}
-	return 2000
-}
+func benchEpisodes(b *testing.B) int { return benchmeter.Size(b, "EXPORT_BENCH_EPISODES", 2000) }
 
 // peakRSSMB reads the process's peak resident set (VmHWM) from /proc/self/status.
 func peakRSSMB() float64 {
@@ -92,17 +83,7 @@ func benchConfig() pipeline.ExportConfig {
 // benchObsWords is the words kept of each synthetic observation in BenchmarkExport:
 // EXPORT_BENCH_OBS_WORDS, or 18, which makes the episodes of about 2 KB of JSON
 // (50, the fixture's whole observations, makes about 3 KB).
-func benchObsWords(b *testing.B) int {
-	b.Helper()
-	if s := os.Getenv("EXPORT_BENCH_OBS_WORDS"); s != "" {
-		n, err := strconv.Atoi(s)
-		if err != nil || n <= 0 {
-			b.Fatalf("EXPORT_BENCH_OBS_WORDS=%q: want a positive integer", s)
-		}
-		return n
-	}
-	return 18
-}
+func benchObsWords(b *testing.B) int { return benchmeter.Size(b, "EXPORT_BENCH_OBS_WORDS", 18) }
 
 // trimObservation keeps the first k words of an episodetest.Synth observation's sentence and
 // its quoted tail (the escapes the JSON writers must handle).
@@ -170,12 +151,12 @@ func BenchmarkExport(b *testing.B) {
 	load := 0.0
 	b.ResetTimer()
 	for i := range b.N {
-		load += loadAverage()
+		load += benchmeter.LoadAverage()
 		dir := filepath.Join(root, strconv.Itoa(i))
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			b.Fatal(err)
 		}
-		t0, c0 := time.Now(), cpuSeconds()
+		t0, c0 := time.Now(), benchmeter.CPUSeconds()
 
 		chain, err := filter.New(fcfg, pipeline.TaskHotpotQA, filter.Options{})
 		if err != nil {
@@ -200,7 +181,7 @@ func BenchmarkExport(b *testing.B) {
 			b.Fatal(err)
 		}
 		kept = st.Kept
-		t1, c1 := time.Now(), cpuSeconds()
+		t1, c1 := time.Now(), benchmeter.CPUSeconds()
 
 		keptPath := filepath.Join(dir, pipeline.KeptFile)
 		res, err := Run(b.Context(), RunOptions{
@@ -210,7 +191,7 @@ func BenchmarkExport(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		t2, c2 := time.Now(), cpuSeconds()
+		t2, c2 := time.Now(), benchmeter.CPUSeconds()
 		filterWall += t1.Sub(t0)
 		exportWall += t2.Sub(t1)
 		filterCPU += c1 - c0
@@ -255,7 +236,7 @@ func BenchmarkExportInMemory(b *testing.B) {
 	cfg := benchConfig()
 	kept := benchStream(n)
 	var written int64
-	cpu0 := cpuSeconds()
+	cpu0 := benchmeter.CPUSeconds()
 	b.ResetTimer()
 	for i := range b.N {
 		dir := filepath.Join(b.TempDir(), strconv.Itoa(i))
@@ -272,7 +253,7 @@ func BenchmarkExportInMemory(b *testing.B) {
 		b.StartTimer()
 	}
 	b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "episodes/s")
-	b.ReportMetric((cpuSeconds()-cpu0)/float64(b.N), "cpu-s/op")
+	b.ReportMetric((benchmeter.CPUSeconds()-cpu0)/float64(b.N), "cpu-s/op")
 	b.ReportMetric(float64(written)/(1<<20), "MB-written")
 	b.ReportMetric(float64(jsonBytes)/1024, "episode-bytes")
 	b.ReportMetric(peakRSSMB(), "peak-RSS-MB")
@@ -286,7 +267,7 @@ func BenchmarkExportFormat(b *testing.B) {
 		b.Run(format, func(b *testing.B) {
 			cfg := pipeline.ExportConfig{Formats: []string{format}, Weights: true, ValidationFraction: 0.05, SplitSeed: 1, CorrectOnly: true}
 			kept := benchStream(n)
-			cpu0 := cpuSeconds()
+			cpu0 := benchmeter.CPUSeconds()
 			b.ResetTimer()
 			for i := range b.N {
 				dir := filepath.Join(b.TempDir(), strconv.Itoa(i))
@@ -295,7 +276,7 @@ func BenchmarkExportFormat(b *testing.B) {
 				}
 			}
 			b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "episodes/s")
-			b.ReportMetric((cpuSeconds()-cpu0)/float64(b.N), "cpu-s/op")
+			b.ReportMetric((benchmeter.CPUSeconds()-cpu0)/float64(b.N), "cpu-s/op")
 		})
 	}
 }

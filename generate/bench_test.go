@@ -17,6 +17,7 @@ import (
 
 	"github.com/reactgen/reactgen/data"
 	"github.com/reactgen/reactgen/generate/prompt"
+	"github.com/reactgen/reactgen/internal/benchmeter"
 	"github.com/reactgen/reactgen/internal/llm"
 	"github.com/reactgen/reactgen/internal/llm/llmtest"
 	"github.com/reactgen/reactgen/pipeline"
@@ -278,10 +279,10 @@ func BenchmarkCallCPU(b *testing.B) {
 				n := 1000
 				o := benchOptions(c, conc, n, lg)
 				o.Config.Format, o.LLM, o.Prompts = "completion", cfg, prompts
-				load += loadAverage()
-				cpu0, start := cpuSeconds(), time.Now()
+				load += benchmeter.LoadAverage()
+				cpu0, start := benchmeter.CPUSeconds(), time.Now()
 				sum, err := Run(b.Context(), o)
-				cpu, wall = cpu+cpuSeconds()-cpu0, wall+time.Since(start).Seconds()
+				cpu, wall = cpu+benchmeter.CPUSeconds()-cpu0, wall+time.Since(start).Seconds()
 				calls += sum.Requests
 				if err != nil || sum.Correct != n {
 					b.Fatalf("run: %v, %d of %d correct", err, sum.Correct, n)

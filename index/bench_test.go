@@ -4,27 +4,17 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/reactgen/reactgen/env"
 	"github.com/reactgen/reactgen/index/synth"
+	"github.com/reactgen/reactgen/internal/benchmeter"
 )
 
 // benchPages is the synthetic corpus size: REACTGEN_BENCH_PAGES, default 20,000.
-func benchPages(b *testing.B) int {
-	b.Helper()
-	if s := os.Getenv("REACTGEN_BENCH_PAGES"); s != "" {
-		n, err := strconv.Atoi(s)
-		if err != nil || n <= 0 {
-			b.Fatalf("REACTGEN_BENCH_PAGES=%q: want a positive integer", s)
-		}
-		return n
-	}
-	return 20_000
-}
+func benchPages(b *testing.B) int { return benchmeter.Size(b, "REACTGEN_BENCH_PAGES", 20_000) }
 
 // synthSource writes the synthetic corpus and returns its path, its text bytes and the
 // titles written.

@@ -8,7 +8,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
@@ -18,6 +17,7 @@ import (
 	"github.com/reactgen/reactgen/env/envserver"
 	"github.com/reactgen/reactgen/index"
 	"github.com/reactgen/reactgen/index/synth"
+	"github.com/reactgen/reactgen/internal/benchmeter"
 	"github.com/reactgen/reactgen/internal/fastjson"
 	"github.com/reactgen/reactgen/pipeline"
 )
@@ -154,8 +154,8 @@ func benchSteps(b *testing.B, w benchWorld, sessions int, overWS bool) {
 		latency []time.Duration
 	)
 	left.Store(int64(b.N))
-	load0 := loadAvg()
-	cpu0 := cpuSeconds()
+	load0 := benchmeter.LoadAverage()
+	cpu0 := benchmeter.CPUSeconds()
 	b.ResetTimer()
 	start := time.Now()
 	var wg sync.WaitGroup
@@ -194,7 +194,7 @@ func benchSteps(b *testing.B, w benchWorld, sessions int, overWS bool) {
 	wg.Wait()
 	wall := time.Since(start)
 	b.StopTimer()
-	cpu := cpuSeconds() - cpu0
+	cpu := benchmeter.CPUSeconds() - cpu0
 	slices.Sort(latency)
 	p99 := latency[len(latency)*99/100]
 	b.ReportMetric(float64(b.N)/wall.Seconds(), "steps/s")
@@ -202,7 +202,7 @@ func benchSteps(b *testing.B, w benchWorld, sessions int, overWS bool) {
 	b.ReportMetric(cpu/float64(b.N)*1e6, "cpu-µs/step")
 	b.ReportMetric(cpu/wall.Seconds(), "cores")
 	b.ReportMetric(load0, "load-before")
-	b.ReportMetric(loadAvg(), "load-after")
+	b.ReportMetric(benchmeter.LoadAverage(), "load-after")
 }
 
 // benchCall sends one encoded message and reads its observation reply, as a lean client
@@ -229,23 +229,4 @@ func benchCall(b *testing.B, c *wsClient, msg []byte) {
 	if err := fastjson.Unmarshal(reply, &r); err != nil || r.Type != "observation" {
 		b.Fatalf("reply %s: %v", reply, err)
 	}
-}
-
-// cpuSeconds is the process's user plus system CPU time so far.
-func cpuSeconds() float64 {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return float64(ru.Utime.Sec+ru.Stime.Sec) + float64(ru.Utime.Usec+ru.Stime.Usec)/1e6
-}
-
-// loadAvg is the 1-minute load average (0 where /proc/loadavg is missing).
-func loadAvg() float64 {
-	b, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return 0
-	}
-	f, _ := strconv.ParseFloat(strings.Fields(string(b))[0], 64)
-	return f
 }

@@ -1,6 +1,6 @@
 //go:build unix
 
-package export
+package benchmeter
 
 import (
 	"os"
@@ -9,9 +9,8 @@ import (
 	"syscall"
 )
 
-// cpuSeconds is the user plus system CPU time of the process so far: the benchmarks
-// report it because wall time on a shared machine says little.
-func cpuSeconds() float64 {
+// CPUSeconds is the user plus system CPU time of the process so far.
+func CPUSeconds() float64 {
 	var ru syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
 		return 0
@@ -19,8 +18,8 @@ func cpuSeconds() float64 {
 	return float64(ru.Utime.Sec+ru.Stime.Sec) + float64(ru.Utime.Usec+ru.Stime.Usec)/1e6
 }
 
-// loadAverage is the one-minute load average, 0 where /proc/loadavg cannot be read.
-func loadAverage() float64 {
+// LoadAverage is the one-minute load average, 0 where /proc/loadavg cannot be read.
+func LoadAverage() float64 {
 	b, err := os.ReadFile("/proc/loadavg")
 	if err != nil {
 		return 0
