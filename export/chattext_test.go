@@ -124,7 +124,7 @@ func TestChatTemplateTextAndLoss(t *testing.T) {
 			t.Errorf("%d loss spans, %d masked turns left out; want some, and %d", spansSeen, maskedSeen, 2*masked)
 		}
 		// n_tokens is the count of the rendered text.
-		for _, ex := range readArrowFile(t, filepath.Join(dir, "dataset.arrow")) {
+		for _, ex := range readExamples(t, "arrow-file", filepath.Join(dir, "dataset.arrow")) {
 			if want := tokens[ex.ID+"/"+ex.View]; ex.Tokens != want {
 				t.Errorf("%s: example %s (%s) has %d tokens, its chat text %d", tpl, ex.ID, ex.View, ex.Tokens, want)
 			}

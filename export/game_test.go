@@ -78,12 +78,8 @@ func TestGameRewardInEveryFormat(t *testing.T) {
 		path := filepath.Join(dir, f.Path)
 		var exs []Example
 		switch {
-		case f.Format == "parquet":
-			exs = readParquet(t, path)
-		case f.Format == "arrow-file":
-			exs = readArrowFile(t, path)
-		case f.Format == "arrow" && strings.HasSuffix(f.Path, ".arrow"):
-			exs = readArrowStream(t, path)
+		case f.Format == "parquet" || f.Format == "arrow-file" || f.Format == "arrow" && strings.HasSuffix(f.Path, ".arrow"):
+			exs = readExamples(t, f.Format, path)
 		case f.Format == "adp" || f.Format == "atif":
 			for i, line := range lines(t, path) {
 				var row struct {
@@ -163,12 +159,8 @@ func TestGameActViewDropsThinks(t *testing.T) {
 		path := filepath.Join(dir, f.Path)
 		var rows [][]byte
 		switch {
-		case f.Format == "parquet":
-			rows = examplesJSON(t, readParquet(t, path))
-		case f.Format == "arrow-file":
-			rows = examplesJSON(t, readArrowFile(t, path))
-		case f.Format == "arrow" && strings.HasSuffix(f.Path, ".arrow"):
-			rows = examplesJSON(t, readArrowStream(t, path))
+		case f.Format == "parquet" || f.Format == "arrow-file" || f.Format == "arrow" && strings.HasSuffix(f.Path, ".arrow"):
+			rows = examplesJSON(t, readExamples(t, f.Format, path))
 		case strings.HasSuffix(f.Path, ".jsonl"):
 			rows = lines(t, path)
 		default:

@@ -13,7 +13,6 @@ import (
 
 	"github.com/apache/arrow/go/v15/arrow"
 	"github.com/apache/arrow/go/v15/arrow/array"
-	"github.com/apache/arrow/go/v15/arrow/ipc"
 
 	"github.com/reactgen/reactgen/internal/episodetest"
 	"github.com/reactgen/reactgen/pipeline"
@@ -217,67 +216,11 @@ func firstDiff(got, want []byte) string {
 // per row (array.RecordToJSON, keys sorted).
 func binaryAsJSON(t *testing.T, path, format string) []byte {
 	t.Helper()
-	var buf bytes.Buffer
-	render := func(schema *arrow.Schema, recs func(yield func(arrow.Record) bool)) {
-		fmt.Fprintf(&buf, "%s\n", schema)
-		for rec := range recs {
-			if err := array.RecordToJSON(rec, &buf); err != nil {
-				t.Fatalf("%s: %v", path, err)
-			}
-		}
-	}
-	switch format {
-	case "arrow":
-		f, err := os.Open(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer f.Close()
-		r, err := ipc.NewReader(f)
-		if err != nil {
+	var rows bytes.Buffer
+	schema := eachRecord(t, format, path, func(rec arrow.Record) {
+		if err := array.RecordToJSON(rec, &rows); err != nil {
 			t.Fatalf("%s: %v", path, err)
 		}
-		defer r.Release()
-		render(r.Schema(), func(yield func(arrow.Record) bool) {
-			for r.Next() && yield(r.Record()) {
-			}
-		})
-		if err := r.Err(); err != nil {
-			t.Fatalf("%s: %v", path, err)
-		}
-	case "arrow-file":
-		f, err := os.Open(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer f.Close()
-		r, err := ipc.NewFileReader(f)
-		if err != nil {
-			t.Fatalf("%s: %v", path, err)
-		}
-		defer r.Close()
-		render(r.Schema(), func(yield func(arrow.Record) bool) {
-			for i := range r.NumRecords() {
-				rec, err := r.Record(i)
-				if err != nil {
-					t.Fatalf("%s record %d: %v", path, i, err)
-				}
-				if !yield(rec) {
-					return
-				}
-			}
-		})
-	case "parquet":
-		tbl := readParquetTable(t, path)
-		defer tbl.Release()
-		tr := array.NewTableReader(tbl, 1000)
-		defer tr.Release()
-		render(tbl.Schema(), func(yield func(arrow.Record) bool) {
-			for tr.Next() && yield(tr.Record()) {
-			}
-		})
-	default:
-		t.Fatalf("%s: not a binary format", format)
-	}
-	return buf.Bytes()
+	})
+	return append([]byte(schema.String()+"\n"), rows.Bytes()...)
 }

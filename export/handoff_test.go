@@ -28,16 +28,21 @@ func wrongAnswers(n int) func() iter.Seq2[pipeline.Rejected, error] {
 	return func() iter.Seq2[pipeline.Rejected, error] {
 		return func(yield func(pipeline.Rejected, error) bool) {
 			for i := 0; i < n; i += 4 {
-				ep := episodetest.Synth(i)
-				ep.ID += "-bad"
-				ep.Correct, ep.Prediction = false, "wrong guess"
-				ep.Steps[len(ep.Steps)-1].Action = "Finish[wrong guess]"
-				if !yield(pipeline.Rejected{Episode: ep, Rejects: []pipeline.Reject{{Rule: "correct", Code: "wrong_answer"}}}, nil) {
+				if !yield(wrongAnswer(i), nil) {
 					return
 				}
 			}
 		}
 	}
+}
+
+// wrongAnswer is episodetest.Synth(i) finished with a wrong answer, rejected for it.
+func wrongAnswer(i int) pipeline.Rejected {
+	ep := episodetest.Synth(i)
+	ep.ID += "-bad"
+	ep.Correct, ep.Prediction = false, "wrong guess"
+	ep.Steps[len(ep.Steps)-1].Action = "Finish[wrong guess]"
+	return pipeline.Rejected{Episode: ep, Rejects: []pipeline.Reject{{Rule: "correct", Code: "wrong_answer"}}}
 }
 
 // TestHandoffReferencesFilesOnDisk: dataset_info.json, the LLaMA-Factory and axolotl
@@ -171,20 +176,7 @@ func TestHandoffReferencesFilesOnDisk(t *testing.T) {
 	if m == nil || string(m[1]) != "hf-tools" {
 		t.Fatalf("trl-sft.sh names no hf-tools config: %s", read(TRLCommand))
 	}
-	card := read("README.md")
-	front := bytes.SplitN(card, []byte("---\n"), 3)[1]
-	var meta struct {
-		Configs []struct {
-			Name      string `yaml:"config_name"`
-			DataFiles []struct {
-				Split string   `yaml:"split"`
-				Path  []string `yaml:"path"`
-			} `yaml:"data_files"`
-		} `yaml:"configs"`
-	}
-	if err := yaml.Unmarshal(front, &meta); err != nil {
-		t.Fatal(err)
-	}
+	meta, _ := readCard(t, filepath.Join(dir, "README.md"))
 	var cardPaths []string
 	for _, c := range meta.Configs {
 		if c.Name != "hf-tools" {

@@ -74,14 +74,18 @@ func validateJSON(s *jsonschema.Schema, data []byte) error {
 	return s.Validate(inst)
 }
 
-// toolSchemas compiles each tool's parameters, by name; a name declared twice is an error
-// (ADP's DatasetMetadata: custom_tools contains duplicate tool names).
-func toolSchemas(tools []struct {
+// toolDef is a tool declared in OpenAI's function shape, as ADP's custom_tools and ATIF's
+// tool_definitions hold them.
+type toolDef struct {
 	Function struct {
 		Name       string         `json:"name"`
 		Parameters map[string]any `json:"parameters"`
 	} `json:"function"`
-}) (map[string]*jsonschema.Schema, error) {
+}
+
+// toolSchemas compiles each tool's parameters, by name; a name declared twice is an error
+// (ADP's DatasetMetadata: custom_tools contains duplicate tool names).
+func toolSchemas(tools []toolDef) (map[string]*jsonschema.Schema, error) {
 	out := map[string]*jsonschema.Schema{}
 	for _, td := range tools {
 		if _, dup := out[td.Function.Name]; dup {
@@ -94,6 +98,17 @@ func toolSchemas(tools []struct {
 		out[td.Function.Name] = s
 	}
 	return out, nil
+}
+
+// adpTools compiles the tools that ADP's metadata file declares in custom_tools.
+func adpTools(md []byte) (map[string]*jsonschema.Schema, error) {
+	var meta struct {
+		CustomTools []toolDef `json:"custom_tools"`
+	}
+	if err := json.Unmarshal(md, &meta); err != nil {
+		return nil, err
+	}
+	return toolSchemas(meta.CustomTools)
 }
 
 // checkCall checks a call against the declared tools: the function is one of them and
@@ -165,12 +180,7 @@ func adpRules(data []byte, tools map[string]*jsonschema.Schema) error {
 
 type atifDoc struct {
 	Agent struct {
-		ToolDefinitions []struct {
-			Function struct {
-				Name       string         `json:"name"`
-				Parameters map[string]any `json:"parameters"`
-			} `json:"function"`
-		} `json:"tool_definitions"`
+		ToolDefinitions []toolDef `json:"tool_definitions"`
 	} `json:"agent"`
 	Steps []struct {
 		StepID    int    `json:"step_id"`
@@ -323,18 +333,7 @@ func TestInterchangeRowsPassSchemas(t *testing.T) {
 	if err := validateJSON(compileSchema(t, "adp-metadata.schema.json"), md); err != nil {
 		t.Fatalf("%s: %v", ADPMetadata, err)
 	}
-	var meta struct {
-		CustomTools []struct {
-			Function struct {
-				Name       string         `json:"name"`
-				Parameters map[string]any `json:"parameters"`
-			} `json:"function"`
-		} `json:"custom_tools"`
-	}
-	if err := json.Unmarshal(md, &meta); err != nil {
-		t.Fatal(err)
-	}
-	tools, err := toolSchemas(meta.CustomTools)
+	tools, err := adpTools(md)
 	if err != nil {
 		t.Fatalf("%s: %v", ADPMetadata, err)
 	}
@@ -387,18 +386,7 @@ func TestInterchangeChecksCatchViolations(t *testing.T) {
 			}
 		}
 	}
-	var meta struct {
-		CustomTools []struct {
-			Function struct {
-				Name       string         `json:"name"`
-				Parameters map[string]any `json:"parameters"`
-			} `json:"function"`
-		} `json:"custom_tools"`
-	}
-	if err := json.Unmarshal(readFile(t, filepath.Join(dir, ADPMetadata)), &meta); err != nil {
-		t.Fatal(err)
-	}
-	tools, err := toolSchemas(meta.CustomTools)
+	tools, err := adpTools(readFile(t, filepath.Join(dir, ADPMetadata)))
 	if err != nil {
 		t.Fatal(err)
 	}

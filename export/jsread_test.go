@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"iter"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -82,26 +80,15 @@ func (r jsRow) toExample(t *testing.T) Example {
 // shard with readers that share no code with the writer (apache-arrow for JavaScript,
 // DuckDB; make jsdeps installs them) and gets the same tool columns the Go readers decode.
 func TestJSReadersReadToolColumns(t *testing.T) {
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Skip("node is not installed")
-	}
-	for _, mod := range []string{"apache-arrow", "@duckdb/node-api"} {
-		if _, err := os.Stat(filepath.Join("..", "jscheck", "node_modules", mod)); err != nil {
-			t.Skipf("%s is not installed: run make jsdeps", mod)
-		}
-	}
+	node := jsNode(t, "apache-arrow", "@duckdb/node-api")
 	cfg := pipeline.ExportConfig{Formats: []string{"arrow", "arrow-file", "parquet"}, System: "Use the tools.", ValidationFraction: 0.2,
 		SplitSeed: 1, CorrectOnly: true}
 	res, dir := runExport(t, cfg, toolEpisodes(30))
-	paths := map[string][]Example{filepath.Join(dir, "dataset.arrow"): readArrowFile(t, filepath.Join(dir, "dataset.arrow"))}
+	paths := map[string][]Example{filepath.Join(dir, "dataset.arrow"): readExamples(t, "arrow-file", filepath.Join(dir, "dataset.arrow"))}
 	for _, f := range res.Files {
 		p := filepath.Join(dir, f.Path)
-		switch {
-		case f.Format == "arrow" && f.Split == SplitTrain:
-			paths[p] = readArrowStream(t, p)
-		case f.Format == "parquet" && f.Split == SplitTrain:
-			paths[p] = readParquet(t, p)
+		if (f.Format == "arrow" || f.Format == "parquet") && f.Split == SplitTrain {
+			paths[p] = readExamples(t, f.Format, p)
 		}
 	}
 	if len(paths) != 3 {
@@ -111,16 +98,8 @@ func TestJSReadersReadToolColumns(t *testing.T) {
 	for p := range paths {
 		args = append(args, p)
 	}
-	cmd := exec.CommandContext(t.Context(), node, args...)
-	cmd.Stderr = os.Stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("jscheck/read.mjs: %v", err)
-	}
 	var got map[string][]jsRow
-	if err := json.Unmarshal(out, &got); err != nil {
-		t.Fatal(err)
-	}
+	runJSON(t, &got, nil, node, args...)
 	for p, want := range paths {
 		rows := got[p]
 		if len(rows) != len(want) || len(rows) == 0 {
@@ -203,15 +182,7 @@ func normalizeJSON(t *testing.T, data []byte) any {
 // written). Arrow JS has no Parquet reader, so the Parquet files' third reader is the
 // Arrow files' own.
 func TestJSReadersReadEveryColumn(t *testing.T) {
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Skip("node is not installed")
-	}
-	for _, mod := range []string{"apache-arrow", "@duckdb/node-api", "hyparquet", "hyparquet-compressors"} {
-		if _, err := os.Stat(filepath.Join("..", "jscheck", "node_modules", mod)); err != nil {
-			t.Skipf("%s is not installed: run make jsdeps", mod)
-		}
-	}
+	node := jsNode(t, "apache-arrow", "@duckdb/node-api", "hyparquet", "hyparquet-compressors")
 	cfg := pipeline.ExportConfig{Formats: []string{"arrow", "arrow-file", "parquet"}, Views: Views, System: "Use the tools.",
 		ValidationFraction: 0.25, SplitSeed: 1, ShardRows: 20}
 	res, dir := runExport(t, cfg, everyColumnEpisodes(60))
@@ -225,16 +196,8 @@ func TestJSReadersReadEveryColumn(t *testing.T) {
 	for p := range formats {
 		args = append(args, p)
 	}
-	cmd := exec.CommandContext(t.Context(), node, args...)
-	cmd.Stderr = os.Stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("jscheck/columns.mjs: %v", err)
-	}
 	var got map[string]map[string]json.RawMessage
-	if err := json.Unmarshal(out, &got); err != nil {
-		t.Fatal(err)
-	}
+	runJSON(t, &got, nil, node, args...)
 	readers := map[string]int{}
 	for p, format := range formats {
 		want := goRows(t, p, format)

@@ -79,7 +79,7 @@ func TestMaskedStepsCarryNoLoss(t *testing.T) {
 		}
 	}
 	arrowOff := 0
-	for _, ex := range readArrowFile(t, filepath.Join(dir, "dataset.arrow")) {
+	for _, ex := range readExamples(t, "arrow-file", filepath.Join(dir, "dataset.arrow")) {
 		for _, m := range ex.Messages {
 			if m.Role == RoleAssistant && !m.Trainable {
 				arrowOff++

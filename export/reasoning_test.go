@@ -229,12 +229,7 @@ func TestReasoningAndTokensInArrowAndParquet(t *testing.T) {
 		if f.Format != "arrow-file" && f.Format != "parquet" {
 			continue
 		}
-		var exs []Example
-		if f.Format == "parquet" {
-			exs = readParquet(t, filepath.Join(dir, f.Path))
-		} else {
-			exs = readArrowFile(t, filepath.Join(dir, f.Path))
-		}
+		exs := readExamples(t, f.Format, filepath.Join(dir, f.Path))
 		byID := map[string]Example{}
 		for _, ex := range exs {
 			byID[ex.ID] = ex

@@ -93,87 +93,76 @@ func readJSONLRows(t *testing.T, path string) []map[string]any {
 	return rows
 }
 
-func decodeAll(t *testing.T, next func() (arrow.Record, bool)) []Example {
+// readExamples reads back an Arrow stream ("arrow"), Arrow file ("arrow-file") or Parquet
+// file ("parquet") with the Arrow readers and decodes its rows; an Arrow stream must carry
+// the huggingface key in its schema metadata.
+func readExamples(t *testing.T, format, path string) []Example {
 	t.Helper()
 	var out []Example
-	for {
-		rec, ok := next()
-		if !ok {
-			return out
-		}
+	schema := eachRecord(t, format, path, func(rec arrow.Record) {
 		exs, err := DecodeRecord(rec)
 		if err != nil {
 			t.Fatal(err)
 		}
 		out = append(out, exs...)
-	}
-}
-
-func readArrowStream(t *testing.T, path string) []Example {
-	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	r, err := ipc.NewReader(f)
-	if err != nil {
-		t.Fatalf("%s: %v", path, err)
-	}
-	defer r.Release()
-	if md := r.Schema().Metadata(); md.FindKey("huggingface") < 0 {
-		t.Errorf("%s: schema metadata has no huggingface key", path)
-	}
-	out := decodeAll(t, func() (arrow.Record, bool) {
-		if !r.Next() {
-			return nil, false
-		}
-		return r.Record(), true
 	})
-	if err := r.Err(); err != nil {
-		t.Fatalf("%s: %v", path, err)
+	if md := schema.Metadata(); format == "arrow" && md.FindKey("huggingface") < 0 {
+		t.Errorf("%s: schema metadata has no huggingface key", path)
 	}
 	return out
 }
 
-func readArrowFile(t *testing.T, path string) []Example {
+// eachRecord reads an Arrow stream ("arrow"), Arrow file ("arrow-file") or Parquet file
+// ("parquet") with the Arrow readers, calls each with its records in order (a record
+// lives only through its call) and returns the file's schema.
+func eachRecord(t *testing.T, format, path string, each func(arrow.Record)) *arrow.Schema {
 	t.Helper()
+	if format == "parquet" {
+		tbl := readParquetTable(t, path)
+		defer tbl.Release()
+		tr := array.NewTableReader(tbl, 1000)
+		defer tr.Release()
+		for tr.Next() {
+			each(tr.Record())
+		}
+		return tbl.Schema()
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	r, err := ipc.NewFileReader(f)
-	if err != nil {
-		t.Fatalf("%s: %v", path, err)
-	}
-	defer r.Close()
-	i := 0
-	return decodeAll(t, func() (arrow.Record, bool) {
-		if i >= r.NumRecords() {
-			return nil, false
-		}
-		rec, err := r.Record(i)
+	switch format {
+	case "arrow":
+		r, err := ipc.NewReader(f)
 		if err != nil {
-			t.Fatalf("%s record %d: %v", path, i, err)
+			t.Fatalf("%s: %v", path, err)
 		}
-		i++
-		return rec, true
-	})
-}
-
-func readParquet(t *testing.T, path string) []Example {
-	t.Helper()
-	tbl := readParquetTable(t, path)
-	defer tbl.Release()
-	tr := array.NewTableReader(tbl, 1000)
-	defer tr.Release()
-	return decodeAll(t, func() (arrow.Record, bool) {
-		if !tr.Next() {
-			return nil, false
+		defer r.Release()
+		for r.Next() {
+			each(r.Record())
 		}
-		return tr.Record(), true
-	})
+		if err := r.Err(); err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		return r.Schema()
+	case "arrow-file":
+		r, err := ipc.NewFileReader(f)
+		if err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		defer r.Close()
+		for i := range r.NumRecords() {
+			rec, err := r.Record(i)
+			if err != nil {
+				t.Fatalf("%s record %d: %v", path, i, err)
+			}
+			each(rec)
+		}
+		return r.Schema()
+	}
+	t.Fatalf("%s: %s is not a binary format", path, format)
+	return nil
 }
 
 // readParquetTable reads a Parquet file whole with the Arrow readers; the caller
@@ -260,7 +249,7 @@ func TestRunRoundTrip(t *testing.T) {
 	}
 	for _, view := range cfg.Views {
 		t.Run(view, func(t *testing.T) {
-			compareExamples(t, "arrow-file", readArrowFile(t, filepath.Join(dir, "dataset"+viewSuffix(view)+".arrow")), expected(t, n, cfg, view, ""))
+			compareExamples(t, "arrow-file", readExamples(t, "arrow-file", filepath.Join(dir, "dataset"+viewSuffix(view)+".arrow")), expected(t, n, cfg, view, ""))
 			for _, split := range []string{SplitTrain, SplitValidation} {
 				want := expected(t, n, cfg, view, split)
 				arrowFiles := filesOf(res, "arrow", view, split)
@@ -268,8 +257,8 @@ func TestRunRoundTrip(t *testing.T) {
 				if len(arrowFiles) != 1 || len(pqFiles) != 1 {
 					t.Fatalf("%s: got %d arrow and %d parquet files, want 1 each", split, len(arrowFiles), len(pqFiles))
 				}
-				compareExamples(t, "arrow "+split, readArrowStream(t, filepath.Join(dir, arrowFiles[0].Path)), want)
-				compareExamples(t, "parquet "+split, readParquet(t, filepath.Join(dir, pqFiles[0].Path)), want)
+				compareExamples(t, "arrow "+split, readExamples(t, "arrow", filepath.Join(dir, arrowFiles[0].Path)), want)
+				compareExamples(t, "parquet "+split, readExamples(t, "parquet", filepath.Join(dir, pqFiles[0].Path)), want)
 				for _, format := range []string{"openai-chat", "axolotl-chat", "completion", "alpaca", "sharegpt", "agentgym"} {
 					fs := filesOf(res, format, view, split)
 					if len(fs) != 1 {
@@ -517,7 +506,7 @@ func TestRunSplitDisjointAndDeterministic(t *testing.T) {
 	sides := map[string]string{}
 	for _, split := range []string{SplitTrain, SplitValidation} {
 		fs := filesOf(res1, "parquet", ViewReAct, split)
-		for _, ex := range readParquet(t, filepath.Join(dir1, fs[0].Path)) {
+		for _, ex := range readExamples(t, "parquet", filepath.Join(dir1, fs[0].Path)) {
 			if prev, ok := sides[ex.QuestionID]; ok && prev != split {
 				t.Errorf("question %s is in both %s and %s", ex.QuestionID, prev, split)
 			}
@@ -592,10 +581,8 @@ func TestRunSharding(t *testing.T) {
 				}
 				path := filepath.Join(dir, f.Path)
 				switch tt.format {
-				case "arrow":
-					got = append(got, readArrowStream(t, path)...)
-				case "parquet":
-					got = append(got, readParquet(t, path)...)
+				case "arrow", "parquet":
+					got = append(got, readExamples(t, tt.format, path)...)
 				default:
 					if rows := readJSONLRows(t, path); len(rows) != f.Rows {
 						t.Errorf("%s: read %d rows, listed %d", f.Path, len(rows), f.Rows)
@@ -831,6 +818,49 @@ func TestRunTrainObservations(t *testing.T) {
 	}
 }
 
+// hubCard is the YAML front matter of the dataset card under the names the Hugging Face
+// Hub reads, declared here apart from the writer's cardMeta so a wrong tag there shows.
+type hubCard struct {
+	License        string   `yaml:"license"`
+	TaskCategories []string `yaml:"task_categories"`
+	Tags           []string `yaml:"tags"`
+	Configs        []struct {
+		Name      string `yaml:"config_name"`
+		DataFiles []struct {
+			Split string   `yaml:"split"`
+			Path  []string `yaml:"path"`
+		} `yaml:"data_files"`
+	} `yaml:"configs"`
+	DatasetInfo []struct {
+		ConfigName string           `yaml:"config_name"`
+		Features   []map[string]any `yaml:"features"`
+		Splits     []struct {
+			Name        string `yaml:"name"`
+			NumBytes    int64  `yaml:"num_bytes"`
+			NumExamples int    `yaml:"num_examples"`
+		} `yaml:"splits"`
+	} `yaml:"dataset_info"`
+}
+
+// readCard reads the dataset card at path: its front matter, which must open the file,
+// and the Markdown after it.
+func readCard(t *testing.T, path string) (hubCard, string) {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	parts := strings.SplitN(string(data), "---\n", 3)
+	if len(parts) != 3 || parts[0] != "" {
+		t.Fatalf("%s does not start with YAML front matter", filepath.Base(path))
+	}
+	var meta hubCard
+	if err := yaml.Unmarshal([]byte(parts[1]), &meta); err != nil {
+		t.Fatalf("card YAML: %v", err)
+	}
+	return meta, parts[2]
+}
+
 func TestRunCard(t *testing.T) {
 	const n = 50
 	cfg := pipeline.ExportConfig{Formats: []string{"parquet", "openai-chat"}, ValidationFraction: 0.25, SplitSeed: 2, Views: []string{ViewReAct, ViewAct}, ShardRows: 15}
@@ -845,38 +875,7 @@ func TestRunCard(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	data, err := os.ReadFile(filepath.Join(dir, "README.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	parts := strings.SplitN(string(data), "---\n", 3)
-	if len(parts) != 3 || parts[0] != "" {
-		t.Fatalf("README.md does not start with YAML front matter")
-	}
-	var meta struct {
-		License        string   `yaml:"license"`
-		TaskCategories []string `yaml:"task_categories"`
-		Tags           []string `yaml:"tags"`
-		Configs        []struct {
-			Name      string `yaml:"config_name"`
-			DataFiles []struct {
-				Split string   `yaml:"split"`
-				Path  []string `yaml:"path"`
-			} `yaml:"data_files"`
-		} `yaml:"configs"`
-		DatasetInfo []struct {
-			ConfigName string           `yaml:"config_name"`
-			Features   []map[string]any `yaml:"features"`
-			Splits     []struct {
-				Name        string `yaml:"name"`
-				NumBytes    int64  `yaml:"num_bytes"`
-				NumExamples int    `yaml:"num_examples"`
-			} `yaml:"splits"`
-		} `yaml:"dataset_info"`
-	}
-	if err := yaml.Unmarshal([]byte(parts[1]), &meta); err != nil {
-		t.Fatalf("card YAML: %v", err)
-	}
+	meta, body := readCard(t, filepath.Join(dir, "README.md"))
 	if meta.License == "" || len(meta.TaskCategories) == 0 || !slices.Contains(meta.Tags, "react") {
 		t.Errorf("card metadata: got license %q, categories %v, tags %v", meta.License, meta.TaskCategories, meta.Tags)
 	}
@@ -910,7 +909,6 @@ func TestRunCard(t *testing.T) {
 			}
 		}
 	}
-	body := parts[2]
 	for _, want := range []string{"model-x", "ph123", "ch456", "correct/wrong_answer", "| bridge | 50 | 30 | 60.0% |", "0.010000", "62.5%"} {
 		if !strings.Contains(body, want) {
 			t.Errorf("card body lacks %q", want)
@@ -926,11 +924,7 @@ func TestRunPairs(t *testing.T) {
 				if i%4 != 0 {
 					continue
 				}
-				ep := episodetest.Synth(i)
-				ep.ID += "-bad"
-				ep.Correct, ep.Prediction = false, "wrong guess"
-				ep.Steps[len(ep.Steps)-1].Action = "Finish[wrong guess]"
-				if !yield(pipeline.Rejected{Episode: ep, Rejects: []pipeline.Reject{{Rule: "correct", Code: "wrong_answer"}}}, nil) {
+				if !yield(wrongAnswer(i), nil) {
 					return
 				}
 				loop := episodetest.Synth(i)
@@ -972,12 +966,8 @@ func TestRunPairs(t *testing.T) {
 func readRows(t *testing.T, path, format string) int {
 	t.Helper()
 	switch format {
-	case "arrow":
-		return len(readArrowStream(t, path))
-	case "arrow-file":
-		return len(readArrowFile(t, path))
-	case "parquet":
-		return len(readParquet(t, path))
+	case "arrow", "arrow-file", "parquet":
+		return len(readExamples(t, format, path))
 	}
 	return len(readJSONLRows(t, path))
 }

@@ -61,6 +61,36 @@ func jsNode(t *testing.T, mods ...string) string {
 	return node
 }
 
+// runJSON runs prog (node or python3) with args, in on its standard input when not nil
+// and its standard error the test's, and decodes what it prints as JSON into v.
+func runJSON(t *testing.T, v any, in []byte, prog string, args ...string) {
+	t.Helper()
+	cmd := exec.CommandContext(t.Context(), prog, args...)
+	if in != nil {
+		cmd.Stdin = bytes.NewReader(in)
+	}
+	cmd.Stderr = os.Stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("%s: %v", strings.Join(args, " "), err)
+	}
+	if err := json.Unmarshal(out, v); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// renderRequest is the request render.mjs and render.py read: the templates, the rows
+// and the special tokens.
+func renderRequest(t *testing.T, templates map[string]string, rows []templateRow) []byte {
+	t.Helper()
+	req, err := json.Marshal(map[string]any{"templates": templates, "rows": rows,
+		"tokens": map[string]string{"bos_token": "<s>", "eos_token": "</s>"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return req
+}
+
 // templatePaths returns the published templates, skipping t without the shared data.
 func templatePaths(t *testing.T) map[string]string {
 	t.Helper()
@@ -75,22 +105,8 @@ func templatePaths(t *testing.T) map[string]string {
 func renderJS(t *testing.T, templates map[string]string, rows []templateRow) map[string][]rendered {
 	t.Helper()
 	node := jsNode(t, "@huggingface/jinja")
-	req, err := json.Marshal(map[string]any{"templates": templates, "rows": rows,
-		"tokens": map[string]string{"bos_token": "<s>", "eos_token": "</s>"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.CommandContext(t.Context(), node, filepath.Join("..", "jscheck", "render.mjs"), "render")
-	cmd.Stdin = bytes.NewReader(req)
-	cmd.Stderr = os.Stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("jscheck/render.mjs: %v", err)
-	}
 	var got map[string][]rendered
-	if err := json.Unmarshal(out, &got); err != nil {
-		t.Fatal(err)
-	}
+	runJSON(t, &got, renderRequest(t, templates, rows), node, filepath.Join("..", "jscheck", "render.mjs"), "render")
 	for name := range templates {
 		if len(got[name]) != len(rows) {
 			t.Fatalf("%s: %d renderings of %d rows", name, len(got[name]), len(rows))
@@ -113,22 +129,8 @@ func renderPy(t *testing.T, templates map[string]string, rows []templateRow) map
 		t.Log("Python's jinja2 is not installed (apt-get install python3-jinja2): the renderings are not compared with Jinja2's")
 		return nil
 	}
-	req, err := json.Marshal(map[string]any{"templates": templates, "rows": rows,
-		"tokens": map[string]string{"bos_token": "<s>", "eos_token": "</s>"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.CommandContext(t.Context(), py, filepath.Join("..", "jscheck", "render.py"))
-	cmd.Stdin = bytes.NewReader(req)
-	cmd.Stderr = os.Stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("jscheck/render.py: %v", err)
-	}
 	var got map[string][]rendered
-	if err := json.Unmarshal(out, &got); err != nil {
-		t.Fatal(err)
-	}
+	runJSON(t, &got, renderRequest(t, templates, rows), py, filepath.Join("..", "jscheck", "render.py"))
 	return got
 }
 
@@ -156,16 +158,8 @@ func rowJSON(t *testing.T, r templateRow) ([]byte, []byte) {
 func mergeJS(t *testing.T, paths ...string) map[string][]map[string]any {
 	t.Helper()
 	node := jsNode(t, "@duckdb/node-api")
-	cmd := exec.CommandContext(t.Context(), node, append([]string{filepath.Join("..", "jscheck", "render.mjs"), "merge"}, paths...)...)
-	cmd.Stderr = os.Stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("jscheck/render.mjs merge: %v", err)
-	}
 	var got map[string][]map[string]any
-	if err := json.Unmarshal(out, &got); err != nil {
-		t.Fatal(err)
-	}
+	runJSON(t, &got, nil, node, append([]string{filepath.Join("..", "jscheck", "render.mjs"), "merge"}, paths...)...)
 	return got
 }
 
@@ -683,16 +677,8 @@ func TestTemplatesRenderArrowAndParquetColumns(t *testing.T) {
 			paths = append(paths, filepath.Join(dir, f.Path))
 		}
 	}
-	cmd := exec.CommandContext(t.Context(), node, append([]string{filepath.Join("..", "jscheck", "read.mjs")}, paths...)...)
-	cmd.Stderr = os.Stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("jscheck/read.mjs: %v", err)
-	}
 	var read map[string][]map[string]any
-	if err := json.Unmarshal(out, &read); err != nil {
-		t.Fatal(err)
-	}
+	runJSON(t, &read, nil, node, append([]string{filepath.Join("..", "jscheck", "read.mjs")}, paths...)...)
 	byQuestion := map[string]templateRow{}
 	for _, r := range hfRows {
 		c := toChat(t, "hf-tools", r)

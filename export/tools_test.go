@@ -214,6 +214,16 @@ func TestOpenAIToolsRowsPassOpenAIChecks(t *testing.T) {
 	cfg := pipeline.ExportConfig{Formats: []string{"openai-tools"}, System: "Use the tools to answer.", ValidationFraction: 0.2,
 		SplitSeed: 1, Views: []string{ViewReAct, ViewAct, ViewStandard}, CorrectOnly: true}
 	res, dir := runExport(t, cfg, toolEpisodes(n))
+	if rows := checkOpenAIToolsRows(t, res, dir, func(string, int, []byte) {}); rows != 3*n {
+		t.Errorf("checked %d rows, want %d (3 views of %d)", rows, 3*n, n)
+	}
+}
+
+// checkOpenAIToolsRows runs every openai-tools row of an export through OpenAI's
+// data-preparation checks, hands each row on to each with its file and line number, and
+// returns how many rows there were.
+func checkOpenAIToolsRows(t *testing.T, res Result, dir string, each func(path string, line int, row []byte)) int {
+	t.Helper()
 	c := o200k(t)
 	rows := 0
 	for _, f := range res.Files {
@@ -225,11 +235,10 @@ func TestOpenAIToolsRowsPassOpenAIChecks(t *testing.T) {
 			for _, e := range checkOpenAIRow(line, c) {
 				t.Errorf("%s line %d: %s", f.Path, i+1, e)
 			}
+			each(f.Path, i+1, line)
 		}
 	}
-	if rows != 3*n {
-		t.Errorf("checked %d rows, want %d (3 views of %d)", rows, 3*n, n)
-	}
+	return rows
 }
 
 // TestOpenAIChecksCatchFaults: the checker is not a rubber stamp.
@@ -406,51 +415,41 @@ func TestToolsFormatInvalidStepStaysInToolForm(t *testing.T) {
 	cfg := pipeline.ExportConfig{Formats: []string{"openai-tools", "hf-tools", "sharegpt-tools"}, SplitSeed: 1,
 		Views: []string{ViewReAct, ViewAct}}
 	res, dir := runExport(t, cfg, toolsFormatEpisodes(n))
-	c := o200k(t)
-	var rows, wrongArg, noJSON int
-	for _, f := range res.Files {
-		if f.Format != "openai-tools" {
-			continue
+	var wrongArg, noJSON int
+	rows := checkOpenAIToolsRows(t, res, dir, func(path string, i int, line []byte) {
+		var row struct {
+			Messages []struct {
+				Role      string  `json:"role"`
+				Content   *string `json:"content"`
+				ToolCalls []struct {
+					ID       string `json:"id"`
+					Function struct{ Name, Arguments string }
+				} `json:"tool_calls"`
+				ToolCallID string `json:"tool_call_id"`
+			} `json:"messages"`
 		}
-		for i, line := range readLines(t, filepath.Join(dir, f.Path)) {
-			rows++
-			for _, e := range checkOpenAIRow(line, c) {
-				t.Errorf("%s line %d: %s", f.Path, i+1, e)
+		if err := json.Unmarshal(line, &row); err != nil {
+			t.Fatal(err)
+		}
+		for k, m := range row.Messages {
+			if m.Content != nil && (strings.Contains(*m.Content, "Action: ") || strings.HasPrefix(*m.Content, "Observation: ")) {
+				t.Errorf("%s line %d turn %d: a text ReAct turn in a tool-calling row: %q", path, i, k, *m.Content)
 			}
-			var row struct {
-				Messages []struct {
-					Role      string  `json:"role"`
-					Content   *string `json:"content"`
-					ToolCalls []struct {
-						ID       string `json:"id"`
-						Function struct{ Name, Arguments string }
-					} `json:"tool_calls"`
-					ToolCallID string `json:"tool_call_id"`
-				} `json:"messages"`
-			}
-			if err := json.Unmarshal(line, &row); err != nil {
-				t.Fatal(err)
-			}
-			for k, m := range row.Messages {
-				if m.Content != nil && (strings.Contains(*m.Content, "Action: ") || strings.HasPrefix(*m.Content, "Observation: ")) {
-					t.Errorf("%s line %d turn %d: a text ReAct turn in a tool-calling row: %q", f.Path, i+1, k, *m.Content)
+			for _, tc := range m.ToolCalls {
+				switch {
+				case tc.Function.Name == "search" && tc.Function.Arguments == `{"query":"Kelmor"}`:
+					wrongArg++
+				case tc.Function.Name == "lookup" && tc.Function.Arguments == `{}`:
+					noJSON++
+				default:
+					continue
 				}
-				for _, tc := range m.ToolCalls {
-					switch {
-					case tc.Function.Name == "search" && tc.Function.Arguments == `{"query":"Kelmor"}`:
-						wrongArg++
-					case tc.Function.Name == "lookup" && tc.Function.Arguments == `{}`:
-						noJSON++
-					default:
-						continue
-					}
-					if k+1 >= len(row.Messages) || row.Messages[k+1].Role != "tool" || row.Messages[k+1].ToolCallID != tc.ID {
-						t.Errorf("%s line %d turn %d: the invalid call is not answered by its tool turn", f.Path, i+1, k)
-					}
+				if k+1 >= len(row.Messages) || row.Messages[k+1].Role != "tool" || row.Messages[k+1].ToolCallID != tc.ID {
+					t.Errorf("%s line %d turn %d: the invalid call is not answered by its tool turn", path, i, k)
 				}
 			}
 		}
-	}
+	})
 	if rows == 0 || wrongArg == 0 || noJSON == 0 {
 		t.Errorf("checked %d rows, %d calls with a wrong argument, %d with arguments that were no JSON; want some of each", rows, wrongArg, noJSON)
 	}
