@@ -1,15 +1,13 @@
 package generate
 
 import (
-	"bufio"
-	"encoding/json"
-	"os"
 	"strings"
 	"testing"
 
 	"github.com/reactgen/reactgen/data"
 	"github.com/reactgen/reactgen/generate/prompt"
 	"github.com/reactgen/reactgen/internal/bpe"
+	"github.com/reactgen/reactgen/internal/jsonltest"
 	"github.com/reactgen/reactgen/internal/shareddata"
 )
 
@@ -43,19 +41,12 @@ func BenchmarkEpisodeTokens(b *testing.B) {
 		turns    []prompt.Turn
 	}
 	var eps []episode
-	f, err := os.Open(path)
-	if err != nil {
-		b.Fatal(err)
+	type record struct {
+		Messages []struct{ Role, Content string } `json:"messages"`
 	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<20), 16<<20)
-	for sc.Scan() {
-		var rec struct {
-			Messages []struct{ Role, Content string } `json:"messages"`
-		}
-		if err := json.Unmarshal(sc.Bytes(), &rec); err != nil || len(rec.Messages) < 2 {
-			b.Fatalf("%s: %v", path, err)
+	jsonltest.Each(b, path, func(line int, rec record) {
+		if len(rec.Messages) < 2 {
+			b.Fatalf("%s line %d: %d messages, want a question and an answer", path, line, len(rec.Messages))
 		}
 		ep := episode{question: rec.Messages[0].Content}
 		for _, m := range rec.Messages[1:] {
@@ -68,10 +59,7 @@ func BenchmarkEpisodeTokens(b *testing.B) {
 			}
 		}
 		eps = append(eps, ep)
-	}
-	if err := sc.Err(); err != nil {
-		b.Fatal(err)
-	}
+	})
 	var requests, promptTok, prefixTok, completionTok int
 	for b.Loop() {
 		requests, promptTok, prefixTok, completionTok = 0, 0, 0, 0

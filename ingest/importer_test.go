@@ -1,7 +1,6 @@
 package ingest
 
 import (
-	"bufio"
 	"encoding/json"
 	"errors"
 	"iter"
@@ -11,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/reactgen/reactgen/filter"
+	"github.com/reactgen/reactgen/internal/jsonltest"
 	"github.com/reactgen/reactgen/internal/react"
 	"github.com/reactgen/reactgen/internal/shareddata"
 	"github.com/reactgen/reactgen/pipeline"
@@ -207,21 +207,10 @@ func render(ep pipeline.Episode) []message {
 
 func readChatFile(t *testing.T, path string) [][]message {
 	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
 	var out [][]message
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<20), 16<<20)
-	for sc.Scan() {
-		var rec struct{ Messages []message }
-		if err := json.Unmarshal(sc.Bytes(), &rec); err != nil {
-			t.Fatal(err)
-		}
+	jsonltest.Each(t, path, func(_ int, rec struct{ Messages []message }) {
 		out = append(out, rec.Messages)
-	}
+	})
 	return out
 }
 

@@ -1,13 +1,13 @@
 package react
 
 import (
-	"bufio"
 	"encoding/json"
 	"os"
 	"regexp"
 	"strings"
 	"testing"
 
+	"github.com/reactgen/reactgen/internal/jsonltest"
 	"github.com/reactgen/reactgen/internal/shareddata"
 )
 
@@ -15,22 +15,11 @@ import (
 // parses to a thought and a valid action.
 func TestFireActGPT4(t *testing.T) {
 	path := shareddata.Path(t, "fireact/gpt_format_hotpotqa.jsonl")
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
+	turns, extra := 0, 0
+	type record struct {
+		Messages []struct{ Role, Content string } `json:"messages"`
 	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<20), 16<<20)
-	turns, line, extra := 0, 0, 0
-	for sc.Scan() {
-		line++
-		var rec struct {
-			Messages []struct{ Role, Content string } `json:"messages"`
-		}
-		if err := json.Unmarshal(sc.Bytes(), &rec); err != nil {
-			t.Fatalf("line %d: %v", line, err)
-		}
+	jsonltest.Each(t, path, func(line int, rec record) {
 		for _, m := range rec.Messages {
 			if m.Role != "assistant" {
 				continue
@@ -44,10 +33,7 @@ func TestFireActGPT4(t *testing.T) {
 				t.Errorf("line %d: %q parsed to %+v", line, m.Content, p)
 			}
 		}
-	}
-	if err := sc.Err(); err != nil {
-		t.Fatal(err)
-	}
+	})
 	if turns == 0 {
 		t.Fatal("no assistant turns read")
 	}
@@ -61,23 +47,12 @@ var thoughtLabel = regexp.MustCompile(`(?m)^Thought (\d+):`)
 // that does not stop would write it. Each must give the step's own action and a cut.
 func TestReActTranscripts(t *testing.T) {
 	path := shareddata.Path(t, "react-transcripts/fever_dev_react_text-davinci-002.jsonl")
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<20), 16<<20)
 	actionLine := regexp.MustCompile(`(?m)^Action (\d+): (.*)$`)
-	steps, valid, agree, line := 0, 0, 0, 0
-	for sc.Scan() {
-		line++
-		var rec struct {
-			Transcript string `json:"transcript"`
-		}
-		if err := json.Unmarshal(sc.Bytes(), &rec); err != nil {
-			t.Fatalf("line %d: %v", line, err)
-		}
+	steps, valid, agree := 0, 0, 0
+	type record struct {
+		Transcript string `json:"transcript"`
+	}
+	jsonltest.Each(t, path, func(line int, rec record) {
 		acts := actionLine.FindAllStringSubmatch(rec.Transcript, -1)
 		for i, loc := range thoughtLabel.FindAllStringIndex(rec.Transcript, -1) {
 			steps++
@@ -92,7 +67,7 @@ func TestReActTranscripts(t *testing.T) {
 				t.Errorf("line %d step %d: not cut at the model's own observation", line, i+1)
 			}
 		}
-	}
+	})
 	if steps == 0 {
 		t.Fatal("no steps read")
 	}
