@@ -16,17 +16,18 @@ import (
 	"sync"
 	"testing"
 
+	"gopkg.in/yaml.v3"
+
 	"github.com/reactgen/reactgen/env/agentgym/agentgymtest"
 	"github.com/reactgen/reactgen/export"
 	"github.com/reactgen/reactgen/internal/llm"
 	"github.com/reactgen/reactgen/internal/llm/llmtest"
 	"github.com/reactgen/reactgen/internal/tool"
 	"github.com/reactgen/reactgen/pipeline"
-	"gopkg.in/yaml.v3"
 )
 
-// gameConfig writes a run config for a game task and returns its path.
-func gameConfig(t *testing.T, dir string, sections map[string]map[string]any) string {
+// writeSections writes a run config of sections as config.yaml in dir and returns its path.
+func writeSections(t *testing.T, dir string, sections map[string]map[string]any) string {
 	t.Helper()
 	b, err := yaml.Marshal(sections)
 	if err != nil {
@@ -40,6 +41,19 @@ func gameConfig(t *testing.T, dir string, sections map[string]map[string]any) st
 		t.Fatal(err)
 	}
 	return path
+}
+
+// household sets up agentgymtest's household games: a temporary directory holding
+// ALFWorld's prompts file, an ALFWorld server playing the games, and a model that plays
+// each game's winning script.
+func household(t *testing.T) (games []agentgymtest.Game, tmp, promptFile string, envSrv *agentgymtest.Server, player *gamePlayer) {
+	t.Helper()
+	games = agentgymtest.Household()
+	tmp = t.TempDir()
+	promptFile = writeJSONFile(t, filepath.Join(tmp, "alfworld_prompts.json"), agentgymtest.ALFWorldPrompts())
+	envSrv = agentgymtest.NewALFWorld(t, games)
+	player = &gamePlayer{task: pipeline.TaskALFWorld, scripts: householdScripts(games, true), fallback: "look"}
+	return games, tmp, promptFile, envSrv, player
 }
 
 // writeJSONFile writes v as a JSON file and returns its path.
@@ -143,7 +157,7 @@ func serverActions(srv *agentgymtest.Server) []string {
 func runGame(t *testing.T, dir string, sections map[string]map[string]any) (result, string) {
 	t.Helper()
 	out := filepath.Join(dir, "run")
-	cfg := gameConfig(t, dir, sections)
+	cfg := writeSections(t, dir, sections)
 	return invoke(t, "", map[string]string{"OPENAI_API_KEY": "sk-test"}, "run", "--config", cfg, "--out", out), out
 }
 
@@ -316,11 +330,7 @@ func TestWebShopRunThroughAgentGym(t *testing.T) {
 // A server that stops answering is retried, then stops the run with the reason; every
 // record written is whole, and the next run, once the server answers, plays every game.
 func TestAgentGymServerDownStopsTheRun(t *testing.T) {
-	games := agentgymtest.Household()
-	tmp := t.TempDir()
-	promptFile := writeJSONFile(t, filepath.Join(tmp, "alfworld_prompts.json"), agentgymtest.ALFWorldPrompts())
-	envSrv := agentgymtest.NewALFWorld(t, games)
-	player := &gamePlayer{task: pipeline.TaskALFWorld, scripts: householdScripts(games, true), fallback: "look"}
+	games, tmp, promptFile, envSrv, player := household(t)
 	model := llmtest.NewServer(t, player.handle)
 	sections := map[string]map[string]any{
 		"task":     {"name": "alfworld", "offset": 0, "limit": 3},
@@ -426,11 +436,7 @@ func TestGameConfigMistakes(t *testing.T) {
 // second run over the same response cache pays for nothing and plays the same games, and
 // shards split the games between them.
 func TestGamesThroughPoolCacheAndShards(t *testing.T) {
-	games := agentgymtest.Household()
-	tmp := t.TempDir()
-	promptFile := writeJSONFile(t, filepath.Join(tmp, "alfworld_prompts.json"), agentgymtest.ALFWorldPrompts())
-	envSrv := agentgymtest.NewALFWorld(t, games)
-	player := &gamePlayer{task: pipeline.TaskALFWorld, scripts: householdScripts(games, true), fallback: "look"}
+	_, tmp, promptFile, envSrv, player := household(t)
 	a, b := llmtest.NewServer(t, player.handle), llmtest.NewServer(t, player.handle)
 	sections := func(extra map[string]any) map[string]map[string]any {
 		m := map[string]map[string]any{

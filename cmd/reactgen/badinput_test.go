@@ -10,7 +10,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -86,17 +85,9 @@ func tinyConfig(t *testing.T, dir, url string, tasks, corpus []string, sets map[
 func snapshot(t *testing.T, dir string) map[string]string {
 	t.Helper()
 	out := map[string]string{}
-	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return nil
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return nil
-		}
+	eachFile(dir, func(p string, b []byte) {
 		s := sha256.Sum256(b)
 		out[p] = hex.EncodeToString(s[:])
-		return nil
 	})
 	return out
 }
@@ -173,14 +164,7 @@ func TestBadInputExitsTwoNamesTheProblemAndWritesNothing(t *testing.T) {
 
 			fresh := filepath.Join(dir, "fresh")
 			res := invoke(t, "", env, "run", "--config", cfg, "--out", fresh)
-			if res.code != exitUsage {
-				t.Fatalf("exit %d, want %d; stderr:\n%s", res.code, exitUsage, res.stderr)
-			}
-			for _, w := range tc.want {
-				if !strings.Contains(res.stderr, w) {
-					t.Errorf("the message does not mention %q:\n%s", w, res.stderr)
-				}
-			}
+			res.wantExit(t, exitUsage, tc.want...)
 			if _, err := os.Stat(filepath.Join(fresh, pipeline.ManifestFile)); err == nil {
 				t.Errorf("a failed start left %s with a manifest: %v", fresh, snapshotNames(snapshot(t, fresh)))
 			}

@@ -29,8 +29,6 @@ import (
 	"testing"
 	"time"
 
-	"gopkg.in/yaml.v3"
-
 	"github.com/reactgen/reactgen/index"
 	"github.com/reactgen/reactgen/internal/dataset"
 	"github.com/reactgen/reactgen/internal/llm/llmtest"
@@ -324,18 +322,7 @@ func testConfig(t *testing.T, dir, baseURL string, sets map[string]any) string {
 		}
 		cfg[sec][key] = v
 	}
-	b, err := yaml.Marshal(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(dir, "config.yaml")
-	if err := os.WriteFile(path, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return path
+	return writeSections(t, dir, cfg)
 }
 
 // logLines reads episodes.jsonl raw: every line must be one valid JSON episode record
@@ -410,17 +397,24 @@ func leftovers(t *testing.T, dir string) []string {
 	return out
 }
 
-func TestKillAndResumeMatchesUninterruptedRun(t *testing.T) {
-	kills := 20
-	if testing.Short() {
-		kills = 5
-	}
+// killRNG is the random source of a kill test, stream its own: seeded from the clock, or
+// from REACTGEN_KILL_SEED to replay a failure, and the seed is logged.
+func killRNG(t *testing.T, stream uint64) *rand.Rand {
+	t.Helper()
 	seed := uint64(time.Now().UnixNano())
 	if s := os.Getenv("REACTGEN_KILL_SEED"); s != "" {
 		seed, _ = strconv.ParseUint(s, 10, 64)
 	}
 	t.Logf("kill seed %d (rerun with REACTGEN_KILL_SEED=%d)", seed, seed)
-	rng := rand.New(rand.NewPCG(seed, 0x6b696c6c))
+	return rand.New(rand.NewPCG(seed, stream))
+}
+
+func TestKillAndResumeMatchesUninterruptedRun(t *testing.T) {
+	kills := 20
+	if testing.Short() {
+		kills = 5
+	}
+	rng := killRNG(t, 0x6b696c6c)
 
 	model := newFakeModel(t)
 	// Replies slow enough that the whole run spans many kill windows: about 600
@@ -797,12 +791,7 @@ func TestKillFilterExportAndIndexMatchUninterrupted(t *testing.T) {
 	if testing.Short() {
 		kills = 3
 	}
-	seed := uint64(time.Now().UnixNano())
-	if s := os.Getenv("REACTGEN_KILL_SEED"); s != "" {
-		seed, _ = strconv.ParseUint(s, 10, 64)
-	}
-	t.Logf("kill seed %d (rerun with REACTGEN_KILL_SEED=%d)", seed, seed)
-	rng := rand.New(rand.NewPCG(seed, 0x66696c74))
+	rng := killRNG(t, 0x66696c74)
 	tmp := t.TempDir()
 	cfg, err := filepath.Abs("../../configs/demo.yaml")
 	if err != nil {

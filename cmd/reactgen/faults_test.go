@@ -8,7 +8,6 @@ import (
 	"context"
 	"fmt"
 	"hash/fnv"
-	"net"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
@@ -218,18 +217,6 @@ func TestPersistentFailuresAreRecordedAndRetriedOnResume(t *testing.T) {
 	}
 }
 
-// closedPort is a loopback address nothing listens on.
-func closedPort(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
-	return addr
-}
-
 func TestEveryRequestFailingStopsTheRunAtOnce(t *testing.T) {
 	const concurrency = 8
 	cases := []struct {
@@ -249,7 +236,7 @@ func TestEveryRequestFailingStopsTheRunAtOnce(t *testing.T) {
 			srv := llmtest.NewServer(t, func(context.Context, llmtest.Req) llmtest.Reply { return tc.reply })
 			url := srv.URL
 			if tc.url {
-				url = "http://" + closedPort(t) + "/v1"
+				url = "http://" + llmtest.FreeAddr(t) + "/v1"
 			}
 			res, out := generateWith(t, t.TempDir(), url, map[string]any{
 				"task.limit": 60, "generate.concurrency": concurrency, "llm.max_retries": 1,

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/reactgen/reactgen/data"
 	"github.com/reactgen/reactgen/generate/prompt"
+	"github.com/reactgen/reactgen/internal/jsonltest"
 	"github.com/reactgen/reactgen/internal/shareddata"
 	"github.com/reactgen/reactgen/pipeline"
 )
@@ -56,13 +56,21 @@ func TestImportFireActMultimethod(t *testing.T) {
 	}
 }
 
-// TestImportSourceFlags: --source and --source-model name the corpus on the card.
-func TestImportSourceFlags(t *testing.T) {
+// kelmorChat writes a file of one FireAct-style conversation in openai-chat form, which
+// finds the answer, and returns its path.
+func kelmorChat(t *testing.T) string {
+	t.Helper()
 	src := filepath.Join(t.TempDir(), "chat.jsonl")
 	line := `{"messages": [{"role": "user", "content": "Which river flows through Kelmor?"}, {"role": "assistant", "content": "Thought: I should search Kelmor.\nAction: search[Kelmor]"}, {"role": "user", "content": "Observation: Kelmor lies on the river Aust."}, {"role": "assistant", "content": "Thought: It is the Aust.\nAction: finish[Aust]"}, {"role": "user", "content": "Observation: Episode finished, reward = 1"}]}`
 	if err := os.WriteFile(src, []byte(line+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	return src
+}
+
+// TestImportSourceFlags: --source and --source-model name the corpus on the card.
+func TestImportSourceFlags(t *testing.T) {
+	src := kelmorChat(t)
 	out := filepath.Join(t.TempDir(), "run")
 	res := invoke(t, "", nil, "import", "--format", "openai-chat", "--out", out, "--source", "Our lab's 2025 traces", "--source-model", "llama-3.1-70b", src)
 	if res.code != 0 {
@@ -91,19 +99,8 @@ func TestImportRoundTripsFireActConversations(t *testing.T) {
 	}
 	type msg struct{ Role, Content string }
 	read := func(path string) map[string][]msg {
-		f, err := os.Open(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer f.Close()
 		convs := map[string][]msg{}
-		sc := bufio.NewScanner(f)
-		sc.Buffer(nil, 1<<24)
-		for sc.Scan() {
-			var rec struct{ Messages []msg }
-			if err := json.Unmarshal(sc.Bytes(), &rec); err != nil {
-				t.Fatal(err)
-			}
+		jsonltest.Each(t, path, func(_ int, rec struct{ Messages []msg }) {
 			// Key by the question turn; compare the assistant turns, which are what trains.
 			var key string
 			var turns []msg
@@ -118,7 +115,7 @@ func TestImportRoundTripsFireActConversations(t *testing.T) {
 				}
 			}
 			convs[key] = turns
-		}
+		})
 		return convs
 	}
 	orig := read(src)
@@ -261,11 +258,7 @@ func TestImportInterchangeFiltersAndExports(t *testing.T) {
 // TestImportSetWithoutConfig: --set applies on the defaults when no --config is given,
 // as import's help offers; a bad --set is a usage error naming the key.
 func TestImportSetWithoutConfig(t *testing.T) {
-	src := filepath.Join(t.TempDir(), "chat.jsonl")
-	line := `{"messages": [{"role": "user", "content": "Which river flows through Kelmor?"}, {"role": "assistant", "content": "Thought: I should search Kelmor.\nAction: search[Kelmor]"}, {"role": "user", "content": "Observation: Kelmor lies on the river Aust."}, {"role": "assistant", "content": "Thought: It is the Aust.\nAction: finish[Aust]"}, {"role": "user", "content": "Observation: Episode finished, reward = 1"}]}`
-	if err := os.WriteFile(src, []byte(line+"\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	src := kelmorChat(t)
 	out := filepath.Join(t.TempDir(), "run")
 	res := invoke(t, "", nil, "import", "--format", "openai-chat", "--out", out,
 		"--set", "export.formats=sharegpt", "--set", "export.validation_fraction=0", src)

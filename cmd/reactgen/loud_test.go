@@ -7,7 +7,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -86,14 +85,7 @@ func TestConfigMistakesExitTwoNamingTheKey(t *testing.T) {
 			}
 			before := srv.Requests()
 			res := invoke(t, "", env, args...)
-			if res.code != exitUsage {
-				t.Fatalf("exit %d, want %d; stderr:\n%s", res.code, exitUsage, res.stderr)
-			}
-			for _, w := range tc.want {
-				if !strings.Contains(res.stderr, w) {
-					t.Errorf("stderr lacks %q:\n%s", w, res.stderr)
-				}
-			}
+			res.wantExit(t, exitUsage, tc.want...)
 			for _, w := range tc.notWant {
 				if strings.Contains(res.stderr, w) {
 					t.Errorf("stderr holds %q:\n%s", w, res.stderr)
@@ -201,13 +193,7 @@ func TestEmptyAPIKeyIsNamedWhenTheServerAnswers401(t *testing.T) {
 // unreachableMediaWiki is the api.php URL of a port on 127.0.0.1 that nothing listens on.
 func unreachableMediaWiki(t *testing.T) string {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
-	return "http://" + addr + "/w/api.php"
+	return "http://" + llmtest.FreeAddr(t) + "/w/api.php"
 }
 
 func mediawikiSets(url string, more map[string]any) map[string]any {
@@ -239,18 +225,12 @@ func TestDeadEnvironmentStopsTheRunBeforeMoreRequestsArePaid(t *testing.T) {
 			cfg := testConfig(t, dir, srv.URL, mediawikiSets(unreachableMediaWiki(t), more))
 			out := filepath.Join(dir, "run")
 			res := invoke(t, "", map[string]string{"OPENAI_API_KEY": "k"}, "run", "--config", cfg, "--out", out)
-			if res.code != exitFailure {
-				t.Fatalf("exit %d, want %d; stderr:\n%s", res.code, exitFailure, res.stderr)
-			}
 			limit := tc.limit
 			if limit == 0 {
 				limit = pipeline.Default().Env.MaxConsecutiveFailures
 			}
-			for _, w := range []string{fmt.Sprintf("failed %d steps in a row (env.max_consecutive_failures)", limit), "before paying for more requests", "connection refused"} {
-				if !strings.Contains(res.stderr, w) {
-					t.Errorf("stderr lacks %q:\n%s", w, res.stderr)
-				}
-			}
+			res.wantExit(t, exitFailure, fmt.Sprintf("failed %d steps in a row (env.max_consecutive_failures)", limit),
+				"before paying for more requests", "connection refused")
 			n := srv.Requests()
 			if n > tc.wantMaxRequests || tc.wantExactRequest && n != tc.wantMaxRequests {
 				t.Errorf("the model got %d requests for 40 questions, want at most %d", n, tc.wantMaxRequests)
@@ -274,14 +254,7 @@ func TestRunWhoseEveryEpisodeErroredExitsOneWithTheCause(t *testing.T) {
 		cfg := testConfig(t, dir, srv.URL, mediawikiSets(unreachableMediaWiki(t), map[string]any{
 			"task.limit": 6, "env.max_consecutive_failures": 0, "generate.concurrency": 2}))
 		res := invoke(t, "", map[string]string{"OPENAI_API_KEY": "k"}, "run", "--config", cfg, "--out", filepath.Join(dir, "run"))
-		if res.code != exitFailure {
-			t.Fatalf("exit %d, want %d; stderr:\n%s", res.code, exitFailure, res.stderr)
-		}
-		for _, w := range []string{"all 6 episodes of this run ended with an error", "connection refused"} {
-			if !strings.Contains(res.stderr, w) {
-				t.Errorf("stderr lacks %q:\n%s", w, res.stderr)
-			}
-		}
+		res.wantExit(t, exitFailure, "all 6 episodes of this run ended with an error", "connection refused")
 	})
 	t.Run("every reply after the first step is null", func(t *testing.T) {
 		m := newFakeModel(t)
@@ -295,14 +268,7 @@ func TestRunWhoseEveryEpisodeErroredExitsOneWithTheCause(t *testing.T) {
 		dir := t.TempDir()
 		cfg := testConfig(t, dir, srv.URL, map[string]any{"task.limit": 5})
 		res := invoke(t, "", map[string]string{"OPENAI_API_KEY": "k"}, "run", "--config", cfg, "--out", filepath.Join(dir, "run"))
-		if res.code != exitFailure {
-			t.Fatalf("exit %d, want %d; stderr:\n%s", res.code, exitFailure, res.stderr)
-		}
-		for _, w := range []string{"all 5 episodes of this run ended with an error", "server returned a reply with no choices"} {
-			if !strings.Contains(res.stderr, w) {
-				t.Errorf("stderr lacks %q:\n%s", w, res.stderr)
-			}
-		}
+		res.wantExit(t, exitFailure, "all 5 episodes of this run ended with an error", "server returned a reply with no choices")
 	})
 	t.Run("some episodes errored: exit 0 with a warning", func(t *testing.T) {
 		m := newFakeModel(t)

@@ -21,6 +21,20 @@ type result struct {
 	err            error
 }
 
+// wantExit fails t unless the command exited with code and its standard error holds
+// every one of words.
+func (r result) wantExit(t *testing.T, code int, words ...string) {
+	t.Helper()
+	if r.code != code {
+		t.Fatalf("exit %d, want %d; stderr:\n%s", r.code, code, r.stderr)
+	}
+	for _, w := range words {
+		if !strings.Contains(r.stderr, w) {
+			t.Errorf("stderr lacks %q:\n%s", w, r.stderr)
+		}
+	}
+}
+
 // invoke runs reactgen's command line in-process, as main would.
 func invoke(t *testing.T, stdin string, env map[string]string, args ...string) result {
 	t.Helper()
@@ -170,14 +184,7 @@ func TestResumeRefusesChangedSettings(t *testing.T) {
 	dir, _ := demoRun(t)
 	before, _ := os.ReadFile(filepath.Join(dir, pipeline.ManifestFile))
 	res := invoke(t, "", nil, "run", "--config", "../../configs/demo.yaml", "--out", dir, "--set", "generate.method=act")
-	if res.code != exitUsage {
-		t.Fatalf("exit: got %d, want %d; stderr %s", res.code, exitUsage, res.stderr)
-	}
-	for _, w := range []string{"generate.method", `was "react", now "act"`, "--force-new"} {
-		if !strings.Contains(res.stderr, w) {
-			t.Errorf("message does not mention %q:\n%s", w, res.stderr)
-		}
-	}
+	res.wantExit(t, exitUsage, "generate.method", `was "react", now "act"`, "--force-new")
 	after, _ := os.ReadFile(filepath.Join(dir, pipeline.ManifestFile))
 	if !bytes.Equal(before, after) {
 		t.Error("a refused resume changed manifest.json")
@@ -205,14 +212,7 @@ func TestBadInputExitsTwoAndWritesNothing(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			res := invoke(t, "", nil, tc.args...)
-			if res.code != exitUsage {
-				t.Fatalf("exit: got %d, want %d; stderr %s", res.code, exitUsage, res.stderr)
-			}
-			for _, w := range tc.want {
-				if !strings.Contains(res.stderr, w) {
-					t.Errorf("message does not mention %q:\n%s", w, res.stderr)
-				}
-			}
+			res.wantExit(t, exitUsage, tc.want...)
 		})
 	}
 	after, _ := os.ReadFile(filepath.Join(dir, pipeline.ManifestFile))

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/reactgen/reactgen/env"
 	"github.com/reactgen/reactgen/index"
+	"github.com/reactgen/reactgen/internal/jsonltest"
 	"github.com/reactgen/reactgen/internal/shareddata"
 	"github.com/reactgen/reactgen/pipeline"
 )
@@ -158,19 +158,9 @@ func TestReplayPaperFEVERTranscripts(t *testing.T) {
 		Gold        string `json:"gt_answer"`
 	}
 	var all []transcript
-	readJSONL(t, transcripts, func(line []byte) {
-		var tr transcript
-		if err := json.Unmarshal(line, &tr); err != nil {
-			t.Fatalf("%s: %v", transcripts, err)
-		}
-		all = append(all, tr)
-	})
+	jsonltest.Each(t, transcripts, func(_ int, tr transcript) { all = append(all, tr) })
 	introOf := map[string]string{} // normalised title -> text, the first of a title as Build keeps it
-	readJSONL(t, intros, func(line []byte) {
-		var p struct{ Title, Text string }
-		if err := json.Unmarshal(line, &p); err != nil {
-			t.Fatalf("%s: %v", intros, err)
-		}
+	jsonltest.Each(t, intros, func(_ int, p struct{ Title, Text string }) {
 		if _, dup := introOf[env.NormalizeTitle(p.Title)]; !dup {
 			introOf[env.NormalizeTitle(p.Title)] = p.Text
 		}
@@ -291,24 +281,4 @@ func kindOf(obs string) string {
 		}
 	}
 	return "page"
-}
-
-// readJSONL calls fn with every non-blank line of path.
-func readJSONL(t *testing.T, path string, fn func(line []byte)) {
-	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<20), 1<<24)
-	for sc.Scan() {
-		if len(strings.TrimSpace(sc.Text())) > 0 {
-			fn(sc.Bytes())
-		}
-	}
-	if err := sc.Err(); err != nil {
-		t.Fatalf("%s: %v", path, err)
-	}
 }

@@ -184,20 +184,26 @@ func leaksUnder(t *testing.T, dir string, secrets []string, texts map[string]str
 			out = append(out, leaks(s, where, []byte(text))...)
 		}
 	}
+	eachFile(dir, func(p string, b []byte) {
+		for _, s := range secrets {
+			out = append(out, leaks(s, p, b)...)
+		}
+	})
+	return out
+}
+
+// eachFile calls fn with every file under dir and its bytes; a file that cannot be read
+// (gone, or not a regular file's contents) is passed over.
+func eachFile(dir string, fn func(path string, data []byte)) {
 	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return nil
 		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return nil
-		}
-		for _, s := range secrets {
-			out = append(out, leaks(s, p, b)...)
+		if b, err := os.ReadFile(p); err == nil {
+			fn(p, b)
 		}
 		return nil
 	})
-	return out
 }
 
 func TestURLCredentialsAndHeaderValuesNeverLeak(t *testing.T) {
@@ -253,7 +259,7 @@ func TestURLCredentialsAndHeaderValuesNeverLeak(t *testing.T) {
 	}
 	texts["mediawiki run stdout"], texts["mediawiki run stderr"] = stdout, stderr
 	// Every request fails against a closed port: the errors name the URL.
-	dead := strings.Replace(closedPort(t), "http://", "http://alice:"+urlPass+"@", 1)
+	dead := "http://alice:" + urlPass + "@" + llmtest.FreeAddr(t) + "/v1"
 	_, stdout, stderr = runChild(t, env, "run", "--config", cfg, "--out", filepath.Join(tmp, "dead"), "--set", "llm.base_url="+dead)
 	texts["dead run stdout"], texts["dead run stderr"] = stdout, stderr
 	for _, show := range [][]string{{"config", "show", "--config", cfg}, {"config", "show", "--json", "--config", cfg}} {

@@ -15,6 +15,7 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/reactgen/reactgen/env"
+	"github.com/reactgen/reactgen/internal/llm/llmtest"
 )
 
 // wsCall sends one OpenEnv WebSocket message and decodes the reply's data.
@@ -157,12 +158,7 @@ func TestServeEnvSIGTERMDrains(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
+	addr := llmtest.FreeAddr(t)
 	c := startChild(t, childEnv{}, "serve-env", "--config", cfg, "--out", dir, "--listen", addr)
 	base := "http://" + addr
 	deadline := time.Now().Add(30 * time.Second)

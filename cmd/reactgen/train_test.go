@@ -1,7 +1,6 @@
 package main
 
 import (
-	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -56,12 +55,8 @@ func TestTrainCommand(t *testing.T) {
 		t.Errorf("other settings: exit %d, want %d: %s", res.code, exitUsage, res.stderr)
 	}
 	var found []string
-	filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
-		if err == nil && !d.IsDir() {
-			b, _ := os.ReadFile(p)
-			found = append(found, leaks(key, p, b)...)
-		}
-		return nil
+	eachFile(dir, func(p string, b []byte) {
+		found = append(found, leaks(key, p, b)...)
 	})
 	for _, r := range []result{res, again} {
 		found = append(found, leaks(key, "stdout", []byte(r.stdout))...)

@@ -193,18 +193,7 @@ func TestBatchResumeReattaches(t *testing.T) {
 				return echo(ctx, r)
 			})
 			dir := t.TempDir()
-			first := batchClient(t, srv, dir, nil)
-			ctx, cancel := context.WithCancel(t.Context())
-			var wg sync.WaitGroup
-			for i := range 20 {
-				wg.Go(func() { _, _ = first.Client.Complete(ctx, chatReq(fmt.Sprintf("q %d", i))) })
-			}
-			for len(srv.Batches()) == 0 {
-				time.Sleep(time.Millisecond)
-			}
-			cancel() // the process stops: its callers give up, the batch stays out
-			wg.Wait()
-			first.Close()
+			stopWithBatchOut(t, srv, dir, 20)
 			if crash == "between upload and create" {
 				forgetBatchID(t, dir)
 			}
@@ -219,6 +208,25 @@ func TestBatchResumeReattaches(t *testing.T) {
 			}
 		})
 	}
+}
+
+// stopWithBatchOut runs a batcher on dir that asks n requests ("q 0", "q 1", …) and
+// stops it, as a process that ends, once the server holds their batch: its callers give
+// up and the batch stays out.
+func stopWithBatchOut(t *testing.T, srv *llmtest.Server, dir string, n int) {
+	t.Helper()
+	first := batchClient(t, srv, dir, nil)
+	ctx, cancel := context.WithCancel(t.Context())
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() { _, _ = first.Client.Complete(ctx, chatReq(fmt.Sprintf("q %d", i))) })
+	}
+	for len(srv.Batches()) == 0 {
+		time.Sleep(time.Millisecond)
+	}
+	cancel()
+	wg.Wait()
+	first.Close()
 }
 
 // forgetBatchID makes batches.json look as if the process died after uploading the

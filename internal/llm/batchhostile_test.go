@@ -171,18 +171,7 @@ func TestBatchResumeWithoutBatchList(t *testing.T) {
 	})
 	srv.NoBatchList()
 	dir := t.TempDir()
-	first := batchClient(t, srv, dir, nil)
-	ctx, cancel := context.WithCancel(t.Context())
-	var wg sync.WaitGroup
-	for i := range 10 {
-		wg.Go(func() { _, _ = first.Client.Complete(ctx, chatReq(fmt.Sprintf("q %d", i))) })
-	}
-	for len(srv.Batches()) == 0 {
-		time.Sleep(time.Millisecond)
-	}
-	cancel()
-	wg.Wait()
-	first.Close()
+	stopWithBatchOut(t, srv, dir, 10)
 	forgetBatchID(t, dir)
 	close(release)
 	second := batchClient(t, srv, dir, nil)

@@ -210,6 +210,21 @@ func TestCacheKeyCoversRequest(t *testing.T) {
 	}
 }
 
+// cachedABC caches the answers to "a", "b" and "c" in a new directory through an echo
+// server, and returns the directory, the server, and the segment that holds the three
+// entries with its lines.
+func cachedABC(t *testing.T) (dir string, s *llmtest.Server, seg string, ls [][]byte) {
+	t.Helper()
+	dir = t.TempDir()
+	s = echoServer(t)
+	c := llm.WithCache(newClient(t, s.URL, 0), dir)
+	for _, q := range []string{"a", "b", "c"} {
+		complete(t, c, chatReq(q))
+	}
+	seg = segments(t, dir)[0]
+	return dir, s, seg, lines(t, seg)
+}
+
 // TestCacheDamagedLines damages the second of three lines in a segment and opens the
 // cache again: the damaged entry misses and is requested and appended again, the others
 // still hit.
@@ -230,19 +245,12 @@ func TestCacheDamagedLines(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			dir := t.TempDir()
-			s := echoServer(t)
-			c := llm.WithCache(newClient(t, s.URL, 0), dir)
-			for _, q := range []string{"a", "b", "c"} {
-				complete(t, c, chatReq(q))
-			}
-			seg := segments(t, dir)[0]
-			ls := lines(t, seg)
+			dir, s, seg, ls := cachedABC(t)
 			ls[1] = tt.damage(ls[1])
 			if err := os.WriteFile(seg, bytes.Join(ls, nil), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			c = llm.WithCache(newClient(t, s.URL, 0), dir)
+			c := llm.WithCache(newClient(t, s.URL, 0), dir)
 			before := s.Requests()
 			for _, q := range []string{"a", "b", "c"} {
 				text, hit := complete(t, c, chatReq(q))
@@ -264,14 +272,7 @@ func TestCacheDamagedLines(t *testing.T) {
 // TestCacheTornLastLine cuts a segment in the middle of its last line, as a process
 // killed in a write would leave it.
 func TestCacheTornLastLine(t *testing.T) {
-	dir := t.TempDir()
-	s := echoServer(t)
-	c := llm.WithCache(newClient(t, s.URL, 0), dir)
-	for _, q := range []string{"a", "b", "c"} {
-		complete(t, c, chatReq(q))
-	}
-	seg := segments(t, dir)[0]
-	ls := lines(t, seg)
+	dir, s, seg, ls := cachedABC(t)
 	torn := bytes.Join(ls, nil)
 	torn = torn[:len(torn)-len(ls[2])/2]
 	if err := os.WriteFile(seg, torn, 0o644); err != nil {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"strings"
 	"testing"
 	"time"
@@ -243,13 +242,7 @@ func TestOpenAICancelled(t *testing.T) {
 // closedPortURL returns a base URL on 127.0.0.1 where nothing listens.
 func closedPortURL(t *testing.T) string {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
-	return "http://" + addr + "/v1"
+	return "http://" + llmtest.FreeAddr(t) + "/v1"
 }
 
 // TestKeyNeverPrinted sends every fault and prints every error and value in every verb,

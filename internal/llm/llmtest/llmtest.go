@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"sync"
@@ -458,4 +459,17 @@ func Faulty(n int, fault Fault, then Handler) Handler {
 		}
 		return then(ctx, r)
 	}
+}
+
+// FreeAddr is a loopback host:port that nothing listens on when it returns: the address
+// of a server that is down, or one a child process is told to listen on.
+func FreeAddr(t testing.TB) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	return addr
 }
