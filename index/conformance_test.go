@@ -8,6 +8,7 @@ import (
 
 	"github.com/reactgen/reactgen/env"
 	"github.com/reactgen/reactgen/env/envtest"
+	"github.com/reactgen/reactgen/internal/filetest"
 )
 
 // TestConformance runs the environment suite against a built index: the pages' texts go
@@ -34,22 +35,13 @@ func TestConformance(t *testing.T) {
 		if err := f.Close(); err != nil {
 			t.Fatal(err)
 		}
-		dir := filepath.Join(t.TempDir(), "ix")
 		// The project's splitter gives the fixture's sentences back from its text.
-		if _, err := Build(t.Context(), dir, []string{src}, BuildOptions{}); err != nil {
-			t.Fatal(err)
-		}
-		ix, err := Open(dir)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { ix.Close() })
-		return ix
+		return buildOpen(t, src)
 	})
 }
 
 func TestBuildRemovesStaleBuilds(t *testing.T) {
-	src := writeSource(t, "a.jsonl", `{"title": "One", "text": "One page."}`)
+	src := filetest.Write(t, "a.jsonl", `{"title": "One", "text": "One page."}`)
 	parent := t.TempDir()
 	dir := filepath.Join(parent, "index")
 	// What a killed build leaves: its temp dir (with a half-written database) and the
@@ -65,17 +57,9 @@ func TestBuildRemovesStaleBuilds(t *testing.T) {
 	if _, err := Build(t.Context(), dir, []string{src}, BuildOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	entries, err := os.ReadDir(parent)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var names []string
-	for _, e := range entries {
-		names = append(names, e.Name())
-	}
 	want := []string{".other.building-789", "index"}
-	if len(names) != len(want) || names[0] != want[0] || names[1] != want[1] {
-		t.Errorf("parent after build: got %q, want %q", names, want)
+	if got := names(t, parent); len(got) != len(want) || got[0] != want[0] || got[1] != want[1] {
+		t.Errorf("parent after build: got %q, want %q", got, want)
 	}
 	if !Exists(dir) {
 		t.Error("index not built")

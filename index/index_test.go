@@ -1,8 +1,6 @@
 package index
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -15,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/reactgen/reactgen/env"
+	"github.com/reactgen/reactgen/internal/filetest"
 	"github.com/reactgen/reactgen/internal/shareddata"
 	"github.com/reactgen/reactgen/pipeline"
 )
@@ -32,19 +31,17 @@ const fixtureJSONL = `{"title": "Marlow Ferry", "text": "Marlow Ferry is a small
 {"title": "Élan Vital Club", "text": "The Élan Vital Club is a cycling club in Oakshire."}
 `
 
-func writeSource(t *testing.T, name, content string) string {
-	t.Helper()
-	p := filepath.Join(t.TempDir(), name)
-	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
-
 // buildFixture builds the fixture world and opens it.
 func buildFixture(t *testing.T) (*Index, string) {
 	t.Helper()
-	src := writeSource(t, "pages.jsonl", fixtureJSONL)
+	src := filetest.Write(t, "pages.jsonl", fixtureJSONL)
+	return buildOpen(t, src), src
+}
+
+// buildOpen builds the index of src with the default options in a new directory and
+// opens it; it is closed when the test ends.
+func buildOpen(t *testing.T, src string) *Index {
+	t.Helper()
 	dir := filepath.Join(t.TempDir(), "index")
 	if _, err := Build(t.Context(), dir, []string{src}, BuildOptions{}); err != nil {
 		t.Fatal(err)
@@ -54,17 +51,7 @@ func buildFixture(t *testing.T) (*Index, string) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { ix.Close() })
-	return ix, src
-}
-
-func fileSHA(t *testing.T, path string) string {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := sha256.Sum256(b)
-	return hex.EncodeToString(s[:])
+	return ix
 }
 
 func TestNormalizeTitle(t *testing.T) {
@@ -196,8 +183,8 @@ func TestInfo(t *testing.T) {
 	if info.FormatVersion != FormatVersion || info.BuiltAt.IsZero() {
 		t.Errorf("info: got version %d built %v", info.FormatVersion, info.BuiltAt)
 	}
-	if len(info.Sources) != 1 || info.Sources[0].SHA256 != fileSHA(t, src) || info.Sources[0].Path != src {
-		t.Fatalf("sources: got %+v, want %s with sha %s", info.Sources, src, fileSHA(t, src))
+	if len(info.Sources) != 1 || info.Sources[0].SHA256 != filetest.SHA256(t, src) || info.Sources[0].Path != src {
+		t.Fatalf("sources: got %+v, want %s with sha %s", info.Sources, src, filetest.SHA256(t, src))
 	}
 	st, _ := os.Stat(src)
 	if info.Sources[0].Bytes != st.Size() {
@@ -205,6 +192,21 @@ func TestInfo(t *testing.T) {
 	}
 	if want := fingerprint(info.Sources); info.Fingerprint != want || len(info.Fingerprint) != 64 {
 		t.Errorf("fingerprint: got %q, want %q", info.Fingerprint, want)
+	}
+}
+
+// checkRanked checks what a ranked query (Similar, Retrieve) returned: no error, from
+// atLeast to k results, and first, unless it is "", at the top.
+func checkRanked[T any](t *testing.T, what, query string, k, atLeast int, first string, got []T, err error, title func(T) string) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) < atLeast || len(got) > k {
+		t.Fatalf("%s(%q, %d): got %+v, want %d to %d results", what, query, k, got, atLeast, k)
+	}
+	if first != "" && title(got[0]) != first {
+		t.Errorf("%s(%q)[0]: got %q, want %q (all %+v)", what, query, title(got[0]), first, got)
 	}
 }
 
@@ -224,15 +226,7 @@ func TestSimilar(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.query, func(t *testing.T) {
 			got, err := ix.Similar(t.Context(), tt.query, tt.k)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if len(got) < tt.atLeast || len(got) > tt.k {
-				t.Fatalf("Similar(%q, %d): got %q, want %d to %d titles", tt.query, tt.k, got, tt.atLeast, tt.k)
-			}
-			if tt.first != "" && got[0] != tt.first {
-				t.Errorf("Similar(%q)[0]: got %q, want %q (all %q)", tt.query, got[0], tt.first, got)
-			}
+			checkRanked(t, "Similar", tt.query, tt.k, tt.atLeast, tt.first, got, err, func(title string) string { return title })
 			seen := map[string]bool{}
 			for _, g := range got {
 				if seen[g] {
@@ -267,15 +261,7 @@ func TestRetrieve(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.query, func(t *testing.T) {
 			got, err := ix.Retrieve(t.Context(), tt.query, tt.k)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if len(got) < tt.atLeast || len(got) > tt.k {
-				t.Fatalf("Retrieve(%q, %d): got %+v, want %d to %d hits", tt.query, tt.k, got, tt.atLeast, tt.k)
-			}
-			if tt.first != "" && got[0].Title != tt.first {
-				t.Errorf("Retrieve(%q)[0]: got %q, want %q (all %+v)", tt.query, got[0].Title, tt.first, got)
-			}
+			checkRanked(t, "Retrieve", tt.query, tt.k, tt.atLeast, tt.first, got, err, func(h Hit) string { return h.Title })
 			for i := 1; i < len(got); i++ {
 				if got[i].Score > got[i-1].Score {
 					t.Errorf("Retrieve(%q): scores not best first: %+v", tt.query, got)
@@ -344,7 +330,7 @@ func TestConcurrentReaders(t *testing.T) {
 }
 
 func TestBuildRefusesExisting(t *testing.T) {
-	src := writeSource(t, "a.jsonl", `{"title": "One", "text": "One page."}`)
+	src := filetest.Write(t, "a.jsonl", `{"title": "One", "text": "One page."}`)
 	dir := filepath.Join(t.TempDir(), "index")
 	if _, err := Build(t.Context(), dir, []string{src}, BuildOptions{}); err != nil {
 		t.Fatal(err)
@@ -356,7 +342,7 @@ func TestBuildRefusesExisting(t *testing.T) {
 	if !errors.Is(err, ErrExists) {
 		t.Errorf("second build: got %v, want ErrExists", err)
 	}
-	src2 := writeSource(t, "b.jsonl", `{"title": "Two", "text": "Two page."}`+"\n"+`{"title": "Three", "text": "Three."}`)
+	src2 := filetest.Write(t, "b.jsonl", `{"title": "Two", "text": "Two page."}`+"\n"+`{"title": "Three", "text": "Three."}`)
 	info, err := Build(t.Context(), dir, []string{src2}, BuildOptions{Force: true})
 	if err != nil {
 		t.Fatal(err)
@@ -386,7 +372,7 @@ func TestBuildFailsAtomically(t *testing.T) {
 	}
 	b.WriteString("{\"title\": \"Broken\", \"text\": \n")
 	b.WriteString(`{"title": "After", "text": "After."}` + "\n")
-	src := writeSource(t, "bad.jsonl", b.String())
+	src := filetest.Write(t, "bad.jsonl", b.String())
 	parent := t.TempDir()
 	dir := filepath.Join(parent, "index")
 	_, err := Build(t.Context(), dir, []string{src}, BuildOptions{BatchPages: 1000})
@@ -410,7 +396,7 @@ func TestBuildFailsAtomically(t *testing.T) {
 }
 
 func TestBuildCancelled(t *testing.T) {
-	src := writeSource(t, "a.jsonl", `{"title": "One", "text": "One page."}`)
+	src := filetest.Write(t, "a.jsonl", `{"title": "One", "text": "One page."}`)
 	parent := t.TempDir()
 	ctx, cancel := contextWithCancel(t)
 	cancel()
@@ -423,7 +409,7 @@ func TestBuildCancelled(t *testing.T) {
 }
 
 func TestBuildFormats(t *testing.T) {
-	questions := writeSource(t, "dev.json", `[{"_id": "a", "question": "Is Birch Moor windy?", "context": [["Birch Moor", ["Birch Moor is a heath.", " It is windy."]], ["Cold Tarn", ["Cold Tarn is a lake."]]]},
+	questions := filetest.Write(t, "dev.json", `[{"_id": "a", "question": "Is Birch Moor windy?", "context": [["Birch Moor", ["Birch Moor is a heath.", " It is windy."]], ["Cold Tarn", ["Cold Tarn is a lake."]]]},
 {"_id": "b", "question": "What is Cold Tarn?", "context": [["Cold Tarn", ["Cold Tarn is a lake."]]]}]`)
 	wiki, _ := filepath.Abs(filepath.Join("wikidump", "testdata", "hotpotwiki"))
 	tests := []struct {
@@ -449,8 +435,8 @@ func TestBuildFormats(t *testing.T) {
 				t.Errorf("info: got %d pages, %d files, progress %d, want %d, %d", info.Pages, len(info.Sources), progress, tt.pages, tt.files)
 			}
 			for _, f := range info.Sources {
-				if f.SHA256 != fileSHA(t, f.Path) {
-					t.Errorf("%s sha: got %s, want %s", f.Path, f.SHA256, fileSHA(t, f.Path))
+				if f.SHA256 != filetest.SHA256(t, f.Path) {
+					t.Errorf("%s sha: got %s, want %s", f.Path, f.SHA256, filetest.SHA256(t, f.Path))
 				}
 			}
 			ix, err := Open(dir)
@@ -473,7 +459,7 @@ func TestSharedFeverIntros(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if info.Pages+info.Duplicates < 300 || info.Sources[0].SHA256 != fileSHA(t, src) {
+	if info.Pages+info.Duplicates < 300 || info.Sources[0].SHA256 != filetest.SHA256(t, src) {
 		t.Errorf("info: got %d pages + %d duplicates, sha %s", info.Pages, info.Duplicates, info.Sources[0].SHA256)
 	}
 	ix, err := Open(dir)
@@ -497,18 +483,10 @@ func TestSharedFeverIntros(t *testing.T) {
 // strips them at a line's ends), and invalid UTF-8, which the readers refuse, cannot
 // reach the store.
 func TestTextKeepsSeparators(t *testing.T) {
-	src := writeSource(t, "sep.jsonl", `{"title": "Record Hall", "text": "Record Hall stands\u001eon the quay. It keeps\u001fthe ledgers.\nThe hall opened in 1890.\u001e"}
+	src := filetest.Write(t, "sep.jsonl", `{"title": "Record Hall", "text": "Record Hall stands\u001eon the quay. It keeps\u001fthe ledgers.\nThe hall opened in 1890.\u001e"}
 {"id": "Unit_Hall", "text": "", "lines": "0\tUnit Hall\u001ehas two doors .\n1\tIt was built in 1901 ."}
 `)
-	dir := filepath.Join(t.TempDir(), "ix")
-	if _, err := Build(t.Context(), dir, []string{src}, BuildOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	ix, err := Open(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ix.Close()
+	ix := buildOpen(t, src)
 	p, ok, err := ix.Page(t.Context(), "Record Hall", env.MatchPaper)
 	if want := "Record Hall stands\u001eon the quay. It keeps\u001fthe ledgers.\nThe hall opened in 1890.\u001e"; err != nil || !ok || p.Text != want {
 		t.Errorf("text: got %q ok=%v err=%v, want %q", p.Text, ok, err, want)
@@ -538,7 +516,7 @@ func TestBuildDuplicatesAcrossInsertBatches(t *testing.T) {
 			fmt.Fprintf(&b, "{\"title\": \"Page_%d\", \"text\": \"Second text.\"}\n", i)
 		}
 	}
-	src := writeSource(t, "dups.jsonl", b.String())
+	src := filetest.Write(t, "dups.jsonl", b.String())
 	dir := filepath.Join(t.TempDir(), "ix")
 	info, err := Build(t.Context(), dir, []string{src}, BuildOptions{})
 	if err != nil {
@@ -577,7 +555,7 @@ func TestSimilarAcrossShards(t *testing.T) {
 			fmt.Fprintf(&b, "{\"title\": \"Filler %d\", \"text\": \"Filler page %d about nothing much.\"}\n", i, i)
 		}
 	}
-	src := writeSource(t, "shards.jsonl", b.String())
+	src := filetest.Write(t, "shards.jsonl", b.String())
 	for _, shards := range []int{1, 3} {
 		t.Run(fmt.Sprintf("%d shards", shards), func(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), "ix")
@@ -610,7 +588,7 @@ func TestSimilarAcrossShards(t *testing.T) {
 // TestStageRebuildsOtherFormat checks that the index stage rebuilds an index this build
 // cannot read (one of another format version) from the corpus, and leaves a current one.
 func TestStageRebuildsOtherFormat(t *testing.T) {
-	src := writeSource(t, "pages.jsonl", fixtureJSONL)
+	src := filetest.Write(t, "pages.jsonl", fixtureJSONL)
 	dir := filepath.Join(t.TempDir(), "index")
 	st := Stage{Corpus: src, Dir: dir}
 	id, _, err := Identity(dir, src)

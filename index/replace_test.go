@@ -10,6 +10,7 @@ import (
 
 	"github.com/reactgen/reactgen/env"
 	"github.com/reactgen/reactgen/index/wikidump"
+	"github.com/reactgen/reactgen/internal/filetest"
 	"github.com/reactgen/reactgen/pipeline"
 )
 
@@ -38,8 +39,8 @@ func names(t *testing.T, dir string) []string {
 }
 
 func TestIdentityIsKnownBeforeTheBuild(t *testing.T) {
-	src := writeSource(t, "a.jsonl", `{"title": "One", "text": "One page."}`)
-	other := writeSource(t, "b.jsonl", `{"title": "Two", "text": "Two pages."}`)
+	src := filetest.Write(t, "a.jsonl", `{"title": "One", "text": "One page."}`)
+	other := filetest.Write(t, "b.jsonl", `{"title": "Two", "text": "Two pages."}`)
 	dir := filepath.Join(t.TempDir(), "index")
 	want, ins, err := Identity(dir, src)
 	if err != nil {
@@ -74,7 +75,7 @@ func TestIdentityIsKnownBeforeTheBuild(t *testing.T) {
 }
 
 func TestSecondBuildIsRefusedAndTouchesNothing(t *testing.T) {
-	src := writeSource(t, "a.jsonl", `{"title": "One", "text": "One page."}`)
+	src := filetest.Write(t, "a.jsonl", `{"title": "One", "text": "One page."}`)
 	parent := t.TempDir()
 	dir := filepath.Join(parent, "index")
 	// The first build, as another process sees it: the lock held and its files in
@@ -115,8 +116,8 @@ func TestForcedRebuildKeepsTheOldIndexServing(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			defer func(f func(a, b string) error) { exchangeDirs = f }(exchangeDirs)
 			exchangeDirs = tc.exchange
-			a := writeSource(t, "a.jsonl", `{"title": "Alder", "text": "Alder is a tree."}`)
-			b := writeSource(t, "b.jsonl", `{"title": "Birch", "text": "Birch is a tree."}`)
+			a := filetest.Write(t, "a.jsonl", `{"title": "Alder", "text": "Alder is a tree."}`)
+			b := filetest.Write(t, "b.jsonl", `{"title": "Birch", "text": "Birch is a tree."}`)
 			parent := t.TempDir()
 			dir := filepath.Join(parent, "index")
 			if _, err := Build(t.Context(), dir, []string{a}, BuildOptions{}); err != nil {
@@ -151,8 +152,8 @@ func TestForcedRebuildKeepsTheOldIndexServing(t *testing.T) {
 func TestKillBetweenRenamesLosesNoIndex(t *testing.T) {
 	defer func(f func(a, b string) error, g func()) { exchangeDirs, afterMoveAside = f, g }(exchangeDirs, afterMoveAside)
 	exchangeDirs = func(a, b string) error { return errNoExchange }
-	a := writeSource(t, "a.jsonl", `{"title": "Alder", "text": "Alder is a tree."}`)
-	b := writeSource(t, "b.jsonl", `{"title": "Birch", "text": "Birch is a tree."}`)
+	a := filetest.Write(t, "a.jsonl", `{"title": "Alder", "text": "Alder is a tree."}`)
+	b := filetest.Write(t, "b.jsonl", `{"title": "Birch", "text": "Birch is a tree."}`)
 	parent := t.TempDir()
 	dir := filepath.Join(parent, "index")
 	built, err := Build(t.Context(), dir, []string{a}, BuildOptions{})

@@ -4,12 +4,11 @@ import (
 	"encoding/json"
 	"errors"
 	"iter"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/reactgen/reactgen/filter"
+	"github.com/reactgen/reactgen/internal/filetest"
 	"github.com/reactgen/reactgen/internal/jsonltest"
 	"github.com/reactgen/reactgen/internal/react"
 	"github.com/reactgen/reactgen/internal/shareddata"
@@ -50,21 +49,12 @@ func collect(t *testing.T, opts Options, files ...string) ([]pipeline.Episode, R
 	return eps, rep
 }
 
-func write(t *testing.T, name, s string) string {
-	t.Helper()
-	p := filepath.Join(t.TempDir(), name)
-	if err := os.WriteFile(p, []byte(s), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
-
 const chatFixture = `{"messages": [{"role": "system", "content": "Answer questions."}, {"role": "user", "content": "Which river runs through Carrow?"}, {"role": "assistant", "content": "Thought: I should search Carrow.\nAction: search[Carrow]"}, {"role": "user", "content": "Observation: Carrow is a town on the Aldbrook."}, {"role": "assistant", "content": "Thought: It is the Aldbrook.\nAction: finish[Aldbrook]"}, {"role": "user", "content": "Observation: Episode finished, reward = True"}]}
 {"messages": [{"role": "user", "content": "Which river runs through Carrow?"}, {"role": "assistant", "content": "Thought: Guess.\nAction: finish[Velmar]"}, {"role": "user", "content": "Observation: Episode finished, reward = False"}]}
 `
 
 func TestImportChat(t *testing.T) {
-	p := write(t, "chat.jsonl", chatFixture)
+	p := filetest.Write(t, "chat.jsonl", chatFixture)
 	eps, rep := collect(t, Options{Format: "openai-chat"}, p)
 	if rep != (Report{Read: 2, Imported: 2, Correct: 1}) {
 		t.Errorf("report: got %+v", rep)
@@ -88,7 +78,7 @@ func TestImportChat(t *testing.T) {
 	}
 
 	// With a gold file the recorded outcome is re-scored: the gold says Velmar.
-	gold := write(t, "gold.json", `[{"question": "which river runs through carrow", "answer": "Velmar", "type": "bridge"}]`)
+	gold := filetest.Write(t, "gold.json", `[{"question": "which river runs through carrow", "answer": "Velmar", "type": "bridge"}]`)
 	eps, rep = collect(t, Options{Format: "openai-chat", Gold: gold}, p)
 	if eps[0].Correct || !eps[1].Correct || eps[1].Answer != "Velmar" || eps[1].QuestionType != "bridge" || rep.Correct != 1 {
 		t.Errorf("re-scored: got correct %v/%v answer %q type %q", eps[0].Correct, eps[1].Correct, eps[1].Answer, eps[1].QuestionType)
@@ -106,7 +96,7 @@ func TestImportFEVERLabels(t *testing.T) {
 		}
 		return string(b) + "\n"
 	}
-	p := write(t, "t.jsonl", line(1, "Carrow lies on the Aldbrook.", "supports!", "SUPPORTS")+
+	p := filetest.Write(t, "t.jsonl", line(1, "Carrow lies on the Aldbrook.", "supports!", "SUPPORTS")+
 		line(2, "Carrow has a harbour.", "NOT ENOUGH INFORMATION", "NOT ENOUGH INFO")+
 		line(3, "Carrow lies on the Velmar.", "'REFUTES'", "refutes"))
 	eps, rep := collect(t, Options{Format: "react-transcript", Task: pipeline.TaskFEVER}, p)
@@ -129,9 +119,9 @@ func TestImportFEVERLabels(t *testing.T) {
 }
 
 func TestImportTextFormats(t *testing.T) {
-	alpaca := write(t, "a.json", `[{"instruction": "Which river runs through Carrow?", "input": "", "output": "Thought: Search it.\nAction: search[Carrow]\nObservation: Carrow lies on the Aldbrook.\nThought: Done.\nAction: finish[Aldbrook]\nObservation: Episode finished, reward = 1\n"}]`)
-	transcript := write(t, "t.jsonl", `{"question_idx": 17, "transcript": "Claim: The Velmar Bridge opened in 1931.\nThought 1: I should search it.\nAction 1: Search[Velmar Bridge]\nObservation 1: The Velmar Bridge opened in 1931 over the Aldbrook.\n\nThought 2: It says so.\nAction 2: Finish[SUPPORTS]\nObservation 2: Episode finished, reward = 1", "answer": "SUPPORTS", "gt_answer": "SUPPORTS", "em": 1, "steps": 2}`+"\n")
-	trajs := write(t, "tr.json", `{"9": {"reward": false, "em": false, "f1": 0.5, "gt": "aldbrook river", "pred": "aldbrook", "traj": "Preamble.\n\n### Instruction:\nWhich river runs through Carrow?\n\n### Response:\nThought: Search.\nAction: search[Carrow]\nObservation: Carrow lies on the Aldbrook.\nThought: Done.\nAction: finish[Aldbrook]\nObservation: Episode finished, reward = False\n"}}`)
+	alpaca := filetest.Write(t, "a.json", `[{"instruction": "Which river runs through Carrow?", "input": "", "output": "Thought: Search it.\nAction: search[Carrow]\nObservation: Carrow lies on the Aldbrook.\nThought: Done.\nAction: finish[Aldbrook]\nObservation: Episode finished, reward = 1\n"}]`)
+	transcript := filetest.Write(t, "t.jsonl", `{"question_idx": 17, "transcript": "Claim: The Velmar Bridge opened in 1931.\nThought 1: I should search it.\nAction 1: Search[Velmar Bridge]\nObservation 1: The Velmar Bridge opened in 1931 over the Aldbrook.\n\nThought 2: It says so.\nAction 2: Finish[SUPPORTS]\nObservation 2: Episode finished, reward = 1", "answer": "SUPPORTS", "gt_answer": "SUPPORTS", "em": 1, "steps": 2}`+"\n")
+	trajs := filetest.Write(t, "tr.json", `{"9": {"reward": false, "em": false, "f1": 0.5, "gt": "aldbrook river", "pred": "aldbrook", "traj": "Preamble.\n\n### Instruction:\nWhich river runs through Carrow?\n\n### Response:\nThought: Search.\nAction: search[Carrow]\nObservation: Carrow lies on the Aldbrook.\nThought: Done.\nAction: finish[Aldbrook]\nObservation: Episode finished, reward = False\n"}}`)
 	tests := []struct {
 		name, format, task, file string
 		qid, question, pred      string
@@ -169,7 +159,7 @@ func TestImportTextFormats(t *testing.T) {
 }
 
 func TestImportErrors(t *testing.T) {
-	p := write(t, "bad.jsonl", chatFixture+"{not json\n"+`{"messages": [{"role": "user", "content": "Only a question"}]}`+"\n")
+	p := filetest.Write(t, "bad.jsonl", chatFixture+"{not json\n"+`{"messages": [{"role": "user", "content": "Only a question"}]}`+"\n")
 	_, err := Import(t.Context(), Options{Format: "openai-chat"}, []string{p}, func(pipeline.Episode) error { return nil })
 	if err == nil || !strings.Contains(err.Error(), "bad.jsonl line 3") {
 		t.Errorf("bad line: got %v, want an error naming bad.jsonl line 3", err)
@@ -355,7 +345,7 @@ func TestImportWithRealGold(t *testing.T) {
 
 // TestImportBadGold fails on a gold file the question reader refuses, naming its line.
 func TestImportBadGold(t *testing.T) {
-	p := write(t, "chat.jsonl", chatFixture)
+	p := filetest.Write(t, "chat.jsonl", chatFixture)
 	tests := []struct {
 		name, file, content, task, want string
 	}{
@@ -365,7 +355,7 @@ func TestImportBadGold(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			gold := write(t, tt.file, tt.content)
+			gold := filetest.Write(t, tt.file, tt.content)
 			_, err := Import(t.Context(), Options{Format: "openai-chat", Task: tt.task, Gold: gold}, []string{p}, func(pipeline.Episode) error { return nil })
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Errorf("got %v, want an error containing %q", err, tt.want)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/reactgen/reactgen/export"
 	"github.com/reactgen/reactgen/internal/episodetest"
+	"github.com/reactgen/reactgen/internal/filetest"
 	"github.com/reactgen/reactgen/pipeline"
 )
 
@@ -222,7 +223,7 @@ func TestImportInterchangeBadInput(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.format+"/"+tt.name, func(t *testing.T) {
-			path := write(t, tt.name, tt.body)
+			path := filetest.Write(t, tt.name, tt.body)
 			_, err := Import(t.Context(), Options{Format: tt.format}, []string{path}, func(pipeline.Episode) error { return nil })
 			if err == nil || !strings.Contains(err.Error(), tt.want) || !strings.Contains(err.Error(), path) {
 				t.Errorf("got %v, want %q and the path", err, tt.want)

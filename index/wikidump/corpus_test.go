@@ -1,8 +1,6 @@
 package wikidump
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"io"
 	"os"
@@ -10,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/reactgen/reactgen/internal/filetest"
 )
 
 // readAll drains a reader and returns its docs.
@@ -33,27 +33,8 @@ func readAll(t *testing.T, path, format string, opts Options) ([]Doc, Reader, er
 	}
 }
 
-func writeFile(t *testing.T, name, content string) string {
-	t.Helper()
-	p := filepath.Join(t.TempDir(), name)
-	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
-
-func sha(t *testing.T, path string) string {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := sha256.Sum256(b)
-	return hex.EncodeToString(s[:])
-}
-
 func TestJSONLTextShapes(t *testing.T) {
-	p := writeFile(t, "pages.jsonl", `{"title": "Alpha", "text": "Alpha is first. Beta is second."}
+	p := filetest.Write(t, "pages.jsonl", `{"title": "Alpha", "text": "Alpha is first. Beta is second."}
 
 {"title": "Beta", "text": ["Beta one. Beta two.", "Beta three."]}
 {"title": " Gamma ", "text": [["Gamma one.", " Gamma two. Still two."], ["Gamma three."]], "disambiguation": true}
@@ -77,8 +58,8 @@ func TestJSONLTextShapes(t *testing.T) {
 		}
 	}
 	files := r.Files()
-	if len(files) != 1 || files[0].SHA256 != sha(t, p) || files[0].Path != p {
-		t.Errorf("files: got %+v, want one with sha %s", files, sha(t, p))
+	if len(files) != 1 || files[0].SHA256 != filetest.SHA256(t, p) || files[0].Path != p {
+		t.Errorf("files: got %+v, want one with sha %s", files, filetest.SHA256(t, p))
 	}
 }
 
@@ -96,7 +77,7 @@ func TestJSONLTextEscapes(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			p := writeFile(t, "pages.jsonl", `{"title": "X", "text": `+tt.text+"}\n")
+			p := filetest.Write(t, "pages.jsonl", `{"title": "X", "text": `+tt.text+"}\n")
 			docs, _, err := readAll(t, p, FormatJSONL, Options{Split: func(s string) []string { return []string{s} }})
 			if err != nil {
 				t.Fatal(err)
@@ -110,7 +91,7 @@ func TestJSONLTextEscapes(t *testing.T) {
 
 func TestJSONLLongLine(t *testing.T) {
 	long := strings.Repeat("word ", 400_000) // 2 MB, far past bufio.Scanner's limit
-	p := writeFile(t, "long.jsonl", `{"title": "Long", "text": "`+long+`"}`+"\n"+`{"title": "Short", "text": "Tiny."}`)
+	p := filetest.Write(t, "long.jsonl", `{"title": "Long", "text": "`+long+`"}`+"\n"+`{"title": "Short", "text": "Tiny."}`)
 	docs, _, err := readAll(t, p, FormatJSONL, Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -163,7 +144,7 @@ func TestJSONLErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			p := writeFile(t, "c.jsonl", tt.content)
+			p := filetest.Write(t, "c.jsonl", tt.content)
 			_, _, err := readAll(t, p, FormatJSONL, Options{})
 			if err == nil {
 				t.Fatal("no error")
@@ -176,17 +157,13 @@ func TestJSONLErrors(t *testing.T) {
 }
 
 func TestJSONLSkipBad(t *testing.T) {
-	p := writeFile(t, "c.jsonl", "{\"title\": \"A\", \"text\": \"ok\"}\nnot json\n{\"title\": \"B\xff\", \"text\": \"x\"}\n{\"text\": \"x\"}\n{\"title\": \"C\", \"text\": \"fine\"}\n")
+	p := filetest.Write(t, "c.jsonl", "{\"title\": \"A\", \"text\": \"ok\"}\nnot json\n{\"title\": \"B\xff\", \"text\": \"x\"}\n{\"text\": \"x\"}\n{\"title\": \"C\", \"text\": \"fine\"}\n")
 	docs, r, err := readAll(t, p, FormatJSONL, Options{SkipBad: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	var titles []string
-	for _, d := range docs {
-		titles = append(titles, d.Title)
-	}
-	if want := []string{"A", "B\uFFFD", "C"}; !slices.Equal(titles, want) {
-		t.Errorf("titles: got %q, want %q", titles, want)
+	if want := []string{"A", "B\uFFFD", "C"}; !slices.Equal(titles(docs), want) {
+		t.Errorf("titles: got %q, want %q", titles(docs), want)
 	}
 	if got, want := r.Stats(), (Stats{Skipped: 2, Repaired: 1}); got != want {
 		t.Errorf("stats: got %+v, want %+v", got, want)
@@ -222,29 +199,47 @@ func TestHotpotWikiTree(t *testing.T) {
 		t.Fatalf("files: got %d, want 3", len(files))
 	}
 	for _, f := range files {
-		if f.SHA256 != sha(t, f.Path) {
-			t.Errorf("%s sha: got %s, want %s", f.Path, f.SHA256, sha(t, f.Path))
+		if f.SHA256 != filetest.SHA256(t, f.Path) {
+			t.Errorf("%s sha: got %s, want %s", f.Path, f.SHA256, filetest.SHA256(t, f.Path))
 		}
 	}
 }
 
 func TestHotpotWikiBadLine(t *testing.T) {
 	p := filepath.Join("testdata", "hotpotbad", "wiki_00.bz2")
-	_, _, err := readAll(t, p, FormatAuto, Options{})
-	if err == nil || !strings.Contains(err.Error(), p+" line 2:") {
-		t.Errorf("error: got %v, want it to name %s line 2", err, p)
+	readBad(t, p, FormatAuto, p+" line 2:", 2, 1)
+}
+
+// readBad reads a file with a bad record twice: without SkipBad the error must name
+// where (the path and the line or record); with SkipBad it gives wantDocs documents and
+// skips wantSkipped. It returns the second reader.
+func readBad(t *testing.T, path, format, where string, wantDocs, wantSkipped int) Reader {
+	t.Helper()
+	_, _, err := readAll(t, path, format, Options{})
+	if err == nil || !strings.Contains(err.Error(), where) {
+		t.Errorf("error: got %v, want it to name %s", err, where)
 	}
-	docs, r, err := readAll(t, p, FormatAuto, Options{SkipBad: true})
+	docs, r, err := readAll(t, path, format, Options{SkipBad: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(docs) != 2 || r.Stats().Skipped != 1 {
-		t.Errorf("skip bad: got %d docs and %d skipped, want 2 and 1", len(docs), r.Stats().Skipped)
+	if len(docs) != wantDocs || r.Stats().Skipped != wantSkipped {
+		t.Errorf("skip bad: got %d docs, %d skipped, want %d and %d", len(docs), r.Stats().Skipped, wantDocs, wantSkipped)
 	}
+	return r
+}
+
+// titles lists the documents' titles in order.
+func titles(docs []Doc) []string {
+	var out []string
+	for _, d := range docs {
+		out = append(out, d.Title)
+	}
+	return out
 }
 
 func TestQuestionsContext(t *testing.T) {
-	p := writeFile(t, "dev.json", `[
+	p := filetest.Write(t, "dev.json", `[
  {"_id": "q1", "question": "Which?", "answer": "x", "context": [["Ferry Lane", ["Ferry Lane is a road.", " It is short."]], ["Oak Hill", ["Oak Hill is a hill."]]]},
  {"_id": "q2", "question": "What?", "answer": "y", "context": [["Oak Hill", ["Oak Hill is a hill."]], ["Elm Park", ["Elm Park is a park."]]]}
 ]
@@ -253,12 +248,8 @@ func TestQuestionsContext(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var titles []string
-	for _, d := range docs {
-		titles = append(titles, d.Title)
-	}
-	if want := []string{"Ferry Lane", "Oak Hill", "Elm Park"}; !slices.Equal(titles, want) {
-		t.Errorf("titles: got %q, want %q", titles, want)
+	if want := []string{"Ferry Lane", "Oak Hill", "Elm Park"}; !slices.Equal(titles(docs), want) {
+		t.Errorf("titles: got %q, want %q", titles(docs), want)
 	}
 	if got, want := docs[0].Sentences, []string{"Ferry Lane is a road.", "It is short."}; !slices.Equal(got, want) {
 		t.Errorf("sentences: got %q, want %q", got, want)
@@ -266,8 +257,8 @@ func TestQuestionsContext(t *testing.T) {
 	if got, want := docs[0].Text, "Ferry Lane is a road. It is short."; got != want {
 		t.Errorf("text: got %q, want %q", got, want)
 	}
-	if f := r.Files(); len(f) != 1 || f[0].SHA256 != sha(t, p) {
-		t.Errorf("files: got %+v, want sha %s", f, sha(t, p))
+	if f := r.Files(); len(f) != 1 || f[0].SHA256 != filetest.SHA256(t, p) {
+		t.Errorf("files: got %+v, want sha %s", f, filetest.SHA256(t, p))
 	}
 }
 
@@ -277,21 +268,11 @@ func TestQuestionsErrors(t *testing.T) {
 		{"_id": "b", "question": "B?", "context": [["B", "not a list"]]},
 		{"_id": "c", "question": "C?", "context": [["C", ["c."]]]},
 		{"_id": "d", "question": "D?"}]`
-	p := writeFile(t, "dev.json", bad)
-	_, _, err := readAll(t, p, FormatHotpotQuestions, Options{})
-	if err == nil || !strings.Contains(err.Error(), p+" record 1") {
-		t.Errorf("error: got %v, want it to name %s record 1", err, p)
-	}
-	docs, r, err := readAll(t, p, FormatHotpotQuestions, Options{SkipBad: true})
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := filetest.Write(t, "dev.json", bad)
 	// Skipped: record 1 (bad context, by the question reader) and record 3 (no context).
-	if len(docs) != 2 || r.Stats().Skipped != 2 {
-		t.Errorf("skip bad: got %d docs, %d skipped, want 2 and 2", len(docs), r.Stats().Skipped)
-	}
-	if f := r.Files(); len(f) != 1 || f[0].SHA256 != sha(t, p) {
-		t.Errorf("files: got %+v, want sha %s", f, sha(t, p))
+	r := readBad(t, p, FormatHotpotQuestions, p+" record 1", 2, 2)
+	if f := r.Files(); len(f) != 1 || f[0].SHA256 != filetest.SHA256(t, p) {
+		t.Errorf("files: got %+v, want sha %s", f, filetest.SHA256(t, p))
 	}
 }
 

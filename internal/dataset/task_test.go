@@ -10,19 +10,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/reactgen/reactgen/internal/filetest"
 	"github.com/reactgen/reactgen/internal/shareddata"
 	"github.com/reactgen/reactgen/pipeline"
 )
-
-// write puts content in a file named name under a fresh temporary folder.
-func write(t *testing.T, name, content string) string {
-	t.Helper()
-	p := filepath.Join(t.TempDir(), name)
-	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
 
 const hotpotOfficial = `[
  {"_id": "5a1", "question": "Which lake did Orla Vint live beside?", "answer": "Marrow Lake", "type": "bridge", "level": "easy",
@@ -117,7 +108,7 @@ func TestLoadFormats(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, rep, err := Load(write(t, tt.file, tt.content), tt.opts)
+			got, rep, err := Load(filetest.Write(t, tt.file, tt.content), tt.opts)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -167,7 +158,7 @@ func TestLoadBadInput(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "absent.json")
 			if tt.file != "" {
-				path = write(t, tt.file, tt.content)
+				path = filetest.Write(t, tt.file, tt.content)
 			}
 			_, _, err := Load(path, tt.opts)
 			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
@@ -184,7 +175,7 @@ func TestLoadSkipBad(t *testing.T) {
 		`{"id": "a", "question": "S?", "answer": "C"}`,
 		`{"id": "c", "question": "T?", "answer": "D"}`,
 	}, "\n")
-	got, rep, err := Load(write(t, "q.jsonl", content), Options{SkipBad: true})
+	got, rep, err := Load(filetest.Write(t, "q.jsonl", content), Options{SkipBad: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -206,7 +197,7 @@ func TestLoadSkipBad(t *testing.T) {
 func TestLoadLimitStopsEarly(t *testing.T) {
 	// Everything after the first record is broken: with Limit 1 it must not be read.
 	content := `[{"question": "Q?", "answer": "A"}, {"question": ` + strings.Repeat("x", 1000)
-	got, rep, err := Load(write(t, "h.json", content), Options{Limit: 1})
+	got, rep, err := Load(filetest.Write(t, "h.json", content), Options{Limit: 1})
 	if err != nil || len(got) != 1 || rep.Read != 1 {
 		t.Errorf("got %d questions, report %+v, error %v; want 1 question and no error", len(got), rep, err)
 	}
@@ -228,7 +219,7 @@ func TestLoadBoundsRecords(t *testing.T) {
 		{"a question over the text bound", fmt.Sprintf("{\"id\": \"a\", \"question\": %q, \"answer\": \"A\"}\n%s\n", long, ok), "line 1", "over 64 KiB"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			path := write(t, "tasks.jsonl", tc.content)
+			path := filetest.Write(t, "tasks.jsonl", tc.content)
 			_, _, err := Load(path, Options{})
 			if err == nil || !strings.Contains(err.Error(), path+" "+tc.where) || !strings.Contains(err.Error(), tc.what) {
 				t.Fatalf("got %v, want an error naming %s %s: %s", err, path, tc.where, tc.what)
@@ -402,7 +393,7 @@ func TestAnswersOptional(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			path := write(t, tt.file, tt.content)
+			path := filetest.Write(t, tt.file, tt.content)
 			got, _, err := Load(path, Options{AnswersOptional: true})
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
