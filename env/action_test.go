@@ -59,6 +59,18 @@ func TestNormalizeTitle(t *testing.T) {
 		{`"`, ""},
 		{"Zélie Marché", "zélie marché"},
 		{"", ""},
+		// The index's fixture titles, which it keys through this function.
+		{"Marlow Ferry", "marlow ferry"},
+		{"  marlow   FERRY ", "marlow ferry"},
+		{"Marlow_Ferry", "marlow ferry"},
+		{"\"Marlow Ferry\"", "marlow ferry"},
+		{"'Marlow Ferry'", "marlow ferry"},
+		{"\u201cMarlow Ferry\u201d", "marlow ferry"},
+		{"\u2018 Marlow\tFerry \u2019", "marlow ferry"},
+		{"\"'Marlow Ferry'\"", "marlow ferry"},
+		{"Ash's Lantern", "ash's lantern"},
+		{"ÉLAN", "élan"},
+		{"\"\"", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.in, func(t *testing.T) {

@@ -305,6 +305,28 @@ func TestEntity(t *testing.T) {
 	}
 }
 
+// actsWithoutAnswer lets x act on q for up to seven steps, step turning each action
+// into the step the history records: the expert must never answer, and may fail only
+// with ErrNoEvidence. It reports whether it failed so.
+func actsWithoutAnswer(t *testing.T, x *Expert, q pipeline.Question, step func(action string) pipeline.Step) bool {
+	t.Helper()
+	var history []pipeline.Step
+	for range 7 {
+		m, err := x.Act(t.Context(), q, history)
+		if err != nil {
+			if !errors.Is(err, ErrNoEvidence) {
+				t.Fatalf("Act: %v, want ErrNoEvidence", err)
+			}
+			return true
+		}
+		if strings.HasPrefix(m.Action, "Finish[") {
+			t.Fatalf("%s: after %d steps the expert answered %s with no evidence", q.Task, len(history), m.Action)
+		}
+		history = append(history, step(m.Action))
+	}
+	return false
+}
+
 func TestNoEvidenceNoAnswer(t *testing.T) {
 	q := pipeline.Question{
 		Task: pipeline.TaskHotpotQA, Question: "On which river lies the birthplace of Omvar Teel?", Answer: "Aun River",
@@ -323,25 +345,15 @@ func TestNoEvidenceNoAnswer(t *testing.T) {
 			opts := env.OptionsFor(pipeline.TaskHotpotQA, pipeline.Default().Env)
 			opts.Gold = q.Answer
 			w := env.New(c, opts)
-			var history []pipeline.Step
-			for range 7 {
-				m, err := x.Act(t.Context(), q, history)
-				if err != nil {
-					if !errors.Is(err, ErrNoEvidence) {
-						t.Fatalf("Act: %v, want ErrNoEvidence", err)
-					}
-					return
-				}
-				if strings.HasPrefix(m.Action, "Finish[") {
-					t.Fatalf("after %d steps the expert answered %s without the gold pages in the corpus", len(history), m.Action)
-				}
-				res, err := w.Step(t.Context(), m.Action)
+			if !actsWithoutAnswer(t, x, q, func(action string) pipeline.Step {
+				res, err := w.Step(t.Context(), action)
 				if err != nil {
 					t.Fatal(err)
 				}
-				history = append(history, pipeline.Step{Action: res.Action.String(), Observation: res.Observation})
+				return pipeline.Step{Action: res.Action.String(), Observation: res.Observation}
+			}) {
+				t.Fatal("the expert neither answered nor failed")
 			}
-			t.Fatal("the expert neither answered nor failed")
 		})
 	}
 	// A question with no supporting facts at all (a JSONL task file of id, question and
@@ -353,20 +365,9 @@ func TestNoEvidenceNoAnswer(t *testing.T) {
 			{Task: pipeline.TaskHotpotQA, Question: q.Question, Answer: q.Answer},
 			{Task: pipeline.TaskFEVER, Question: "Omvar Teel was born by the Aun River.", Answer: pipeline.LabelSupports},
 		} {
-			var history []pipeline.Step
-			for range 7 {
-				m, err := x.Act(t.Context(), q, history)
-				if err != nil {
-					if !errors.Is(err, ErrNoEvidence) {
-						t.Fatalf("Act: %v, want ErrNoEvidence", err)
-					}
-					break
-				}
-				if strings.HasPrefix(m.Action, "Finish[") {
-					t.Fatalf("%s: the expert answered %s with no evidence", q.Task, m.Action)
-				}
-				history = append(history, pipeline.Step{Action: m.Action, Observation: "Could not find it."})
-			}
+			actsWithoutAnswer(t, x, q, func(action string) pipeline.Step {
+				return pipeline.Step{Action: action, Observation: "Could not find it."}
+			})
 		}
 		nei := pipeline.Question{Task: pipeline.TaskFEVER, Question: "Omvar Teel liked tea.", Answer: pipeline.LabelNEI}
 		if _, err := x.Act(t.Context(), nei, nil); err != nil {

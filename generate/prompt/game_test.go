@@ -65,12 +65,10 @@ func checkALFWorld(t *testing.T, d map[string]string) {
 	}
 }
 
-func TestALFWorldPromptIsTheNotebooks(t *testing.T) {
-	checkALFWorld(t, agentgymtest.ALFWorldPrompts())
-}
-
-func TestALFWorldPromptFromThePapersFile(t *testing.T) {
-	b, err := os.ReadFile(shareddata.Path(t, "react-prompts/alfworld_3prompts.json"))
+// papersPrompts reads a prompt file of the paper's repository from the shared data.
+func papersPrompts(t *testing.T, rel string) map[string]string {
+	t.Helper()
+	b, err := os.ReadFile(shareddata.Path(t, rel))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,7 +76,15 @@ func TestALFWorldPromptFromThePapersFile(t *testing.T) {
 	if err := json.Unmarshal(b, &d); err != nil {
 		t.Fatal(err)
 	}
-	checkALFWorld(t, d)
+	return d
+}
+
+func TestALFWorldPromptIsTheNotebooks(t *testing.T) {
+	checkALFWorld(t, agentgymtest.ALFWorldPrompts())
+}
+
+func TestALFWorldPromptFromThePapersFile(t *testing.T) {
+	checkALFWorld(t, papersPrompts(t, "react-prompts/alfworld_3prompts.json"))
 }
 
 // webshopNotebookPrompt is WebShop.ipynb's: init_prompt + prompt[-(6400-len(init_prompt)):],
@@ -141,15 +147,7 @@ func TestWebShopPromptIsTheNotebooks(t *testing.T) {
 }
 
 func TestWebShopPromptFromThePapersFile(t *testing.T) {
-	b, err := os.ReadFile(shareddata.Path(t, "react-prompts/webshop.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var d map[string]string
-	if err := json.Unmarshal(b, &d); err != nil {
-		t.Fatal(err)
-	}
-	checkWebShop(t, d)
+	checkWebShop(t, papersPrompts(t, "react-prompts/webshop.json"))
 }
 
 func TestGameActionAsTheNotebooksReadIt(t *testing.T) {

@@ -10,18 +10,7 @@ import (
 )
 
 func TestLayoutCompletion(t *testing.T) {
-	s, err := Load("testdata/tiny.json", "hotpotqa", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	react, err := s.For(MethodReAct)
-	if err != nil {
-		t.Fatal(err)
-	}
-	l, err := NewLayout(react, FormatCompletion)
-	if err != nil {
-		t.Fatal(err)
-	}
+	l := tinyLayout(t, "hotpotqa", MethodReAct, FormatCompletion)
 	hist := []Turn{{Thought: "Find Zembla.", Action: "Search[Zembla]", Observation: "Zembla is a kingdom."}}
 	req := l.Step("Where is Onhava?", hist)
 	wantTail := "Question: Where is Onhava?\nThought 1: Find Zembla.\nAction 1: Search[Zembla]\nObservation 1: Zembla is a kingdom.\nThought 2:"
@@ -42,38 +31,22 @@ func TestLayoutCompletion(t *testing.T) {
 		t.Errorf("reask tail: got %q", re.Prompt[len(re.Prompt)-40:])
 	}
 
-	act, _ := s.For(MethodAct)
-	la, _ := NewLayout(act, FormatCompletion)
-	if got := la.Step("Q?", nil).Prompt; !strings.HasSuffix(got, "Question: Q?\nAction 1:") || strings.Contains(got, "Thought 1") {
+	if got := tinyLayout(t, "hotpotqa", MethodAct, FormatCompletion).Step("Q?", nil).Prompt; !strings.HasSuffix(got, "Question: Q?\nAction 1:") || strings.Contains(got, "Thought 1") {
 		t.Errorf("act prompt: got %q", got)
 	}
-	cot, _ := s.For(MethodCoT)
-	lc, _ := NewLayout(cot, FormatCompletion)
-	if got := lc.Answer("Q?").Prompt; !strings.HasSuffix(got, "Question: Q?\nThought:") || !strings.Contains(got, "Answer: Vell\n") {
+	if got := tinyLayout(t, "hotpotqa", MethodCoT, FormatCompletion).Answer("Q?").Prompt; !strings.HasSuffix(got, "Question: Q?\nThought:") || !strings.Contains(got, "Answer: Vell\n") {
 		t.Errorf("cot prompt: got %q", got)
 	}
-	std, _ := s.For(MethodStandard)
-	ls, _ := NewLayout(std, FormatCompletion)
-	if got := ls.Answer("Q?").Prompt; !strings.HasSuffix(got, "Question: Q?\nAnswer:") || strings.Contains(got, "\nThought") {
+	if got := tinyLayout(t, "hotpotqa", MethodStandard, FormatCompletion).Answer("Q?").Prompt; !strings.HasSuffix(got, "Question: Q?\nAnswer:") || strings.Contains(got, "\nThought") {
 		t.Errorf("standard prompt: got %q", got)
 	}
 }
 
 func TestLayoutChat(t *testing.T) {
-	s, err := Load("testdata/tiny.json", "fever", nil)
-	if err == nil {
+	if _, err := Load("testdata/tiny.json", "fever", nil); err == nil {
 		t.Fatalf("tiny.json is a hotpotqa file, want an error for fever")
 	}
-	s, err = Load("testdata/tiny.json", "hotpotqa", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.Task = "fever"
-	react, _ := s.For(MethodReAct)
-	l, err := NewLayout(react, FormatChat)
-	if err != nil {
-		t.Fatal(err)
-	}
+	l := tinyLayout(t, "fever", MethodReAct, FormatChat)
 	hist := []Turn{{Thought: "t1", Action: "Search[A]", Observation: "o1"}}
 	req := l.Step("A is B.", hist)
 	if len(req.Messages) != 4 {
@@ -96,6 +69,14 @@ func TestLayoutChat(t *testing.T) {
 	if got, want := strings.Join(req.Stop, "|"), "\nObservation"; got != want {
 		t.Errorf("stop: got %q, want %q", got, want)
 	}
+	s, err := Load("testdata/tiny.json", "hotpotqa", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	react, err := s.For(MethodReAct)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if _, err := NewLayout(react, "xml"); err == nil {
 		t.Errorf("NewLayout(xml): got no error")
 	}
@@ -104,21 +85,10 @@ func TestLayoutChat(t *testing.T) {
 // Hash resumes from the layout's prefix state; it must equal the sha256 of Text for every
 // request a layout renders, and for requests built by hand.
 func TestRequestHash(t *testing.T) {
-	s, err := Load("testdata/tiny.json", "hotpotqa", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
 	hist := []Turn{{Thought: "Find <Zembla> & co.", Action: "Search[Zembla]", Observation: "Zembla is a \"kingdom\".\u2028"}}
 	for _, format := range []string{FormatChat, FormatCompletion} {
 		for _, method := range []string{MethodReAct, MethodAct, MethodCoT, MethodStandard} {
-			set, err := s.For(method)
-			if err != nil {
-				t.Fatal(err)
-			}
-			l, err := NewLayout(set, format)
-			if err != nil {
-				t.Fatal(err)
-			}
+			l := tinyLayout(t, "hotpotqa", method, format)
 			reqs := map[string]Request{
 				"step 1": l.Step("Where is Onhava?", nil), "step 2": l.Step("Where is Onhava?", hist),
 				"reask": l.Reask("Where is Onhava?", hist, "I need <it>."), "reask without thought": l.Reask("Q", nil, ""),

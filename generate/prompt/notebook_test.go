@@ -247,28 +247,15 @@ func TestPaperCoTPrompts(t *testing.T) {
 			if err := json.Unmarshal(b, &d); err != nil {
 				t.Fatal(err)
 			}
-			s, err := Load(tc.file+"#"+tc.key, tc.task, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			set, err := s.For(tc.method)
-			if err != nil {
-				t.Fatal(err)
-			}
-			l, err := NewLayout(set, FormatCompletion)
-			if err != nil {
-				t.Fatal(err)
-			}
+			set := loadSet(t, tc.file+"#"+tc.key, tc.task, tc.method)
+			l := layOut(t, set, FormatCompletion)
 			if got, want := l.Answer(tc.question).Prompt, d[tc.key]+tc.tail; got != want {
 				t.Errorf("completion prompt: %s", firstDiff(got, want))
 			}
 			if strings.Contains(set.Instruction, "Search[") {
 				t.Errorf("instruction names the tools: %q", set.Instruction)
 			}
-			chat, err := NewLayout(set, FormatChat)
-			if err != nil {
-				t.Fatal(err)
-			}
+			chat := layOut(t, set, FormatChat)
 			if strings.Contains(chat.Prefix(), "Search[") {
 				t.Errorf("chat system message names the tools: %.80q", chat.Prefix())
 			}

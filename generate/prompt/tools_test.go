@@ -16,6 +16,36 @@ import (
 
 func toolLayout(t *testing.T, task, method string) *Layout {
 	t.Helper()
+	return tinyLayout(t, task, method, FormatTools)
+}
+
+// loadSet loads ref's exemplars for task, as method uses them.
+func loadSet(t *testing.T, ref, task, method string) Set {
+	t.Helper()
+	s, err := Load(ref, task, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	set, err := s.For(method)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return set
+}
+
+// layOut is set's layout in format.
+func layOut(t *testing.T, set Set, format string) *Layout {
+	t.Helper()
+	l, err := NewLayout(set, format)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
+}
+
+// tinyLayout is the layout of testdata/tiny.json's exemplars for task, method and format.
+func tinyLayout(t *testing.T, task, method, format string) *Layout {
+	t.Helper()
 	s, err := Load("testdata/tiny.json", "hotpotqa", nil)
 	if err != nil {
 		t.Fatal(err)
@@ -25,11 +55,7 @@ func toolLayout(t *testing.T, task, method string) *Layout {
 	if err != nil {
 		t.Fatal(err)
 	}
-	l, err := NewLayout(set, FormatTools)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return l
+	return layOut(t, set, format)
 }
 
 func call(id, name, args string) llm.ToolCall {
@@ -208,18 +234,8 @@ func TestPaperPromptsInToolsFormat(t *testing.T) {
 		{fever + "#webthink_simple3", "fever", MethodReAct}, {fever + "#webact_simple3", "fever", MethodAct},
 	} {
 		t.Run(tc.ref[strings.LastIndex(tc.ref, "#")+1:]+"-"+tc.task, func(t *testing.T) {
-			s, err := Load(tc.ref, tc.task, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			set, err := s.For(tc.method)
-			if err != nil {
-				t.Fatal(err)
-			}
-			l, err := NewLayout(set, FormatTools)
-			if err != nil {
-				t.Fatal(err)
-			}
+			set := loadSet(t, tc.ref, tc.task, tc.method)
+			l := layOut(t, set, FormatTools)
 			steps := 0
 			for _, ex := range set.Exemplars {
 				steps += len(ex.Steps)

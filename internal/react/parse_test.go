@@ -58,51 +58,46 @@ func TestStep(t *testing.T) {
 	}
 }
 
-func TestActionOnly(t *testing.T) {
-	tests := []struct {
+// TestActionOnlyAndAnswer: the two extractors of a bare reply, each with its cases.
+func TestActionOnlyAndAnswer(t *testing.T) {
+	type tcase struct {
 		in, want string
 		ok       bool
+	}
+	for _, fn := range []struct {
+		name  string
+		f     func(string) (string, bool)
+		cases []tcase
 	}{
-		{"Action 3: Search[Velmar Bridge]", "Search[Velmar Bridge]", true},
-		{"lookup[1931]", "Lookup[1931]", true},
-		{"  finish[REFUTES]\n", "Finish[REFUTES]", true},
-		{"I cannot decide.", "I cannot decide.", false},
-		{"Action: Jump[x]", "Jump[x]", false},
-	}
-	for _, tt := range tests {
-		t.Run(tt.in, func(t *testing.T) {
-			got, ok := ActionOnly(tt.in)
-			if got != tt.want || ok != tt.ok {
-				t.Errorf("ActionOnly(%q): got (%q, %v), want (%q, %v)", tt.in, got, ok, tt.want, tt.ok)
-			}
-		})
-	}
-}
-
-func TestAnswer(t *testing.T) {
-	tests := []struct {
-		in, want string
-		ok       bool
-	}{
-		{"Answer: Aldbrook", "Aldbrook", true},
-		{"Thought: the mill is on the Aldbrook. So the answer is Aldbrook.", "Aldbrook", true},
-		{"so the answer is: St. Louis.", "St. Louis", true},
-		{"the answer is U.S. Navy. That is all.", "U.S. Navy", true},
-		{"The answer is Carrow Bay. I am sure.", "Carrow Bay", true},
-		{"Thought: it is yes.\nAction: Finish[yes]", "yes", true},
-		{"finish [ REFUTES ]", "REFUTES", true},
-		{"Answer: \"1931\"", "1931", true},
-		{"final answer: 42\r\n", "42", true},
-		{"I do not know.", "", false},
-		{"Answer:", "", false},
-	}
-	for _, tt := range tests {
-		t.Run(tt.in, func(t *testing.T) {
-			got, ok := Answer(tt.in)
-			if got != tt.want || ok != tt.ok {
-				t.Errorf("Answer(%q): got (%q, %v), want (%q, %v)", tt.in, got, ok, tt.want, tt.ok)
-			}
-		})
+		{"ActionOnly", ActionOnly, []tcase{
+			{"Action 3: Search[Velmar Bridge]", "Search[Velmar Bridge]", true},
+			{"lookup[1931]", "Lookup[1931]", true},
+			{"  finish[REFUTES]\n", "Finish[REFUTES]", true},
+			{"I cannot decide.", "I cannot decide.", false},
+			{"Action: Jump[x]", "Jump[x]", false},
+		}},
+		{"Answer", Answer, []tcase{
+			{"Answer: Aldbrook", "Aldbrook", true},
+			{"Thought: the mill is on the Aldbrook. So the answer is Aldbrook.", "Aldbrook", true},
+			{"so the answer is: St. Louis.", "St. Louis", true},
+			{"the answer is U.S. Navy. That is all.", "U.S. Navy", true},
+			{"The answer is Carrow Bay. I am sure.", "Carrow Bay", true},
+			{"Thought: it is yes.\nAction: Finish[yes]", "yes", true},
+			{"finish [ REFUTES ]", "REFUTES", true},
+			{"Answer: \"1931\"", "1931", true},
+			{"final answer: 42\r\n", "42", true},
+			{"I do not know.", "", false},
+			{"Answer:", "", false},
+		}},
+	} {
+		for _, tt := range fn.cases {
+			t.Run(fn.name+"/"+tt.in, func(t *testing.T) {
+				got, ok := fn.f(tt.in)
+				if got != tt.want || ok != tt.ok {
+					t.Errorf("%s(%q): got (%q, %v), want (%q, %v)", fn.name, tt.in, got, ok, tt.want, tt.ok)
+				}
+			})
+		}
 	}
 }
 
