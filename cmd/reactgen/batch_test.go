@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -226,23 +225,7 @@ func TestBatchResumeWithoutBatchListCommand(t *testing.T) {
 	first.signal(t, syscall.SIGKILL)
 	first.wait(t)
 	// As if the kill had come after the upload, before the batch was created.
-	state := filepath.Join(out, pipeline.BatchDir, llm.BatchStateFile)
-	b, err := os.ReadFile(state)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var st map[string][]map[string]any
-	if err := json.Unmarshal(b, &st); err != nil {
-		t.Fatal(err)
-	}
-	for _, w := range st["waves"] {
-		delete(w, "batch_id")
-		w["status"] = "uploaded"
-	}
-	b, _ = json.Marshal(st)
-	if err := os.WriteFile(state, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	llmtest.ForgetBatchID(t, filepath.Join(out, pipeline.BatchDir))
 	close(hold)
 	code, _, stderr := runChild(t, env, "generate", "--config", cfg, "--out", out)
 	if code != 0 || !strings.Contains(stderr, "creating it from the recorded upload") {

@@ -195,7 +195,7 @@ func TestBatchResumeReattaches(t *testing.T) {
 			dir := t.TempDir()
 			stopWithBatchOut(t, srv, dir, 20)
 			if crash == "between upload and create" {
-				forgetBatchID(t, dir)
+				llmtest.ForgetBatchID(t, dir)
 			}
 			close(release)
 			second := batchClient(t, srv, dir, nil)
@@ -227,29 +227,6 @@ func stopWithBatchOut(t *testing.T, srv *llmtest.Server, dir string, n int) {
 	cancel()
 	wg.Wait()
 	first.Close()
-}
-
-// forgetBatchID makes batches.json look as if the process died after uploading the
-// wave's input and before it learnt the batch's id.
-func forgetBatchID(t *testing.T, dir string) {
-	t.Helper()
-	path := filepath.Join(dir, llm.BatchStateFile)
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var st map[string][]map[string]any
-	if err := json.Unmarshal(b, &st); err != nil {
-		t.Fatal(err)
-	}
-	for _, w := range st["waves"] {
-		delete(w, "batch_id")
-		w["status"] = "uploaded"
-	}
-	b, _ = json.Marshal(st)
-	if err := os.WriteFile(path, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
 }
 
 func TestBatchCachedLinesAreNotSent(t *testing.T) {

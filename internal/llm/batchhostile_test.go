@@ -172,7 +172,7 @@ func TestBatchResumeWithoutBatchList(t *testing.T) {
 	srv.NoBatchList()
 	dir := t.TempDir()
 	stopWithBatchOut(t, srv, dir, 10)
-	forgetBatchID(t, dir)
+	llmtest.ForgetBatchID(t, dir)
 	close(release)
 	second := batchClient(t, srv, dir, nil)
 	askAll(t, second.Client, 10, "q")
