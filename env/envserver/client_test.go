@@ -121,21 +121,21 @@ func (c httpClient) do(t *testing.T, method, path string, body any) (int, []byte
 // reset is POST /reset with a ResetRequest body.
 func (c httpClient) reset(t *testing.T, req map[string]any) stepResult {
 	t.Helper()
-	code, b := c.do(t, "POST", "/reset", req)
-	if code != http.StatusOK {
-		t.Fatalf("POST /reset %v: %d %s", req, code, b)
-	}
-	var r stepResult
-	decodeStrict(t, b, &r)
-	return r
+	return c.post(t, "/reset", req)
 }
 
 // step is POST /step with a StepRequest body.
 func (c httpClient) step(t *testing.T, req map[string]any) stepResult {
 	t.Helper()
-	code, b := c.do(t, "POST", "/step", req)
+	return c.post(t, "/step", req)
+}
+
+// post sends req to path, wants 200 and decodes the reply strictly.
+func (c httpClient) post(t *testing.T, path string, req map[string]any) stepResult {
+	t.Helper()
+	code, b := c.do(t, "POST", path, req)
 	if code != http.StatusOK {
-		t.Fatalf("POST /step %v: %d %s", req, code, b)
+		t.Fatalf("POST %s %v: %d %s", path, req, code, b)
 	}
 	var r stepResult
 	decodeStrict(t, b, &r)
