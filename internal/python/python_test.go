@@ -136,22 +136,6 @@ func TestSplit(t *testing.T) {
 	}
 }
 
-func TestStrip(t *testing.T) {
-	tests := []struct{ in, want string }{ // str.strip() as Python 3.11 gives it
-		{" \u001fParis\u3000 ", "Paris"},
-		{"\u001c a b \u0085", "a b"},
-		{"\u200bx\u200b", "\u200bx\u200b"},
-		{"\u180ex\u180e", "\u180ex\u180e"},
-		{"\t\n", ""},
-		{"", ""},
-	}
-	for _, tt := range tests {
-		if got := Strip(tt.in); got != tt.want {
-			t.Errorf("Strip(%q) = %q, want %q", tt.in, got, tt.want)
-		}
-	}
-}
-
 // TestLowerEveryCodePoint compares Lower of each code point alone with str.lower().
 func TestLowerEveryCodePoint(t *testing.T) {
 	want := map[rune]string{}
@@ -196,34 +180,54 @@ func TestLowerFinalSigma(t *testing.T) {
 	})
 }
 
-func TestLowerStrings(t *testing.T) {
-	tests := []struct{ in, want string }{ // str.lower() as Python 3.11 gives it
-		{"ΟΔΟΣ", "οδος"},
-		{"οδος", "οδος"},
-		{"Σ", "σ"},
-		{"ΣΑ", "σα"},
-		{"ΑΣ", "ας"},
-		{"ΑΣ.", "ας."},
-		{"ΑΣ Β", "ας β"},
-		{"Α'Σ", "α'ς"},
-		{"ΑΣ'", "ας'"},
-		{"ΑΣ'Β", "ασ'β"},
-		{"ΑΣ\u0301", "ας\u0301"},
-		{"Α\u0301Σ", "α\u0301ς"},
-		{"1Σ", "1σ"},
-		{"ΑΣΣ", "ασς"},
-		{"ΟΔΟΣ ΑΛΦΑ", "οδος αλφα"},
-		{"İstanbul", "i\u0307stanbul"},
-		{"Iİ", "ii\u0307"},
-		{"ǅ", "ǆ"},
-		{"ΑΣ\u00ad", "ας\u00ad"},
-		{"a.Σ", "a.ς"},
-		{"PARIS", "paris"},
-		{"bad \xff UTF-8 Σ", "bad \xff utf-8 σ"},
-	}
-	for _, tt := range tests {
-		if got := Lower(tt.in); got != tt.want {
-			t.Errorf("Lower(%q) = %q, want %q", tt.in, got, tt.want)
+// stripCases are str.strip() of each string as Python 3.11 gives it.
+var stripCases = []struct{ in, want string }{
+	{" \u001fParis\u3000 ", "Paris"},
+	{"\u001c a b \u0085", "a b"},
+	{"\u200bx\u200b", "\u200bx\u200b"},
+	{"\u180ex\u180e", "\u180ex\u180e"},
+	{"\t\n", ""},
+	{"", ""},
+}
+
+// lowerCases are str.lower() of each string as Python 3.11 gives it.
+var lowerCases = []struct{ in, want string }{
+	{"ΟΔΟΣ", "οδος"},
+	{"οδος", "οδος"},
+	{"Σ", "σ"},
+	{"ΣΑ", "σα"},
+	{"ΑΣ", "ας"},
+	{"ΑΣ.", "ας."},
+	{"ΑΣ Β", "ας β"},
+	{"Α'Σ", "α'ς"},
+	{"ΑΣ'", "ας'"},
+	{"ΑΣ'Β", "ασ'β"},
+	{"ΑΣ\u0301", "ας\u0301"},
+	{"Α\u0301Σ", "α\u0301ς"},
+	{"1Σ", "1σ"},
+	{"ΑΣΣ", "ασς"},
+	{"ΟΔΟΣ ΑΛΦΑ", "οδος αλφα"},
+	{"İstanbul", "i\u0307stanbul"},
+	{"Iİ", "ii\u0307"},
+	{"ǅ", "ǆ"},
+	{"ΑΣ\u00ad", "ας\u00ad"},
+	{"a.Σ", "a.ς"},
+	{"PARIS", "paris"},
+	{"bad \xff UTF-8 Σ", "bad \xff utf-8 σ"},
+}
+
+// TestStringsAsPython: Strip, Lower and Repr give what Python 3.11's str.strip(),
+// str.lower() and repr() give.
+func TestStringsAsPython(t *testing.T) {
+	for _, fn := range []struct {
+		name  string
+		f     func(string) string
+		cases []struct{ in, want string }
+	}{{"Strip", Strip, stripCases}, {"Lower", Lower, lowerCases}, {"Repr", Repr, reprCases}} {
+		for _, tt := range fn.cases {
+			if got := fn.f(tt.in); got != tt.want {
+				t.Errorf("%s(%q) = %q, Python %q", fn.name, tt.in, got, tt.want)
+			}
 		}
 	}
 }
@@ -284,13 +288,9 @@ var reprCases = []struct{ in, want string }{
 	{"Ā̀", "'Ā̀'"},
 }
 
-func TestRepr(t *testing.T) {
-	for _, tt := range reprCases {
-		if got := Repr(tt.in); got != tt.want {
-			t.Errorf("Repr(%q) = %s, Python %s", tt.in, got, tt.want)
-		}
-	}
-	// Not a str Python can hold: the byte is shown, not lost.
+func TestReprInvalidUTF8(t *testing.T) {
+	// Repr of what Python can hold is in TestStringsAsPython. Not a str Python can hold:
+	// the byte is shown, not lost.
 	if got, want := Repr("a\xffb"), `'a\xffb'`; got != want {
 		t.Errorf("Repr of invalid UTF-8 = %s, want %s", got, want)
 	}
