@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/reactgen/reactgen/internal/benchmeter"
 	"github.com/reactgen/reactgen/internal/episodetest"
 	"github.com/reactgen/reactgen/pipeline"
 )
@@ -41,13 +42,7 @@ func BenchmarkChainRun(b *testing.B) {
 // reuse, which keeps the set-up out of a CPU profile). It reports CPU time (user + sys) beside wall time
 // and the load.
 func BenchmarkRunLog(b *testing.B) {
-	n := 2000
-	if s := os.Getenv("FILTER_BENCH_EPISODES"); s != "" {
-		var err error
-		if n, err = strconv.Atoi(s); err != nil || n <= 0 {
-			b.Fatalf("FILTER_BENCH_EPISODES=%q: want a positive integer", s)
-		}
-	}
+	n := benchmeter.Size(b, "FILTER_BENCH_EPISODES", 2000)
 	dir := b.TempDir()
 	episodes := filepath.Join(dir, pipeline.EpisodesFile)
 	if p := os.Getenv("FILTER_BENCH_LOG"); p != "" {
@@ -60,7 +55,7 @@ func BenchmarkRunLog(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	load, cpu0 := loadAverage(), cpuSeconds()
+	load, cpu0 := benchmeter.LoadAverage(), benchmeter.CPUSeconds()
 	kept := 0
 	for i := 0; b.Loop(); i++ {
 		chain, err := New(pipeline.Default().Filter, pipeline.TaskHotpotQA, Options{})
@@ -87,10 +82,10 @@ func BenchmarkRunLog(b *testing.B) {
 		}
 		kept = stats.Kept
 	}
-	b.ReportMetric((cpuSeconds()-cpu0)/float64(b.N), "cpu-s/op")
+	b.ReportMetric((benchmeter.CPUSeconds()-cpu0)/float64(b.N), "cpu-s/op")
 	b.ReportMetric(float64(kept), "kept")
 	b.ReportMetric(float64(st.Size())/float64(n), "episode-bytes")
-	b.ReportMetric((load+loadAverage())/2, "load")
+	b.ReportMetric((load+benchmeter.LoadAverage())/2, "load")
 }
 
 // writeBenchLog writes n distinct synthetic HotpotQA episodes of about 2 KB, one per

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -123,26 +122,12 @@ func TestLeanDecodeJudgesAsFull(t *testing.T) {
 				if lean := c.readsText() == false; lean != tc.lean {
 					t.Fatalf("the chain decodes lean: %v, want %v", lean, tc.lean)
 				}
-				run := func(name string, fn func(kept, rejected *pipeline.JSONLWriter) (Stats, error)) ([]byte, []byte, Stats) {
-					t.Helper()
-					kept, _ := pipeline.CreateJSONL(filepath.Join(dir, name+"-kept"))
-					rejected, _ := pipeline.CreateJSONL(filepath.Join(dir, name+"-rejected"))
-					st, err := fn(kept, rejected)
-					if err != nil {
-						t.Fatalf("%s: %v", name, err)
-					}
-					kept.Commit()
-					rejected.Commit()
-					k, _ := os.ReadFile(filepath.Join(dir, name+"-kept"))
-					r, _ := os.ReadFile(filepath.Join(dir, name+"-rejected"))
-					return k, r, st
-				}
-				wantK, wantR, wantSt := run("whole", func(kept, rejected *pipeline.JSONLWriter) (Stats, error) {
+				wantK, wantR, wantSt := writeVerdicts(t, dir, "whole", func(kept, rejected *pipeline.JSONLWriter) (Stats, error) {
 					return c.Run(t.Context(), pipeline.ReadEpisodes(log),
 						func(ep pipeline.Episode) error { return kept.Write(ep) },
 						func(r pipeline.Rejected) error { return rejected.Write(r) })
 				})
-				gotK, gotR, gotSt := run("log", func(kept, rejected *pipeline.JSONLWriter) (Stats, error) {
+				gotK, gotR, gotSt := writeVerdicts(t, dir, "log", func(kept, rejected *pipeline.JSONLWriter) (Stats, error) {
 					return c.RunLog(t.Context(), log, kept.WriteLine, rejected.WriteRejected)
 				})
 				if !bytes.Equal(gotK, wantK) || !bytes.Equal(gotR, wantR) {

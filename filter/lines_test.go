@@ -17,6 +17,23 @@ import (
 // rejected.jsonl, byte for byte, and the same statistics as filtering decoded episodes
 // and encoding them again, with and without a second pass, for every group rule, and
 // with filter.mask_steps, which writes (or removes) the kept records' masked_steps.
+// writeVerdicts runs fn with a kept and a rejected JSONL writer on name-kept and
+// name-rejected in dir, commits both and returns their bytes and fn's statistics.
+func writeVerdicts(t *testing.T, dir, name string, fn func(kept, rejected *pipeline.JSONLWriter) (Stats, error)) ([]byte, []byte, Stats) {
+	t.Helper()
+	kept, _ := pipeline.CreateJSONL(filepath.Join(dir, name+"-kept"))
+	rejected, _ := pipeline.CreateJSONL(filepath.Join(dir, name+"-rejected"))
+	st, err := fn(kept, rejected)
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	kept.Commit()
+	rejected.Commit()
+	k, _ := os.ReadFile(filepath.Join(dir, name+"-kept"))
+	r, _ := os.ReadFile(filepath.Join(dir, name+"-rejected"))
+	return k, r, st
+}
+
 func TestRunLinesMatchesRun(t *testing.T) {
 	var eps []pipeline.Episode
 	for i := range 40 {
@@ -54,20 +71,6 @@ func TestRunLinesMatchesRun(t *testing.T) {
 	if err := w.Commit(); err != nil {
 		t.Fatal(err)
 	}
-	write := func(name string, fn func(kept, rejected *pipeline.JSONLWriter) (Stats, error)) ([]byte, []byte, Stats) {
-		t.Helper()
-		kept, _ := pipeline.CreateJSONL(filepath.Join(dir, name+"-kept"))
-		rejected, _ := pipeline.CreateJSONL(filepath.Join(dir, name+"-rejected"))
-		st, err := fn(kept, rejected)
-		if err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
-		kept.Commit()
-		rejected.Commit()
-		k, _ := os.ReadFile(filepath.Join(dir, name+"-kept"))
-		r, _ := os.ReadFile(filepath.Join(dir, name+"-rejected"))
-		return k, r, st
-	}
 	for _, rules := range [][]string{
 		{"correct", "finished"},
 		{"correct", "dedupe"},
@@ -83,7 +86,7 @@ func TestRunLinesMatchesRun(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				wantK, wantR, wantSt := write("enc", func(kept, rejected *pipeline.JSONLWriter) (Stats, error) {
+				wantK, wantR, wantSt := writeVerdicts(t, dir, "enc", func(kept, rejected *pipeline.JSONLWriter) (Stats, error) {
 					return c.Run(t.Context(), pipeline.ReadEpisodes(log),
 						func(ep pipeline.Episode) error { return kept.Write(ep) },
 						func(r pipeline.Rejected) error { return rejected.Write(r) })
@@ -92,7 +95,7 @@ func TestRunLinesMatchesRun(t *testing.T) {
 				if twoPass {
 					again = func() iter.Seq2[pipeline.EpisodeLine, error] { return pipeline.ReadEpisodeLines(log, false) }
 				}
-				gotK, gotR, gotSt := write("copy", func(kept, rejected *pipeline.JSONLWriter) (Stats, error) {
+				gotK, gotR, gotSt := writeVerdicts(t, dir, "copy", func(kept, rejected *pipeline.JSONLWriter) (Stats, error) {
 					return c.RunLines(t.Context(), pipeline.ReadEpisodeLines(log, true), again, kept.WriteLine, rejected.WriteRejected)
 				})
 				if !bytes.Equal(gotK, wantK) || !bytes.Equal(gotR, wantR) {
