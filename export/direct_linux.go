@@ -22,8 +22,8 @@ func openOut(path string) (*os.File, bool, error) {
 	return f, false, err
 }
 
-// endDirect turns direct I/O on f off: later writes go through the page cache.
-func endDirect(f *os.File) error {
+// setDirect turns direct I/O on f on or off; a file system that has none refuses it.
+func setDirect(f *os.File, on bool) error {
 	rc, err := f.SyscallConn()
 	if err != nil {
 		return err
@@ -35,7 +35,12 @@ func endDirect(f *os.File) error {
 			ferr = err
 			return
 		}
-		_, ferr = unix.FcntlInt(fd, unix.F_SETFL, flags&^unix.O_DIRECT)
+		if on {
+			flags |= unix.O_DIRECT
+		} else {
+			flags &^= unix.O_DIRECT
+		}
+		_, ferr = unix.FcntlInt(fd, unix.F_SETFL, flags)
 	}); err != nil {
 		return err
 	}

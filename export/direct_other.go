@@ -2,7 +2,10 @@
 
 package export
 
-import "os"
+import (
+	"errors"
+	"os"
+)
 
 // openOut creates path for writing; direct I/O is used on Linux only.
 func openOut(path string) (*os.File, bool, error) {
@@ -10,5 +13,10 @@ func openOut(path string) (*os.File, bool, error) {
 	return f, false, err
 }
 
-// endDirect does nothing: no file is opened for direct I/O here.
-func endDirect(*os.File) error { return nil }
+// setDirect turns nothing off and refuses to turn direct I/O on: it is used on Linux only.
+func setDirect(_ *os.File, on bool) error {
+	if on {
+		return errors.ErrUnsupported
+	}
+	return nil
+}

@@ -12,7 +12,8 @@ import (
 	"github.com/reactgen/reactgen/internal/safefile"
 )
 
-// openJSONL opens a JSONL file written by the exporter, decompressing by extension.
+// openJSONL opens a JSONL file written by the exporter, decompressing by extension. It
+// is read past the page cache where the file system allows (newDirectReader).
 func openJSONL(path string) (io.Reader, func() error, error) {
 	f, err := safefile.OpenPath(path)
 	if err != nil {
@@ -20,21 +21,21 @@ func openJSONL(path string) (io.Reader, func() error, error) {
 	}
 	switch {
 	case strings.HasSuffix(path, ".gz"):
-		zr, err := gzip.NewReader(bufio.NewReaderSize(f, 1<<20))
+		zr, err := gzip.NewReader(newDirectReader(f))
 		if err != nil {
 			f.Close()
 			return nil, nil, fmt.Errorf("open %s: %w", path, err)
 		}
 		return zr, func() error { zr.Close(); return f.Close() }, nil
 	case strings.HasSuffix(path, ".zst"):
-		zr, err := zstd.NewReader(bufio.NewReaderSize(f, 1<<20), zstd.WithDecoderConcurrency(1))
+		zr, err := zstd.NewReader(newDirectReader(f), zstd.WithDecoderConcurrency(1))
 		if err != nil {
 			f.Close()
 			return nil, nil, fmt.Errorf("open %s: %w", path, err)
 		}
 		return zr, func() error { zr.Close(); return f.Close() }, nil
 	}
-	return bufio.NewReaderSize(f, 1<<20), f.Close, nil
+	return newDirectReader(f), f.Close, nil
 }
 
 // MaskError is a written row whose loss mask marks a non-assistant turn trainable.

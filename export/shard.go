@@ -26,8 +26,9 @@ type File struct {
 	SHA256 string `json:"sha256"`
 }
 
-// outBuffer is an outFile's buffer: the size of its write system calls.
-const outBuffer = 1 << 20
+// outBuffer is an outFile's buffer: the size of its write system calls. An export holds
+// one per file it writes at once (two dozen for every format), so it is kept small.
+const outBuffer = 256 << 10
 
 // outFile is a file being written: buffered, hashed and counted as it goes. On Linux it
 // is opened for direct I/O where the file system takes it (openOut): the export writes
@@ -94,7 +95,7 @@ func (o *outFile) flush() error {
 	o.h.Write(o.buf)
 	k, err := o.f.Write(o.buf)
 	if err != nil && k == 0 && o.direct && errors.Is(err, syscall.EINVAL) {
-		if err = endDirect(o.f); err == nil {
+		if err = setDirect(o.f, false); err == nil {
 			o.direct = false
 			_, err = o.f.Write(o.buf)
 		}
@@ -102,6 +103,45 @@ func (o *outFile) flush() error {
 	o.buf = o.buf[:0]
 	o.err = err
 	return err
+}
+
+// directReader reads a file through an aligned buffer of outBuffer bytes, with direct
+// I/O where the file system takes it: the loss-mask check reads back gigabytes that
+// outFile wrote past the page cache, and copying them through it would cost what writing
+// them did. A read the file system refuses (EINVAL) is made again through the cache.
+type directReader struct {
+	f      *os.File
+	buf    []byte // the unread bytes are buf[r:]
+	r      int
+	direct bool
+	err    error // the error of the last read, returned once buf is drained
+}
+
+func newDirectReader(f *os.File) *directReader {
+	return &directReader{f: f, buf: alignedBuffer(4 * outBuffer), direct: setDirect(f, true) == nil}
+}
+
+func (d *directReader) Read(p []byte) (int, error) {
+	if d.r == len(d.buf) {
+		if d.err != nil {
+			return 0, d.err
+		}
+		b := d.buf[:cap(d.buf)]
+		n, err := d.f.Read(b)
+		if n == 0 && d.direct && errors.Is(err, syscall.EINVAL) {
+			d.direct = false
+			if err = setDirect(d.f, false); err == nil {
+				n, err = d.f.Read(b)
+			}
+		}
+		d.buf, d.r, d.err = b[:n], 0, err
+		if n == 0 {
+			return 0, err
+		}
+	}
+	n := copy(p, d.buf[d.r:])
+	d.r += n
+	return n, nil
 }
 
 // Seek reports the write position; it supports only Seek(0, io.SeekCurrent), which is all
@@ -118,7 +158,7 @@ func (o *outFile) close() (int64, string, error) {
 	err := o.err
 	if err == nil && o.direct {
 		// The last buffer is shorter than a block: it goes through the page cache.
-		err = endDirect(o.f)
+		err = setDirect(o.f, false)
 		o.direct = false
 	}
 	if err == nil && len(o.buf) > 0 {

@@ -4,14 +4,17 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
+	"io"
 	"os"
 	"path/filepath"
 	"testing"
+	"testing/iotest"
 )
 
 // TestOutFileWritesWhatItCounts writes writes of every size across several buffers (on
 // Linux through direct I/O where the test's file system takes it) and reads the file
-// back: the bytes, the size and the sha256 close reports are those written.
+// back, whole and through directReader: the bytes, the size and the sha256 close reports
+// are those written.
 func TestOutFileWritesWhatItCounts(t *testing.T) {
 	for _, total := range []int{0, 1, 4095, 4096, outBuffer - 1, outBuffer, outBuffer + 1, 3*outBuffer + 12345} {
 		path := filepath.Join(t.TempDir(), "out.jsonl")
@@ -37,6 +40,15 @@ func TestOutFileWritesWhatItCounts(t *testing.T) {
 		got, err := os.ReadFile(path)
 		if err != nil {
 			t.Fatal(err)
+		}
+		f, err := os.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		direct, err := io.ReadAll(iotest.OneByteReader(newDirectReader(f)))
+		f.Close()
+		if err != nil || !bytes.Equal(direct, want.Bytes()) {
+			t.Errorf("total %d: directReader read %d bytes (equal: %v), %v", total, len(direct), bytes.Equal(direct, want.Bytes()), err)
 		}
 		h := sha256.Sum256(want.Bytes())
 		if !bytes.Equal(got, want.Bytes()) || size != int64(total) || sum != hex.EncodeToString(h[:]) {
