@@ -109,13 +109,20 @@ func FromAction(actionType, arg string) (name, arguments string, ok bool) {
 	if !ok {
 		return "", "", false
 	}
+	// The bytes encoding/json writes for map[string]string{key: arg} without HTML
+	// escapes (the keys need no escaping), without encoding a map: the export converts
+	// every step of every episode, for several formats.
 	var b bytes.Buffer
+	b.Grow(len(key) + len(arg) + 8)
+	b.WriteString(`{"` + key + `":`)
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
-	if err := enc.Encode(map[string]string{key: arg}); err != nil {
+	if err := enc.Encode(arg); err != nil {
 		return "", "", false
 	}
-	return actionType, strings.TrimSuffix(b.String(), "\n"), true
+	out := b.Bytes()
+	out[len(out)-1] = '}' // Encode ends the value with a newline, where the object closes
+	return actionType, string(out), true
 }
 
 // Action is the canonical action of a tool call: its type (search, lookup, finish), its

@@ -74,3 +74,23 @@ func TestToActionRejects(t *testing.T) {
 		}
 	}
 }
+
+// TestFromActionIsTheMapsEncoding holds FromAction's arguments to what encoding/json
+// writes for the one-key map without HTML escapes, on arguments that need escaping.
+func TestFromActionIsTheMapsEncoding(t *testing.T) {
+	args := []string{"", "Ada Lovelace", `Tom & "Jerry" <1940>`, "back\\slash", "tab\tnew\nline\r", "\x00\x01\x1f\x7f",
+		"café ☕ \U0001F600", "\u2028\u2029", "bad \xff\xfe utf-8", "\ufffd"}
+	for _, typ := range []string{pipeline.ActionSearch, pipeline.ActionLookup, pipeline.ActionFinish} {
+		for _, arg := range args {
+			var b strings.Builder
+			enc := json.NewEncoder(&b)
+			enc.SetEscapeHTML(false)
+			if err := enc.Encode(map[string]string{argument[typ]: arg}); err != nil {
+				t.Fatal(err)
+			}
+			if _, got, ok := FromAction(typ, arg); !ok || got != strings.TrimSuffix(b.String(), "\n") {
+				t.Errorf("%s %q: got %s (%v), want %s", typ, arg, got, ok, b.String())
+			}
+		}
+	}
+}
