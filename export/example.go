@@ -144,6 +144,9 @@ type Example struct {
 	// byte spans of it that carry loss (chattext.go); empty without the key.
 	chatText  string
 	chatSpans [][2]int
+	// interchange is interchangeSteps(ex), laid out once by the export for both adp and
+	// atif when it writes both; nil otherwise.
+	interchange []interchangeStep
 }
 
 // isMasked reports whether step k (0-based) of the example is masked: its assistant turn

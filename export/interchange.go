@@ -132,6 +132,15 @@ func interchangeSteps(ex *Example) []interchangeStep {
 	return out
 }
 
+// interchangeSteps is the example's interchange steps, laid out once by the export
+// (Example.interchange) or now.
+func (ex *Example) interchangeSteps() []interchangeStep {
+	if ex.interchange != nil {
+		return ex.interchange
+	}
+	return interchangeSteps(ex)
+}
+
 // adpLine writes the example as one ADP trajectory: the question as the user's
 // text_observation, then per step an api_action (search, lookup or finish with its one
 // argument, the thought as its description, the reasoning as reasoning_content) and the
@@ -141,7 +150,7 @@ func interchangeSteps(ex *Example) []interchangeStep {
 // details' reward). ADP has no system turn (each agent's converter writes its own), so
 // export.system is not carried.
 func adpLine(ex *Example, _ lineOptions) []any {
-	steps := interchangeSteps(ex)
+	steps := ex.interchangeSteps()
 	content := make([]any, 0, 2*len(steps)+1)
 	content = append(content, adpTextObservation{Class: "text_observation", Content: QuestionLine(ex.Task, ex.Question), Source: "user"})
 	for _, s := range steps {
@@ -326,7 +335,7 @@ func atifStepMetrics(calls []pipeline.Call) (m atifMetrics, requests int, model 
 // calls' usage, cost, log-probabilities and token ids as metrics. An invalid action calls
 // no tool: its message ends "Action: <text>" and its observation has no source_call_id.
 func atifLine(ex *Example, o lineOptions) []any {
-	steps := interchangeSteps(ex)
+	steps := ex.interchangeSteps()
 	out := make([]atifStep, 0, len(steps)+2)
 	add := func(s atifStep) {
 		s.StepID = len(out) + 1

@@ -151,6 +151,9 @@ type producer struct {
 	memo       *memoCounter
 	toolForm   bool     // a tool format is written: the token limit holds for its form too
 	unmaskable []string // unmaskableFormats
+	// interchange: both adp and atif are written, which lay out the same steps
+	// (Example.interchange), once here for both.
+	interchange bool
 }
 
 func newProducer(cfg pipeline.ExportConfig, vs []string, ropts RenderOptions, vopts ValidateOptions, chat *chatRenderer, t *tally, byView [][]*sink) *producer {
@@ -159,8 +162,9 @@ func newProducer(cfg pipeline.ExportConfig, vs []string, ropts RenderOptions, vo
 		memo: &memoCounter{Counter: t.counter, counts: map[string]int{}},
 		// With a tool format written, the limit holds for the tool form too, which
 		// carries the tool definitions.
-		toolForm:   slices.ContainsFunc(cfg.Formats, func(f string) bool { return strings.HasSuffix(f, "-tools") }),
-		unmaskable: unmaskableFormats(cfg)}
+		toolForm:    slices.ContainsFunc(cfg.Formats, func(f string) bool { return strings.HasSuffix(f, "-tools") }),
+		unmaskable:  unmaskableFormats(cfg),
+		interchange: slices.Contains(cfg.Formats, "adp") && slices.Contains(cfg.Formats, "atif")}
 }
 
 // run renders and sends every kept episode, then the views' last batches.
@@ -286,6 +290,9 @@ func (p *producer) renderView(ep *pipeline.Episode, v, split string) (Example, e
 			return Example{}, err
 		}
 		ex.Tokens = int64(p.memo.Count(ex.chatText))
+	}
+	if p.interchange {
+		ex.interchange = interchangeSteps(&ex)
 	}
 	return ex, nil
 }
