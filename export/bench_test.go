@@ -91,49 +91,12 @@ func benchConfig() pipeline.ExportConfig {
 // (50, the fixture's whole observations, makes about 3 KB).
 func benchObsWords(b *testing.B) int { return benchmeter.Size(b, "EXPORT_BENCH_OBS_WORDS", 18) }
 
-// trimObservation keeps the first k words of an episodetest.Synth observation's sentence and
-// its quoted tail (the escapes the JSON writers must handle).
-func trimObservation(obs string, k int) string {
-	body, tail, ok := strings.Cut(obs, ". \"Quoted\"")
-	if !ok {
-		return obs
-	}
-	w := strings.Fields(body)
-	return strings.Join(w[:min(k+1, len(w))], " ") + ". \"Quoted\"" + tail
-}
-
 // writeBenchLog writes n distinct synthetic HotpotQA episodes, one per question, as the
 // generate stage's episode log, and returns its path and size.
 func writeBenchLog(b *testing.B, dir string, n int) (string, int64) {
 	b.Helper()
-	k := benchObsWords(b)
 	path := filepath.Join(dir, pipeline.EpisodesFile)
-	w, err := pipeline.CreateJSONL(path)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer w.Abort()
-	for i := range n {
-		ep := episodetest.Synth(i)
-		ep.Task = pipeline.TaskHotpotQA
-		ep.Attempt = 0
-		ep.QuestionID = "q" + strconv.Itoa(i)
-		ep.ID = pipeline.EpisodeID(ep.Task, ep.QuestionID, ep.Method, 0, false)
-		for j := range ep.Steps {
-			ep.Steps[j].Observation = trimObservation(ep.Steps[j].Observation, k)
-		}
-		if err := w.Write(ep); err != nil {
-			b.Fatal(err)
-		}
-	}
-	if err := w.Commit(); err != nil {
-		b.Fatal(err)
-	}
-	st, err := os.Stat(path)
-	if err != nil {
-		b.Fatal(err)
-	}
-	return path, st.Size()
+	return path, episodetest.WriteLog(b, path, n, benchObsWords(b))
 }
 
 // BenchmarkExport is the figure: filter and export n synthetic episodes of

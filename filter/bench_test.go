@@ -5,8 +5,6 @@ import (
 	"iter"
 	"os"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"testing"
 
 	"github.com/reactgen/reactgen/internal/benchmeter"
@@ -49,7 +47,7 @@ func BenchmarkRunLog(b *testing.B) {
 		episodes = p // written once, then reused: the set-up out of a profile
 	}
 	if _, err := os.Stat(episodes); err != nil {
-		writeBenchLog(b, episodes, n)
+		episodetest.WriteLog(b, episodes, n, 18) // about 2 KB each, as BenchmarkExport's
 	}
 	st, err := os.Stat(episodes)
 	if err != nil {
@@ -86,32 +84,4 @@ func BenchmarkRunLog(b *testing.B) {
 	b.ReportMetric(float64(kept), "kept")
 	b.ReportMetric(float64(st.Size())/float64(n), "episode-bytes")
 	b.ReportMetric((load+benchmeter.LoadAverage())/2, "load")
-}
-
-// writeBenchLog writes n distinct synthetic HotpotQA episodes of about 2 KB, one per
-// question, as the generate stage's episode log at path.
-func writeBenchLog(b *testing.B, path string, n int) {
-	b.Helper()
-	w, err := pipeline.CreateJSONL(path)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer w.Abort()
-	for i := range n {
-		ep := episodetest.Synth(i)
-		ep.Task, ep.Attempt, ep.QuestionID = pipeline.TaskHotpotQA, 0, "q"+strconv.Itoa(i)
-		ep.ID = pipeline.EpisodeID(ep.Task, ep.QuestionID, ep.Method, 0, false)
-		for j := range ep.Steps {
-			if w := strings.Fields(ep.Steps[j].Observation); len(w) > 19 {
-				// 18 words and the quoted tail, as BenchmarkExport's episodes
-				ep.Steps[j].Observation = strings.Join(w[:19], " ") + ". \"Quoted\"\tand a\nnew line."
-			}
-		}
-		if err := w.Write(ep); err != nil {
-			b.Fatal(err)
-		}
-	}
-	if err := w.Commit(); err != nil {
-		b.Fatal(err)
-	}
 }

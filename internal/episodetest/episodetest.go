@@ -1,19 +1,25 @@
 // Package episodetest builds the pipeline.Episode records that tests and benchmarks
 // feed to the stages: one place, so that a new field or a changed default is one edit.
-// It consumes nothing and produces records only; it never writes a file.
+// It consumes nothing and produces records, and the one file the benchmarks start from:
+// an episode log.
 //
 //   - Episode: a small finished, correct HotpotQA ReAct episode with the actions given;
 //   - Small: the two-step trajectory the export's rendering tests read word by word;
 //   - Full: every field set, for codec tests;
 //   - Synth and Stream: a seeded stream of realistic episodes (about 2 KB of JSON) for
-//     the export tests and benchmarks.
+//     the export tests and benchmarks;
+//   - Distinct and WriteLog: Synth's episodes one per question, and a log of them, for
+//     the filter and export benchmarks.
 package episodetest
 
 import (
 	"fmt"
 	"iter"
 	"math/rand/v2"
+	"os"
+	"strconv"
 	"strings"
+	"testing"
 
 	"github.com/reactgen/reactgen/pipeline"
 )
@@ -199,4 +205,46 @@ func Seq(eps []pipeline.Episode) iter.Seq2[pipeline.Episode, error] {
 			}
 		}
 	}
+}
+
+// Distinct is Synth(i) as the only episode of a HotpotQA question of its own ("q<i>",
+// attempt 0), each observation cut to the first words+1 words of its sentence and the
+// quoted tail.
+func Distinct(i, words int) pipeline.Episode {
+	ep := Synth(i)
+	ep.Task, ep.Attempt, ep.QuestionID = pipeline.TaskHotpotQA, 0, "q"+strconv.Itoa(i)
+	ep.ID = pipeline.EpisodeID(ep.Task, ep.QuestionID, ep.Method, 0, false)
+	for j := range ep.Steps {
+		body, tail, ok := strings.Cut(ep.Steps[j].Observation, ". \"Quoted\"")
+		if !ok {
+			continue
+		}
+		w := strings.Fields(body)
+		ep.Steps[j].Observation = strings.Join(w[:min(words+1, len(w))], " ") + ". \"Quoted\"" + tail
+	}
+	return ep
+}
+
+// WriteLog writes Distinct(0..n-1, words) as an episode log at path, as the generate
+// stage writes episodes.jsonl, and returns its size in bytes.
+func WriteLog(tb testing.TB, path string, n, words int) int64 {
+	tb.Helper()
+	w, err := pipeline.CreateJSONL(path)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer w.Abort()
+	for i := range n {
+		if err := w.Write(Distinct(i, words)); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	if err := w.Commit(); err != nil {
+		tb.Fatal(err)
+	}
+	st, err := os.Stat(path)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return st.Size()
 }

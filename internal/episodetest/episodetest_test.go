@@ -2,7 +2,9 @@ package episodetest
 
 import (
 	"fmt"
+	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/reactgen/reactgen/pipeline"
@@ -69,5 +71,31 @@ func TestIDsAndStream(t *testing.T) {
 	}
 	if !reflect.DeepEqual(first, second) || first[0].ID == first[1].ID {
 		t.Errorf("Stream is not reproducible or repeats ids")
+	}
+}
+
+// TestWriteLogDistinct: the log holds n episodes, one per question, each observation cut
+// to the words asked and the quoted tail.
+func TestWriteLogDistinct(t *testing.T) {
+	path := filepath.Join(t.TempDir(), pipeline.EpisodesFile)
+	if size := WriteLog(t, path, 30, 4); size <= 0 {
+		t.Fatalf("WriteLog: size %d", size)
+	}
+	seen := map[string]bool{}
+	for ep, err := range pipeline.ReadEpisodes(path) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if seen[ep.QuestionID] || ep.Task != pipeline.TaskHotpotQA || ep.Attempt != 0 {
+			t.Errorf("%s: question %s again or task %s attempt %d", ep.ID, ep.QuestionID, ep.Task, ep.Attempt)
+		}
+		seen[ep.QuestionID] = true
+		obs := ep.Steps[0].Observation
+		if want := "The "; !strings.HasPrefix(obs, want) || len(strings.Fields(strings.Split(obs, ". \"Quoted\"")[0])) != 5 || !strings.HasSuffix(obs, ". \"Quoted\"\tand a\nnew line.") {
+			t.Errorf("%s: observation %q, want five words and the quoted tail", ep.ID, obs)
+		}
+	}
+	if len(seen) != 30 {
+		t.Errorf("%d questions, want 30", len(seen))
 	}
 }
