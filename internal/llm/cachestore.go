@@ -202,11 +202,18 @@ func (s *logStore) put(e logEntry) error {
 	if !ok {
 		return fmt.Errorf("llm cache: bad key %q", e.Key)
 	}
-	b, err := json.Marshal(e)
-	if err != nil {
-		return fmt.Errorf("llm cache encode: %w", err)
+	p := getJSONBuf()
+	defer putJSONBuf(p)
+	b, ok := appendLogEntry((*p)[:0], &e)
+	if !ok {
+		j, err := json.Marshal(e)
+		if err != nil {
+			return fmt.Errorf("llm cache encode: %w", err)
+		}
+		b = append(b, j...)
 	}
 	b = append(b, '\n')
+	*p = b
 	if len(b) > maxLine {
 		return fmt.Errorf("llm cache: entry of %d bytes is too long", len(b))
 	}

@@ -76,22 +76,7 @@ func appendMessageJSON(b []byte, m *Message) []byte {
 	b = append(b, `,"content":`...)
 	b = appendJSONString(b, m.Content)
 	if len(m.ToolCalls) > 0 {
-		b = append(b, `,"tool_calls":[`...)
-		for i, tc := range m.ToolCalls {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = append(b, `{"id":`...)
-			b = appendJSONString(b, tc.ID)
-			b = append(b, `,"type":`...)
-			b = appendJSONString(b, tc.Type)
-			b = append(b, `,"function":{"name":`...)
-			b = appendJSONString(b, tc.Function.Name)
-			b = append(b, `,"arguments":`...)
-			b = appendJSONString(b, tc.Function.Arguments)
-			b = append(b, "}}"...)
-		}
-		b = append(b, ']')
+		b = appendToolCallsJSON(append(b, `,"tool_calls":`...), m.ToolCalls)
 	}
 	if m.ToolCallID != "" {
 		b = append(b, `,"tool_call_id":`...)
@@ -102,6 +87,22 @@ func appendMessageJSON(b []byte, m *Message) []byte {
 		b = appendJSONString(b, m.Name)
 	}
 	return append(b, '}')
+}
+
+// appendToolCallsJSON appends json.Marshal(tcs)'s bytes for a non-empty list.
+func appendToolCallsJSON(b []byte, tcs []ToolCall) []byte {
+	b = append(b, '[')
+	for i, tc := range tcs {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendJSONString(append(b, `{"id":`...), tc.ID)
+		b = appendJSONString(append(b, `,"type":`...), tc.Type)
+		b = appendJSONString(append(b, `,"function":{"name":`...), tc.Function.Name)
+		b = appendJSONString(append(b, `,"arguments":`...), tc.Function.Arguments)
+		b = append(b, "}}"...)
+	}
+	return append(b, ']')
 }
 
 // appendIntField appends name and n, or nothing for 0 (omitempty).
