@@ -39,18 +39,19 @@ type legacyEntry struct {
 // in the log is looked up in the older layout, dir/ab/abcdef....json, which is read but
 // no longer written.
 func WithCache(c Client, dir string) Client {
-	return &cached{next: c, dir: dir, log: openLogStore(dir)}
+	return &cached{next: c, dir: dir, log: openLogStore(dir), hashes: &prefixHashes{}}
 }
 
 type cached struct {
-	next Client
-	dir  string
-	log  *logStore
+	next   Client
+	dir    string
+	log    *logStore
+	hashes *prefixHashes // the key and prompt hash, without hashing a shared prefix again
 }
 
 func (cc *cached) Complete(ctx context.Context, req Request) (Response, error) {
 	start := time.Now()
-	key := requestKey(req)
+	key := cc.hashes.key(&req)
 	if resp, ok := cc.load(key); ok {
 		resp.Latency = time.Since(start)
 		return resp, nil
@@ -89,7 +90,7 @@ func (cc *cached) store(key string, req Request, resp Response) error {
 	params := req
 	params.Prompt, params.Messages, params.Tools = "", nil, nil
 	return cc.log.put(logEntry{
-		V: logVersion, Key: key, PromptHash: textHash(req), Request: params,
+		V: logVersion, Key: key, PromptHash: cc.hashes.text(&req), Request: params,
 		Choices: resp.Choices, Usage: resp.Usage, Model: resp.Model,
 		Written: time.Now().UTC(), Original: resp.Latency.Milliseconds(), PromptTokenIDs: resp.PromptTokenIDs,
 	})

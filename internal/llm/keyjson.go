@@ -15,18 +15,28 @@ import (
 // exactly the bytes json.Marshal gives (FuzzRequestJSON compares them), by hand.
 
 // appendRequestJSON appends json.Marshal(req)'s bytes to b. It reports false, with b
-// unchanged, for what it does not encode by hand (tools, whose parameters json.Marshal
-// compacts, and a temperature or top_p that is not finite, which json.Marshal refuses).
+// unchanged, for what it does not encode by hand (see handEncoded).
 func appendRequestJSON(b []byte, req *Request) ([]byte, bool) {
-	if len(req.Tools) > 0 || !finite(req.Temperature) || !finite(req.TopP) {
+	if !handEncoded(req) {
 		return b, false
 	}
-	b = append(b, `{"model":`...)
-	b = appendJSONString(b, req.Model)
+	b = appendJSONString(append(b, `{"model":`...), req.Model)
 	if req.Prompt != "" {
-		b = append(b, `,"prompt":`...)
-		b = appendJSONString(b, req.Prompt)
+		b = append(appendJSONChars(append(b, `,"prompt":"`...), req.Prompt), '"')
 	}
+	return appendRequestTail(b, req), true
+}
+
+// handEncoded reports whether appendRequestJSON encodes req: not with tools (whose
+// parameters json.Marshal compacts), nor with a temperature or top_p that is not finite
+// (which json.Marshal refuses).
+func handEncoded(req *Request) bool {
+	return len(req.Tools) == 0 && finite(req.Temperature) && finite(req.TopP)
+}
+
+// appendRequestTail appends what follows the prompt in json.Marshal(req)'s bytes: the
+// messages, the sampling settings and the closing brace.
+func appendRequestTail(b []byte, req *Request) []byte {
 	if len(req.Messages) > 0 {
 		b = append(b, `,"messages":[`...)
 		for i := range req.Messages {
@@ -66,7 +76,7 @@ func appendRequestJSON(b []byte, req *Request) ([]byte, bool) {
 	if req.TokenIDs {
 		b = append(b, `,"token_ids":true`...)
 	}
-	return append(b, '}'), true
+	return append(b, '}')
 }
 
 // appendMessageJSON appends json.Marshal(*m)'s bytes.
@@ -171,7 +181,13 @@ func plainWords(p []byte, i int) int {
 // \u00XX), each byte of invalid UTF-8 as \ufffd, and U+2028 and U+2029 as \u2028 and
 // \u2029. Runs of 8 plain bytes are skipped a word at a time.
 func appendJSONString(b []byte, s string) []byte {
-	b = append(b, '"')
+	return append(appendJSONChars(append(b, '"'), s), '"')
+}
+
+// appendJSONChars appends s as appendJSONString does, without the quotes. The JSON of a
+// string cut after an ASCII byte is the JSON of its two parts one after the other (no
+// rune spans the cut).
+func appendJSONChars(b []byte, s string) []byte {
 	p := unsafe.Slice(unsafe.StringData(s), len(s)) // read only
 	start := 0
 	for i := 0; i < len(s); {
@@ -200,8 +216,7 @@ func appendJSONString(b []byte, s string) []byte {
 			i += size
 		}
 	}
-	b = append(b, s[start:]...)
-	return append(b, '"')
+	return append(b, s[start:]...)
 }
 
 const hexDigits = "0123456789abcdef"

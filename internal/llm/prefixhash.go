@@ -1,0 +1,154 @@
+package llm
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"hash"
+	"strings"
+	"sync"
+	"sync/atomic"
+)
+
+// prefixHashes computes the cache key (requestKey) and the prompt hash (textHash) of
+// completion requests without encoding and hashing again the part of the prompt many
+// requests share: a few-shot prompt's instruction and exemplars, 8 KB of a 10 KB
+// request. It learns such a prefix from two prompts that begin alike and keeps the
+// sha256 states after it, so a request that starts with a known prefix hashes only what
+// follows. The results are those of requestKey and textHash
+// (TestPrefixHashesAreTheHashes). It is safe for concurrent use.
+type prefixHashes struct {
+	memos atomic.Pointer[[]*prefixMemo] // copied on write, newest first
+	last  atomic.Pointer[lastPrompt]    // the last request no memo matched
+	mu    sync.Mutex                    // serializes learning
+}
+
+// lastPrompt is a request's model and prompt.
+type lastPrompt struct{ model, prompt string }
+
+// prefixMemo is what is known after one prefix of a model's prompts.
+type prefixMemo struct {
+	model, prefix string
+	key           hash.Cloner // sha256 after `{"model":…,"prompt":"` and the prefix's JSON characters
+	text          hash.Cloner // sha256 after the prefix
+}
+
+const (
+	// minPrefix is the shortest prefix remembered: below it hashing it costs little.
+	minPrefix = 1 << 10
+	// maxMemos bounds the prefixes remembered (one per prompt layout and model in use).
+	maxMemos = 8
+)
+
+// key is requestKey(*req).
+func (p *prefixHashes) key(req *Request) string {
+	m := p.memo(req)
+	if m == nil {
+		return requestKey(*req)
+	}
+	h := clone(m.key)
+	buf := getJSONBuf()
+	b := append(appendJSONChars((*buf)[:0], req.Prompt[len(m.prefix):]), '"')
+	b = appendRequestTail(b, req)
+	_, _ = h.Write(b)
+	*buf = b
+	putJSONBuf(buf)
+	return sum(h)
+}
+
+// text is textHash(*req).
+func (p *prefixHashes) text(req *Request) string {
+	m := p.find(req)
+	if m == nil {
+		return textHash(*req)
+	}
+	h := clone(m.text)
+	hashString(h, req.Prompt[len(m.prefix):])
+	return sum(h)
+}
+
+// memo returns the memo of a prefix req's prompt starts with, learning one from req and
+// the last request no memo matched when there is none; nil when none applies.
+func (p *prefixHashes) memo(req *Request) *prefixMemo {
+	if req.Prompt == "" || len(req.Messages) > 0 || !handEncoded(req) {
+		return nil
+	}
+	if m := p.find(req); m != nil {
+		return m
+	}
+	last := p.last.Swap(&lastPrompt{model: req.Model, prompt: req.Prompt})
+	if last == nil || last.model != req.Model {
+		return nil
+	}
+	return p.learn(req.Model, commonLines(last.prompt, req.Prompt))
+}
+
+// find returns the memo of the longest prefix req's prompt starts with, for its model,
+// or nil.
+func (p *prefixHashes) find(req *Request) *prefixMemo {
+	ms := p.memos.Load()
+	if ms == nil || req.Prompt == "" || len(req.Messages) > 0 {
+		return nil
+	}
+	var best *prefixMemo
+	for _, m := range *ms {
+		if (best == nil || len(m.prefix) > len(best.prefix)) && m.model == req.Model && strings.HasPrefix(req.Prompt, m.prefix) {
+			best = m
+		}
+	}
+	return best
+}
+
+// commonLines is the longest run of whole lines (ending in a newline) both a and b
+// start with. It ends in an ASCII byte, so no rune spans its end.
+func commonLines(a, b string) string {
+	n := min(len(a), len(b))
+	i := 0
+	for i < n && a[i] == b[i] {
+		i++
+	}
+	return a[:strings.LastIndexByte(a[:i], '\n')+1]
+}
+
+// learn remembers prefix of model's prompts and returns its memo; nil when it is too
+// short to be worth it.
+func (p *prefixHashes) learn(model, prefix string) *prefixMemo {
+	if len(prefix) < minPrefix {
+		return nil
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var old []*prefixMemo
+	if ms := p.memos.Load(); ms != nil {
+		old = *ms
+	}
+	for _, m := range old {
+		if m.model == model && m.prefix == prefix {
+			return m
+		}
+	}
+	buf := getJSONBuf()
+	b := append(appendJSONString(append((*buf)[:0], `{"model":`...), model), `,"prompt":"`...)
+	b = appendJSONChars(b, prefix)
+	key, text := sha256.New(), sha256.New()
+	_, _ = key.Write(b)
+	hashString(text, prefix)
+	*buf = b
+	putJSONBuf(buf)
+	m := &prefixMemo{model: model, prefix: prefix, key: key.(hash.Cloner), text: text.(hash.Cloner)}
+	ms := append([]*prefixMemo{m}, old[:min(len(old), maxMemos-1)]...)
+	p.memos.Store(&ms)
+	return m
+}
+
+func clone(c hash.Cloner) hash.Hash {
+	h, err := c.Clone()
+	if err != nil {
+		panic("llm: sha256 state cannot be cloned: " + err.Error())
+	}
+	return h.(hash.Hash)
+}
+
+func sum(h hash.Hash) string {
+	var s [sha256.Size]byte
+	return hex.EncodeToString(h.Sum(s[:0]))
+}
