@@ -151,7 +151,8 @@ func (o *OpenAI) Complete(ctx context.Context, req Request) (Response, error) {
 	// A chat reply may carry its reasoning in a field go-openai does not read, and token
 	// ids and exact log-probabilities are read from the body too: keep all of it then.
 	seen := &capture{keepTemperatureOut: isReasoningModel(req.Model), limit: MaxResponseBytes(req.N, req.MaxTokens),
-		keepAll: len(req.Messages) > 0 || req.Logprobs || req.TokenIDs, tokenIDs: req.TokenIDs}
+		keepAll: len(req.Messages) > 0 || req.Logprobs || req.TokenIDs, tokenIDs: req.TokenIDs,
+		noTemperature: float32(req.Temperature) == 0 && len(req.Tools) == 0}
 	actx := context.WithValue(ctx, captureKey{}, seen)
 	if o.timeout > 0 {
 		var cancel context.CancelFunc

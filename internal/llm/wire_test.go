@@ -1,7 +1,12 @@
 package llm
 
 import (
+	"bytes"
 	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"sync"
 	"testing"
 )
 
@@ -26,7 +31,7 @@ func TestWithTemperature(t *testing.T) {
 			// Read with room in front, as the transport does, it gives the same bytes.
 			buf := make([]byte, temperatureRoom+len(tt.in))
 			copy(buf[temperatureRoom:], tt.in)
-			if in := withTemperatureIn(buf, temperatureRoom); string(in) != string(out) {
+			if in := withTemperatureIn(buf, temperatureRoom, false); string(in) != string(out) {
 				t.Errorf("with room in front: got %s, want %s", in, out)
 			}
 			if tt.want == nil {
@@ -60,4 +65,53 @@ func mustJSON(t *testing.T, v any) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// A request with no temperature and no tools has "temperature":0 written in without its
+// body being searched for the key: the server receives the bytes the search gave
+// (withTemperature of json.Marshal of go-openai's request) for prompts and messages
+// that name the key in their text, and a request with its own temperature is sent as
+// go-openai wrote it.
+func TestTemperatureKnownAbsentSameBytes(t *testing.T) {
+	var mu sync.Mutex
+	var last []byte
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		mu.Lock()
+		last = b
+		mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		if bytes.Contains(b, []byte(`"messages"`)) {
+			_, _ = io.WriteString(w, `{"object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":"ok"},"finish_reason":"stop"}]}`)
+			return
+		}
+		_, _ = io.WriteString(w, `{"object":"text_completion","choices":[{"index":0,"text":"ok","finish_reason":"stop"}]}`)
+	}))
+	defer srv.Close()
+	c, err := NewOpenAI(OpenAIOptions{BaseURL: srv.URL + "/v1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	seed := 5
+	for i, req := range []Request{
+		{Model: "m", Prompt: "Question: \"temperature\" of <Zembla>?\nThought:", MaxTokens: 100, Stop: []string{"\nObservation"}},
+		{Model: "m", Prompt: "p", Temperature: 1e-60, Seed: &seed, N: 2},
+		{Model: "", Prompt: "p"},
+		{Model: "m", Messages: []Message{{Role: "system", Content: `{"temperature":1}`}, {Role: "user", Content: "q"}}, TopP: 0.9},
+		{Model: "m", Prompt: "p", Temperature: 0.7},
+	} {
+		if _, err := c.Complete(t.Context(), req); err != nil {
+			t.Fatalf("request %d: %v", i, err)
+		}
+		mu.Lock()
+		raw := last
+		mu.Unlock()
+		var sent any = completionRequest(req)
+		if req.Messages != nil {
+			sent = chatRequest(req)
+		}
+		if want := withTemperature([]byte(mustJSON(t, sent))); !bytes.Equal(raw, want) {
+			t.Errorf("request %d: server got\n%s\nwant\n%s", i, raw, want)
+		}
+	}
 }
