@@ -164,12 +164,15 @@ func (l *Layout) Step(question string, history []Turn) Request {
 	}
 	var b strings.Builder
 	l.completionHistory(&b, question, history)
+	num := strconv.Itoa(i)
 	if l.kind == KindAct {
-		fmt.Fprintf(&b, "Action %d:", i)
+		b.WriteString("Action ")
 	} else {
-		fmt.Fprintf(&b, "Thought %d:", i)
+		b.WriteString("Thought ")
 	}
-	return Request{Prompt: b.String(), Stop: []string{fmt.Sprintf("\nObservation %d:", i)}, layout: l}
+	b.WriteString(num)
+	b.WriteByte(':')
+	return Request{Prompt: b.String(), Stop: []string{"\nObservation " + num + ":"}, layout: l}
 }
 
 // Reask renders the second request of a step whose completion held a thought but no
