@@ -51,7 +51,7 @@ type cached struct {
 
 func (cc *cached) Complete(ctx context.Context, req Request) (Response, error) {
 	start := time.Now()
-	key := cc.hashes.key(&req)
+	key, memo := cc.hashes.key(&req)
 	if resp, ok := cc.load(key); ok {
 		resp.Latency = time.Since(start)
 		return resp, nil
@@ -60,7 +60,7 @@ func (cc *cached) Complete(ctx context.Context, req Request) (Response, error) {
 	if err != nil {
 		return resp, err
 	}
-	_ = cc.store(key, req, resp) // a cache that cannot be written only costs a re-request later
+	_ = cc.store(key, memo, req, resp) // a cache that cannot be written only costs a re-request later
 	return resp, nil
 }
 
@@ -86,11 +86,11 @@ func (cc *cached) load(key string) (Response, bool) {
 	return Response{Choices: e.Choices, Usage: e.Usage, Model: e.Model, Cached: true}, true
 }
 
-func (cc *cached) store(key string, req Request, resp Response) error {
+func (cc *cached) store(key string, memo *prefixMemo, req Request, resp Response) error {
 	params := req
 	params.Prompt, params.Messages, params.Tools = "", nil, nil
 	return cc.log.put(logEntry{
-		V: logVersion, Key: key, PromptHash: cc.hashes.text(&req), Request: params,
+		V: logVersion, Key: key, PromptHash: text(&req, memo), Request: params,
 		Choices: resp.Choices, Usage: resp.Usage, Model: resp.Model,
 		Written: time.Now().UTC(), Original: resp.Latency.Milliseconds(), PromptTokenIDs: resp.PromptTokenIDs,
 	})

@@ -39,11 +39,11 @@ const (
 	maxMemos = 8
 )
 
-// key is requestKey(*req).
-func (p *prefixHashes) key(req *Request) string {
+// key is requestKey(*req), and the memo it started from (nil for none), for text.
+func (p *prefixHashes) key(req *Request) (string, *prefixMemo) {
 	m := p.memo(req)
 	if m == nil {
-		return requestKey(*req)
+		return requestKey(*req), nil
 	}
 	h := clone(m.key)
 	buf := getJSONBuf()
@@ -52,12 +52,11 @@ func (p *prefixHashes) key(req *Request) string {
 	_, _ = h.Write(b)
 	*buf = b
 	putJSONBuf(buf)
-	return sum(h)
+	return sum(h), m
 }
 
-// text is textHash(*req).
-func (p *prefixHashes) text(req *Request) string {
-	m := p.find(req)
+// text is textHash(*req), started from m, the memo key gave for req (nil: none).
+func text(req *Request, m *prefixMemo) string {
 	if m == nil {
 		return textHash(*req)
 	}
@@ -91,11 +90,18 @@ func (p *prefixHashes) find(req *Request) *prefixMemo {
 	}
 	var best *prefixMemo
 	for _, m := range *ms {
-		if (best == nil || len(m.prefix) > len(best.prefix)) && m.model == req.Model && strings.HasPrefix(req.Prompt, m.prefix) {
+		if (best == nil || len(m.prefix) > len(best.prefix)) && m.model == req.Model && hasPrefix(req.Prompt, m.prefix) {
 			best = m
 		}
 	}
 	return best
+}
+
+// hasPrefix is strings.HasPrefix for a prefix of minPrefix bytes or more, which first
+// compares the prefix's last 8 bytes: a memo of another episode's prompt fails there.
+func hasPrefix(s, prefix string) bool {
+	n := len(prefix)
+	return len(s) >= n && s[n-8:n] == prefix[n-8:] && s[:n] == prefix
 }
 
 // commonLines is the longest run of whole lines (ending in a newline) both a and b

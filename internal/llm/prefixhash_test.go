@@ -41,10 +41,11 @@ func TestPrefixHashesAreTheHashes(t *testing.T) {
 		wg.Go(func() {
 			for i := g; i < len(reqs); i += 8 {
 				req := &reqs[i]
-				if got, want := p.key(req), requestKey(*req); got != want {
-					t.Errorf("request %d: key %s, want %s", i, got, want)
+				key, m := p.key(req)
+				if want := requestKey(*req); key != want {
+					t.Errorf("request %d: key %s, want %s", i, key, want)
 				}
-				if got, want := p.text(req), textHash(*req); got != want {
+				if got, want := text(req, m), textHash(*req); got != want {
 					t.Errorf("request %d: prompt hash %s, want %s", i, got, want)
 				}
 			}
@@ -66,10 +67,11 @@ func TestPrefixHashesAreTheHashes(t *testing.T) {
 	base := strings.Repeat("Thought: x\n", 200) + "Action: Search["
 	for i, prompt := range []string{base + "é]\n", base + "è]\n", base + "é]\nObservation: y\n"} {
 		req := &Request{Model: "m", Prompt: prompt}
-		if got, want := q.key(req), requestKey(*req); got != want {
-			t.Errorf("parting prompt %d: key %s, want %s", i, got, want)
+		key, m := q.key(req)
+		if want := requestKey(*req); key != want {
+			t.Errorf("parting prompt %d: key %s, want %s", i, key, want)
 		}
-		if got, want := q.text(req), textHash(*req); got != want {
+		if got, want := text(req, m), textHash(*req); got != want {
 			t.Errorf("parting prompt %d: prompt hash %s, want %s", i, got, want)
 		}
 	}
