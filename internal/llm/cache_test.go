@@ -421,3 +421,73 @@ func TestCacheDoesNotStoreErrors(t *testing.T) {
 		t.Errorf("second: got cached=%v err=%v, want a fresh success", resp.Cached, err)
 	}
 }
+
+// testdata/completion-cache was written by the code before the cache key and line were
+// encoded by hand and the shared prompt prefix hashed once (6345ec6), for
+// oldCacheRequests. A re-run hits every entry and sends nothing, twice over (the second
+// time every prompt prefix is known), and the lines this code writes for the same
+// requests are the old lines byte for byte, but for when they were written and took.
+func TestCacheHitsEntriesOfEarlierVersions(t *testing.T) {
+	old, err := filepath.Glob("testdata/completion-cache/log-*.jsonl")
+	if err != nil || len(old) != 1 {
+		t.Fatalf("fixture: %v %v", old, err)
+	}
+	dir := t.TempDir()
+	if err := os.CopyFS(dir, os.DirFS("testdata/completion-cache")); err != nil {
+		t.Fatal(err)
+	}
+	s := llmtest.NewServer(t, func(_ context.Context, r llmtest.Req) llmtest.Reply {
+		return llmtest.Reply{Texts: []string{fmt.Sprintf(" stored answer %d", len(r.Prompt))}, PromptTokens: len(r.Prompt) / 4, CompletionTokens: 4}
+	})
+	c := llm.WithCache(newClient(t, s.URL, 0), dir)
+	for round := range 2 {
+		for i, req := range oldCacheRequests() {
+			resp, err := c.Complete(t.Context(), req)
+			if err != nil || !resp.Cached || resp.Choices[0].Text != fmt.Sprintf(" stored answer %d", len(req.Prompt)) {
+				t.Errorf("round %d, request %d: cached=%v %+v %v", round, i, resp.Cached, resp.Choices, err)
+			}
+		}
+	}
+	if s.Requests() != 0 || len(segments(t, dir)) != 1 {
+		t.Errorf("re-run: %d requests, segments %v; want none and the old one", s.Requests(), segments(t, dir))
+	}
+	fresh := t.TempDir()
+	c = llm.WithCache(newClient(t, s.URL, 0), fresh)
+	for _, req := range oldCacheRequests() {
+		if _, err := c.Complete(t.Context(), req); err != nil {
+			t.Fatal(err)
+		}
+	}
+	when := regexp.MustCompile(`"written":"[^"]*","latency_ms":\d+`)
+	want, got := lines(t, old[0]), lines(t, segments(t, fresh)[0])
+	if len(got) != len(want) {
+		t.Fatalf("%d lines written, want %d", len(got), len(want))
+	}
+	for i := range want {
+		if w, g := when.ReplaceAll(want[i], nil), when.ReplaceAll(got[i], nil); !bytes.Equal(w, g) {
+			t.Errorf("line %d:\n got %s\nwant %s", i, g, w)
+		}
+	}
+}
+
+// oldCacheRequests are the completion requests of testdata/completion-cache: a few-shot
+// prefix shared by all (escapes, non-ASCII), then each question's steps.
+func oldCacheRequests() []llm.Request {
+	prefix := "Solve a question answering task with interleaving Thought, Action, Observation steps.\n" +
+		strings.Repeat("Question: Is <Zembla> \"older\" than Onhava & Plim, café?\nThought 1: I search.\nAction 1: Search[Zembla]\nObservation 1: Zembla is\tan island kingdom.\u2028\n", 12)
+	seed := 3
+	var reqs []llm.Request
+	for q := range 4 {
+		prompt := prefix + fmt.Sprintf("Question: question %d, naïve?\n", q)
+		for step := 1; step <= 3; step++ {
+			req := llm.Request{Model: "local-model", Prompt: prompt + fmt.Sprintf("Thought %d:", step), MaxTokens: 100,
+				Stop: []string{fmt.Sprintf("\nObservation %d:", step)}}
+			if q == 3 {
+				req.Temperature, req.Seed, req.Attempt = 0.7, &seed, 1
+			}
+			reqs = append(reqs, req)
+			prompt += fmt.Sprintf("Thought %d: think %d\nAction %d: Search[é%d]\nObservation %d: \"x\" <y>\n", step, step, step, q, step)
+		}
+	}
+	return reqs
+}
