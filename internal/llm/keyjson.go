@@ -38,15 +38,26 @@ func handEncoded(req *Request) bool {
 // messages, the sampling settings and the closing brace.
 func appendRequestTail(b []byte, req *Request) []byte {
 	if len(req.Messages) > 0 {
-		b = append(b, `,"messages":[`...)
-		for i := range req.Messages {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = appendMessageJSON(b, &req.Messages[i])
-		}
-		b = append(b, ']')
+		b = append(appendMoreMessages(append(b, `,"messages":[`...), req.Messages, 0), ']')
 	}
+	return appendSettingsJSON(b, req)
+}
+
+// appendMoreMessages appends the JSON of msgs[from:], each after a comma but the first
+// message of all.
+func appendMoreMessages(b []byte, msgs []Message, from int) []byte {
+	for i := from; i < len(msgs); i++ {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendMessageJSON(b, &msgs[i])
+	}
+	return b
+}
+
+// appendSettingsJSON appends what follows the messages in json.Marshal(req)'s bytes: the
+// sampling settings and the closing brace.
+func appendSettingsJSON(b []byte, req *Request) []byte {
 	b = append(b, `,"temperature":`...)
 	b = appendJSONFloat(b, req.Temperature)
 	if req.TopP != 0 {
