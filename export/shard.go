@@ -89,15 +89,16 @@ func (o *outFile) Write(p []byte) (int, error) {
 }
 
 // flush hashes and writes the buffer. A file system that opened the file for direct
-// I/O but refuses the write (EINVAL: it wants a larger alignment) gets it through the
-// page cache, and so does the rest of the file.
+// I/O but refuses a write (EINVAL: it wants a larger alignment, or a short write left
+// the rest of the buffer unaligned) gets what is left through the page cache, and so
+// does the rest of the file.
 func (o *outFile) flush() error {
 	o.h.Write(o.buf)
 	k, err := o.f.Write(o.buf)
-	if err != nil && k == 0 && o.direct && errors.Is(err, syscall.EINVAL) {
+	if err != nil && o.direct && errors.Is(err, syscall.EINVAL) {
+		o.direct = false
 		if err = setDirect(o.f, false); err == nil {
-			o.direct = false
-			_, err = o.f.Write(o.buf)
+			_, err = o.f.Write(o.buf[k:])
 		}
 	}
 	o.buf = o.buf[:0]

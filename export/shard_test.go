@@ -57,3 +57,39 @@ func TestOutFileWritesWhatItCounts(t *testing.T) {
 		}
 	}
 }
+
+// TestOutFileFallsBackFromDirectIO gives an outFile opened for direct I/O a buffer one
+// byte out of alignment, which direct I/O refuses (EINVAL): the writes go through the
+// page cache instead and the file is whole.
+func TestOutFileFallsBackFromDirectIO(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "out.jsonl")
+	o, err := createOut(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !o.direct {
+		o.close()
+		t.Skip("the test's file system takes no direct I/O")
+	}
+	b := make([]byte, outBuffer+1)
+	o.buf = b[1:1:len(b)]
+	want := bytes.Repeat([]byte("0123456789abcdef"), 3*outBuffer/16+5)
+	if n, err := o.Write(want); err != nil || n != len(want) {
+		t.Fatalf("Write = %d, %v", n, err)
+	}
+	fellBack := !o.direct
+	size, _, err := o.close()
+	if err != nil {
+		t.Fatalf("close: %v", err)
+	}
+	got, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) || size != int64(len(want)) {
+		t.Errorf("read back %d bytes (equal: %v), close said %d; want %d", len(got), bytes.Equal(got, want), size, len(want))
+	}
+	if !fellBack {
+		t.Log("this file system took the unaligned buffer for direct I/O; the fallback was not exercised")
+	}
+}
