@@ -15,6 +15,19 @@ import (
 	"github.com/reactgen/reactgen/pipeline"
 )
 
+// batchConfig is testConfig in dir/cfg for 40 questions, all at once, in batch mode (a
+// 50 ms window, polled every 5 ms), with key set to v.
+func batchConfig(t *testing.T, dir, url, key string, v any) string {
+	t.Helper()
+	return testConfig(t, filepath.Join(dir, "cfg"), url, map[string]any{
+		"task.limit":           40,
+		"generate.concurrency": 40,
+		"llm.mode":             "batch",
+		"llm.batch":            map[string]any{"window": "50ms", "poll": "5ms"},
+		key:                    v,
+	})
+}
+
 // TestBatchModeRunCommand runs `reactgen run` with llm.mode batch against the fake's
 // Batch API: the episodes go out in waves, recorded under <run>/batches, and a second run
 // of the same directory sends nothing.
@@ -22,13 +35,7 @@ func TestBatchModeRunCommand(t *testing.T) {
 	model := newFakeModel(t)
 	srv := llmtest.NewServer(t, model.handle)
 	dir := t.TempDir()
-	cfg := testConfig(t, filepath.Join(dir, "cfg"), srv.URL, map[string]any{
-		"task.limit":           40,
-		"generate.concurrency": 40,
-		"llm.mode":             "batch",
-		"llm.batch":            map[string]any{"window": "50ms", "poll": "5ms"},
-		"llm.prices":           map[string]any{"fake-model": map[string]any{"prompt": 1.0, "completion": 2.0}},
-	})
+	cfg := batchConfig(t, dir, srv.URL, "llm.prices", map[string]any{"fake-model": map[string]any{"prompt": 1.0, "completion": 2.0}})
 	out := filepath.Join(dir, "run")
 	env := map[string]string{"OPENAI_API_KEY": "sk-test"}
 	if res := invoke(t, "", env, "run", "--config", cfg, "--out", out); res.code != 0 {
@@ -86,13 +93,7 @@ func TestBatchKilledWhileCollectingBuysNoLineTwice(t *testing.T) {
 	model := newFakeModel(t)
 	srv := llmtest.NewServer(t, model.handle)
 	dir := t.TempDir()
-	cfg := testConfig(t, filepath.Join(dir, "cfg"), srv.URL, map[string]any{
-		"task.limit":           40,
-		"generate.concurrency": 40,
-		"llm.mode":             "batch",
-		"llm.cache":            false,
-		"llm.batch":            map[string]any{"window": "50ms", "poll": "5ms"},
-	})
+	cfg := batchConfig(t, dir, srv.URL, "llm.cache", false)
 	out := filepath.Join(dir, "run")
 	answers := filepath.Join(out, pipeline.BatchDir, "answers")
 	env := childEnv{vars: map[string]string{"OPENAI_API_KEY": "sk-test"}}
