@@ -1,6 +1,7 @@
 package prompt
 
 import (
+	"io/fs"
 	"os"
 	"strings"
 	"testing"
@@ -39,21 +40,29 @@ func TestLoad(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			s, err := Load(tc.ref, tc.task, fsys)
-			if err != nil {
-				t.Fatalf("Load: %v", err)
-			}
-			if s.Kind != tc.kind {
-				t.Errorf("kind: got %q, want %q", s.Kind, tc.kind)
-			}
-			if len(s.Exemplars) != tc.exemplars {
-				t.Errorf("exemplars: got %d, want %d", len(s.Exemplars), tc.exemplars)
-			}
+			s := loadKind(t, tc.ref, tc.task, fsys, tc.kind, tc.exemplars)
 			if s.Instruction != tc.instruction {
 				t.Errorf("instruction: got %q, want %q", s.Instruction, tc.instruction)
 			}
 		})
 	}
+}
+
+// loadKind loads ref for task from fsys (nil: the file system) and checks that it is a
+// set of kind with n exemplars.
+func loadKind(t *testing.T, ref, task string, fsys fs.FS, kind string, n int) Set {
+	t.Helper()
+	s, err := Load(ref, task, fsys)
+	if err != nil {
+		t.Fatalf("Load: %v", err)
+	}
+	if s.Kind != kind {
+		t.Errorf("kind: got %q, want %q", s.Kind, kind)
+	}
+	if len(s.Exemplars) != n {
+		t.Errorf("exemplars: got %d, want %d", len(s.Exemplars), n)
+	}
+	return s
 }
 
 func TestLoadErrors(t *testing.T) {
@@ -174,16 +183,7 @@ func TestPaperPromptFiles(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.ref[strings.LastIndex(tc.ref, "/")+1:], func(t *testing.T) {
-			s, err := Load(tc.ref, tc.task, nil)
-			if err != nil {
-				t.Fatalf("Load: %v", err)
-			}
-			if s.Kind != tc.kind {
-				t.Errorf("kind: got %q, want %q", s.Kind, tc.kind)
-			}
-			if len(s.Exemplars) != tc.n {
-				t.Errorf("exemplars: got %d, want %d", len(s.Exemplars), tc.n)
-			}
+			s := loadKind(t, tc.ref, tc.task, nil, tc.kind, tc.n)
 			for i, ex := range s.Exemplars {
 				if ex.Question == "" || ex.Answer == "" {
 					t.Errorf("exemplar %d: question %q answer %q, want both", i, ex.Question, ex.Answer)
