@@ -8,15 +8,10 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
-	"testing"
 	"time"
-
-	"github.com/reactgen/reactgen/internal/llm"
 )
 
 // BatchFault is how the fake runs one batch of the Batch API.
@@ -469,28 +464,4 @@ func (b *batches) wire(rec *batchRecord) map[string]any {
 		m["errors"] = map[string]any{"object": "list", "data": rec.problems}
 	}
 	return m
-}
-
-// ForgetBatchID rewrites the batch state that a client in batch mode keeps in dir
-// (llm.BatchStateFile) as if its process had died after uploading each wave's input and
-// before it learnt the batch's id: the case a resume must create the batch for.
-func ForgetBatchID(t testing.TB, dir string) {
-	t.Helper()
-	path := filepath.Join(dir, llm.BatchStateFile)
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var st map[string][]map[string]any
-	if err := json.Unmarshal(b, &st); err != nil {
-		t.Fatal(err)
-	}
-	for _, w := range st["waves"] {
-		delete(w, "batch_id")
-		w["status"] = "uploaded"
-	}
-	b, _ = json.Marshal(st)
-	if err := os.WriteFile(path, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
 }
