@@ -36,18 +36,21 @@ func BenchmarkChainRun(b *testing.B) {
 // BenchmarkRunLog filters an episode log the way the filter stage does (the default
 // rules, kept.jsonl and rejected.jsonl copied from the log's lines): n distinct synthetic
 // HotpotQA episodes of about 2 KB, one per question, as BenchmarkExport's filter phase
-// (FILTER_BENCH_EPISODES, or 2000; FILTER_BENCH_LOG names a log to write once and
-// reuse, which keeps the set-up out of a CPU profile). It reports CPU time (user + sys) beside wall time
-// and the load.
+// (FILTER_BENCH_EPISODES, or 2000; FILTER_BENCH_OBS_WORDS, the words kept of each
+// observation, or 18: 50 keeps them whole, the 3 KB episodes, as BenchmarkExport's
+// EXPORT_BENCH_OBS_WORDS; FILTER_BENCH_LOG names a log to write once and reuse, which
+// keeps the set-up out of a CPU profile). It reports CPU time (user + sys) beside wall
+// time and the load.
 func BenchmarkRunLog(b *testing.B) {
 	n := benchmeter.Size(b, "FILTER_BENCH_EPISODES", 2000)
+	words := benchmeter.Size(b, "FILTER_BENCH_OBS_WORDS", 18)
 	dir := b.TempDir()
 	episodes := filepath.Join(dir, pipeline.EpisodesFile)
 	if p := os.Getenv("FILTER_BENCH_LOG"); p != "" {
 		episodes = p // written once, then reused: the set-up out of a profile
 	}
 	if _, err := os.Stat(episodes); err != nil {
-		episodetest.WriteLog(b, episodes, n, 18) // about 2 KB each, as BenchmarkExport's
+		episodetest.WriteLog(b, episodes, n, words)
 	}
 	st, err := os.Stat(episodes)
 	if err != nil {
