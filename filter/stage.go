@@ -37,12 +37,14 @@ func (s Stage) Run(ctx context.Context, r *pipeline.Run) (pipeline.Counts, error
 	}
 	// What a killed filter left: its temporary kept and rejected files.
 	pipeline.RemoveStale(r.Dir.Path, []string{pipeline.KeptFile, pipeline.RejectedFile}, nil)
-	kept, err := pipeline.CreateJSONL(r.Dir.File(pipeline.KeptFile))
+	// Both are hashed as they are written: the manifest's sha256 without reading the
+	// files back (pipeline.CreateHashedAtomic says why they are the bytes committed).
+	kept, err := pipeline.CreateHashedJSONL(r.Dir.File(pipeline.KeptFile))
 	if err != nil {
 		return nil, err
 	}
 	defer kept.Abort()
-	rejected, err := pipeline.CreateJSONL(r.Dir.File(pipeline.RejectedFile))
+	rejected, err := pipeline.CreateHashedJSONL(r.Dir.File(pipeline.RejectedFile))
 	if err != nil {
 		return nil, err
 	}
@@ -64,12 +66,12 @@ func (s Stage) Run(ctx context.Context, r *pipeline.Run) (pipeline.Counts, error
 		if err != nil {
 			return nil, err
 		}
-		o, err := pipeline.DescribeOutput(r.Dir.Path, tmp, pipeline.StageFilter, "jsonl", "", f.w.Rows)
+		n, sum, err := f.w.Digest()
 		if err != nil {
 			return nil, err
 		}
-		o.Path = f.name
-		outs = append(outs, o)
+		outs = append(outs, pipeline.Output{Path: f.name, Stage: pipeline.StageFilter, Format: "jsonl",
+			Rows: f.w.Rows, Bytes: n, SHA256: sum}) // as DescribeOutput of the file
 		moves = append(moves, pipeline.Move{From: filepath.Base(tmp), To: f.name})
 	}
 	if err := r.Commit(pipeline.StageFilter, moves, nil, outs, ""); err != nil {

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"hash"
 	"io"
 	"os"
 	"path/filepath"
@@ -21,6 +22,8 @@ type AtomicFile struct {
 	path string
 	f    *os.File
 	w    *bufio.Writer
+	sum  *hashingFile // CreateHashedAtomic's, or nil
+	done bool         // Ready wrote, synced and closed the whole file
 }
 
 var _ io.Writer = (*AtomicFile)(nil)
@@ -36,6 +39,51 @@ func CreateAtomic(path string) (*AtomicFile, error) {
 		return nil, fmt.Errorf("create temporary file for %s: %w", path, err)
 	}
 	return &AtomicFile{path: path, f: f, w: bufio.NewWriterSize(f, 1<<20)}, nil
+}
+
+// CreateHashedAtomic is CreateAtomic for a file whose size and sha256 the caller wants
+// (a manifest's Output): every byte is hashed on its way to the file, and Digest gives
+// what FileDigest would read back, without reading it. They are the file's bytes: the
+// temporary file is new and empty (os.CreateTemp opens it O_EXCL), only this
+// AtomicFile's descriptor writes it, each write at the end of the last one (no seek),
+// every byte passes through hashingFile.Write, which hashes exactly the bytes the
+// kernel accepted, and a rename moves a file without changing its content.
+func CreateHashedAtomic(path string) (*AtomicFile, error) {
+	a, err := CreateAtomic(path)
+	if err != nil {
+		return nil, err
+	}
+	a.sum = &hashingFile{f: a.f, h: sha256.New()}
+	// hashingFile has no ReadFrom, so a copy into the buffer cannot go around the hash
+	// (bufio would hand it to os.File's copy_file_range).
+	a.w = bufio.NewWriterSize(a.sum, 1<<20)
+	return a, nil
+}
+
+// hashingFile writes to f and hashes what f took.
+type hashingFile struct {
+	f *os.File
+	h hash.Hash
+	n int64
+}
+
+func (w *hashingFile) Write(p []byte) (int, error) {
+	n, err := w.f.Write(p)
+	w.h.Write(p[:n])
+	w.n += int64(n)
+	return n, err
+}
+
+// Digest is the size and sha256 (hex) of a file from CreateHashedAtomic, once Ready or
+// Commit has written all of it: FileDigest's answer for the committed file.
+func (a *AtomicFile) Digest() (int64, string, error) {
+	switch {
+	case a.sum == nil:
+		return 0, "", fmt.Errorf("digest %s: not created by CreateHashedAtomic", a.path)
+	case !a.done:
+		return 0, "", fmt.Errorf("digest %s: not written (Ready or Commit has not succeeded)", a.path)
+	}
+	return a.sum.n, hex.EncodeToString(a.sum.h.Sum(nil)), nil
 }
 
 // Write buffers p. Its error names the final path.
@@ -64,6 +112,7 @@ func (a *AtomicFile) Commit() error {
 	}
 	if err := os.Rename(tmp, a.path); err != nil {
 		os.Remove(tmp)
+		a.done = false
 		return fmt.Errorf("rename into %s: %w", a.path, err)
 	}
 	syncDir(filepath.Dir(a.path))
@@ -99,6 +148,7 @@ func (a *AtomicFile) Ready() (string, error) {
 		os.Remove(tmp)
 		return "", err
 	}
+	a.done = true
 	return tmp, nil
 }
 

@@ -1,8 +1,10 @@
 package pipeline
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -49,5 +51,99 @@ func TestAtomicFile(t *testing.T) {
 	entries, _ := os.ReadDir(filepath.Dir(path))
 	if len(entries) != 1 {
 		t.Errorf("after Abort: %d entries, want only the committed file", len(entries))
+	}
+}
+
+// TestHashedAtomicDigest: a CreateHashedAtomic file's Digest is FileDigest of the file
+// committed, whichever way its bytes went in: Write, the buffer's small writes, a write
+// larger than the buffer (which goes past it), a copy from another file (which would be
+// os.File's copy_file_range, around the hash, had bufio reached the file itself), and
+// the JSONL writer's lines and rejected records; Ready and then a rename, as Run.Commit
+// moves the filter's files, as well as Commit. Before Ready, or for a plain
+// CreateAtomic file, Digest is an error.
+func TestHashedAtomicDigest(t *testing.T) {
+	dir := t.TempDir()
+	src := filepath.Join(dir, "src")
+	big := make([]byte, 3<<20+17) // past the 1 MB buffer
+	for i := range big {
+		big[i] = byte(i * 7)
+	}
+	if err := os.WriteFile(src, big[:2<<20], 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	path := filepath.Join(dir, "a.bin")
+	a, err := CreateHashedAtomic(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := a.Digest(); err == nil {
+		t.Error("Digest before Commit: got nil error")
+	}
+	f, err := os.Open(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := a.Buffer().ReadFrom(f); err != nil { // with the buffer empty
+		t.Fatal(err)
+	}
+	a.Write([]byte("head\n"))
+	a.Buffer().WriteString("small\n")
+	a.Write(big)
+	if err := a.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	checkDigest(t, a.Digest, path)
+
+	j, err := CreateHashedJSONL(filepath.Join(dir, "kept.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 5000 {
+		line := fmt.Appendf(nil, `{"id":"e%d","text":"%s"}`, i, strings.Repeat("x", i%700))
+		if i%3 == 0 {
+			err = j.WriteRejected(line, []Reject{{Rule: "correct", Code: "wrong_answer"}})
+		} else {
+			err = j.WriteLine(line)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	tmp, err := j.Ready()
+	if err != nil {
+		t.Fatal(err)
+	}
+	final := filepath.Join(dir, "kept.jsonl")
+	if err := os.Rename(tmp, final); err != nil {
+		t.Fatal(err)
+	}
+	checkDigest(t, j.Digest, final)
+
+	plain, err := CreateAtomic(filepath.Join(dir, "plain"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := plain.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := plain.Digest(); err == nil {
+		t.Error("Digest of a CreateAtomic file: got nil error")
+	}
+}
+
+func checkDigest(t *testing.T, digest func() (int64, string, error), path string) {
+	t.Helper()
+	n, sum, err := digest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	wn, wsum, err := FileDigest(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n != wn || sum != wsum {
+		t.Errorf("%s: Digest %d bytes %s, FileDigest %d bytes %s", path, n, sum, wn, wsum)
 	}
 }

@@ -25,6 +25,16 @@ func CreateJSONL(path string) (*JSONLWriter, error) {
 	return &JSONLWriter{path: path, a: a, w: a.Buffer()}, nil
 }
 
+// CreateHashedJSONL starts an atomic JSONL file at path that hashes its bytes as it
+// writes them (CreateHashedAtomic), for Digest after Ready or Commit.
+func CreateHashedJSONL(path string) (*JSONLWriter, error) {
+	a, err := CreateHashedAtomic(path)
+	if err != nil {
+		return nil, err
+	}
+	return &JSONLWriter{path: path, a: a, w: a.Buffer()}, nil
+}
+
 // Write appends one record.
 func (j *JSONLWriter) Write(v any) error {
 	b, err := json.Marshal(v)
@@ -86,6 +96,10 @@ func (j *JSONLWriter) Commit() error { return j.a.Commit() }
 // Ready syncs the file and leaves it under its temporary name, which it returns, for
 // Run.Commit (AtomicFile.Ready).
 func (j *JSONLWriter) Ready() (string, error) { return j.a.Ready() }
+
+// Digest is the size and sha256 of a CreateHashedJSONL file after Ready or Commit
+// (AtomicFile.Digest).
+func (j *JSONLWriter) Digest() (int64, string, error) { return j.a.Digest() }
 
 // Abort removes the temporary file; the final name is untouched.
 func (j *JSONLWriter) Abort() { j.a.Abort() }
