@@ -202,6 +202,9 @@ func TestHTTPStepIsReactgenEnvsFirstStep(t *testing.T) {
 var tempDirs []string
 
 func TestMain(m *testing.M) {
+	if job := os.Getenv(benchClientEnv); job != "" {
+		os.Exit(benchClient(job)) // the client process of BenchmarkStepsOverWSClientApart
+	}
 	code := m.Run()
 	for _, d := range tempDirs {
 		os.RemoveAll(d)

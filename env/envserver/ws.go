@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"net/http"
 	"sync"
@@ -21,6 +22,7 @@ var errShuttingDown = errors.New("server shutting down")
 type session struct {
 	conn *websocket.Conn
 	ep   *episode
+	buf  []byte // the message being handled, reused for the next (read)
 
 	mu       sync.Mutex
 	busy     bool // handling a message
@@ -37,7 +39,7 @@ func (s *Server) handleWS(w http.ResponseWriter, r *http.Request) {
 		return // Accept has answered the request
 	}
 	conn.SetReadLimit(s.opts.MaxBodyBytes)
-	ss := &session{conn: conn, ep: s.newEpisode()}
+	ss := &session{conn: conn, ep: s.newEpisode(), buf: make([]byte, 0, 512)}
 	if err := s.admit(ss); err != nil {
 		if errors.Is(err, errShuttingDown) {
 			s.send(r.Context(), ss, "error", wsError{Message: err.Error(), Code: CodeSessionError})
@@ -57,9 +59,12 @@ func (s *Server) handleWS(w http.ResponseWriter, r *http.Request) {
 		})
 		defer ss.idle.Stop()
 	}
-	ctx := r.Context()
+	// Nothing cancels a hijacked connection's request context while the handler runs, and
+	// the drain and expiry close the connection itself: without a cancel, each read and
+	// write registers nothing on the context.
+	ctx := context.WithoutCancel(r.Context())
 	for {
-		typ, msg, err := conn.Read(ctx)
+		typ, msg, err := ss.read(ctx)
 		if err != nil {
 			return // closed by the client, by expiry or by the drain
 		}
@@ -84,6 +89,40 @@ func (s *Server) handleWS(w http.ResponseWriter, r *http.Request) {
 			ss.idle.Reset(s.opts.IdleTimeout)
 		}
 	}
+}
+
+// keptBuffer is the largest message buffer a session keeps for its next message: a
+// session that once received a large message does not hold its size (up to
+// MaxBodyBytes) for the rest of its life.
+const keptBuffer = 64 << 10
+
+// read reads the next message into the session's buffer; the bytes are valid until the
+// next read.
+func (ss *session) read(ctx context.Context) (websocket.MessageType, []byte, error) {
+	typ, r, err := ss.conn.Reader(ctx)
+	if err != nil {
+		return 0, nil, err
+	}
+	b := ss.buf[:0]
+	for {
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)]
+		}
+		n, err := r.Read(b[len(b):cap(b)])
+		b = b[:len(b)+n]
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return 0, nil, err
+		}
+	}
+	if cap(b) <= keptBuffer {
+		ss.buf = b
+	} else {
+		ss.buf = nil
+	}
+	return typ, b, nil
 }
 
 // admit registers ss, or refuses it at MaxSessions or while draining.
@@ -174,6 +213,18 @@ func (ss *session) close(code websocket.StatusCode, reason string) {
 func (s *Server) handleMessage(ctx context.Context, ss *session, typ websocket.MessageType, msg []byte) (stop bool) {
 	if typ != websocket.MessageText {
 		s.send(ctx, ss, "error", wsError{Message: "Invalid JSON: a binary message; want a JSON text message", Code: CodeInvalidJSON})
+		return false
+	}
+	if action, ok := plainStep(msg); ok {
+		// The usual message, read in one pass; the general path below would decode it
+		// to the same action.
+		data, err := ss.ep.step(ctx, action)
+		if err != nil {
+			s.send(ctx, ss, "error", wsError{Message: err.Error(), Code: CodeExecutionError})
+			return false
+		}
+		s.steps.Add(1)
+		s.send(ctx, ss, "observation", data)
 		return false
 	}
 	var m wsMessage
