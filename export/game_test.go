@@ -64,7 +64,8 @@ func gameEpisodes() []pipeline.Episode {
 
 // TestGameRewardInEveryFormat exports game episodes to every format and finds each
 // episode's reward where a format can carry it: the Arrow and Parquet reward column (null
-// for a Wikipedia episode), ADP's details and the reward of its last item, ATIF's extra.
+// for a Wikipedia episode), ADP's details and the reward of its last item, ATIF's extra;
+// the ADP and ATIF rows, games' included, pass the formats' schemas.
 func TestGameRewardInEveryFormat(t *testing.T) {
 	eps := append(gameEpisodes(), episodetest.Small())
 	rewards := map[string]*float64{}
@@ -73,6 +74,7 @@ func TestGameRewardInEveryFormat(t *testing.T) {
 	}
 	cfg := pipeline.ExportConfig{Formats: Formats(), Views: []string{ViewReAct, ViewAct}, ValidationFraction: 0}
 	res, dir := runExport(t, cfg, func() iter.Seq2[pipeline.Episode, error] { return episodetest.Seq(eps) })
+	adpSchema, atifSchema := compileSchema(t, "adp-1.2.0.schema.json"), compileSchema(t, "atif-v1.7.schema.json")
 	checked := map[string]int{}
 	for _, f := range res.Files {
 		path := filepath.Join(dir, f.Path)
@@ -97,6 +99,15 @@ func TestGameRewardInEveryFormat(t *testing.T) {
 				}
 				if err := json.Unmarshal(line, &row); err != nil {
 					t.Fatalf("%s line %d: %v", f.Path, i+1, err)
+				}
+				schema := atifSchema
+				if f.Format == "adp" {
+					schema = adpSchema
+				} else if err := atifRules(line); err != nil {
+					t.Errorf("%s line %d: %v", f.Path, i+1, err)
+				}
+				if err := validateJSON(schema, line); err != nil {
+					t.Errorf("%s line %d: schema: %v", f.Path, i+1, err)
 				}
 				id, got := row.Extra.EpisodeID, row.Extra.Reward
 				if f.Format == "adp" {
@@ -146,11 +157,27 @@ func sameReward(a, b *float64) bool { return (a == nil) == (b == nil) && (a == n
 
 // TestGameActViewDropsThinks exports ALFWorld and WebShop ReAct episodes in the act view
 // to every format: no row holds a think action, its "OK." or think among the tools, as
-// the paper's act prompts have none; the react view keeps them all.
+// the paper's act prompts have none; the react view keeps them all. ADP's actions are
+// calls of the games' own tools, as its metadata declares them.
 func TestGameActViewDropsThinks(t *testing.T) {
 	eps := gameEpisodes()
 	cfg := pipeline.ExportConfig{Formats: Formats(), Views: []string{ViewReAct, ViewAct}, ValidationFraction: 0}
 	res, dir := runExport(t, cfg, func() iter.Seq2[pipeline.Episode, error] { return episodetest.Seq(eps) })
+	var meta struct {
+		CustomTools []struct {
+			Function struct {
+				Name       string         `json:"name"`
+				Parameters map[string]any `json:"parameters"`
+			} `json:"function"`
+		} `json:"custom_tools"`
+	}
+	if err := json.Unmarshal(readFile(t, filepath.Join(dir, ADPMetadata)), &meta); err != nil {
+		t.Fatal(err)
+	}
+	tools, err := toolSchemas(meta.CustomTools)
+	if err != nil {
+		t.Fatalf("%s: %v", ADPMetadata, err)
+	}
 	seen := map[string]bool{}
 	for _, f := range res.Files {
 		if f.View == "" {
@@ -171,6 +198,15 @@ func TestGameActViewDropsThinks(t *testing.T) {
 		}
 		thinks := 0 // rows with a think (the per-step formats' rows hold one step each)
 		for i, row := range rows {
+			if f.Format == "adp" {
+				// Each action an api_action of the game's action set, as the metadata declares it.
+				if err := adpRules(row, tools); err != nil {
+					t.Errorf("%s row %d: %v", f.Path, i+1, err)
+				}
+				if bytes.Contains(row, []byte(`"message_action"`)) {
+					t.Errorf("%s row %d: an action the game's tools do not express: %.300s", f.Path, i+1, row)
+				}
+			}
 			has := bytes.Contains(row, []byte("think")) || bytes.Contains(row, []byte("PLAN")) || bytes.Contains(row, []byte("OK."))
 			if f.View == ViewAct && has {
 				t.Errorf("%s row %d: the act view holds a think step: %.400s", f.Path, i+1, row)

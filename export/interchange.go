@@ -105,6 +105,14 @@ type interchangeStep struct {
 func interchangeSteps(ex *Example) []interchangeStep {
 	call := func(i int, actionType, arg string) *ToolCall {
 		name, args, ok := tool.FromAction(actionType, arg)
+		if pipeline.GameTask(ex.Task) {
+			// A game's call is its action as sent, in the game's action set (its
+			// search is WebShop's, not Wikipedia's).
+			name, args, ok = "", "", false
+			if i < len(ex.Steps) {
+				name, args, ok = tool.ParseCommand(ex.Task, ex.Steps[i].Action)
+			}
+		}
 		if !ok {
 			return nil
 		}

@@ -141,6 +141,9 @@ type adpItem struct {
 func adpRules(data []byte, tools map[string]*jsonschema.Schema) error {
 	var row struct {
 		Content []adpItem `json:"content"`
+		Details struct {
+			Task string `json:"task"`
+		} `json:"details"`
 	}
 	if err := json.Unmarshal(data, &row); err != nil {
 		return err
@@ -149,7 +152,14 @@ func adpRules(data []byte, tools map[string]*jsonschema.Schema) error {
 	if len(c) < 2 || c[0].Class != "text_observation" || c[0].Source != "user" {
 		return fmt.Errorf("want the question as the user's text_observation first")
 	}
-	if last := c[len(c)-1]; last.Class != "api_action" || last.Function != "finish" {
+	last := c[len(c)-1]
+	switch {
+	case pipeline.GameTask(row.Details.Task):
+		// A game ends with the environment's answer to the action that ended it.
+		if last.Class != "text_observation" || last.Source != "environment" {
+			return fmt.Errorf("the game's trajectory does not end with the environment's last answer")
+		}
+	case last.Class != "api_action" || last.Function != "finish":
 		return fmt.Errorf("the trajectory does not end with the finish call")
 	}
 	for i := 1; i < len(c); i++ {
