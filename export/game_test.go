@@ -164,12 +164,7 @@ func TestGameActViewDropsThinks(t *testing.T) {
 	cfg := pipeline.ExportConfig{Formats: Formats(), Views: []string{ViewReAct, ViewAct}, ValidationFraction: 0}
 	res, dir := runExport(t, cfg, func() iter.Seq2[pipeline.Episode, error] { return episodetest.Seq(eps) })
 	var meta struct {
-		CustomTools []struct {
-			Function struct {
-				Name       string         `json:"name"`
-				Parameters map[string]any `json:"parameters"`
-			} `json:"function"`
-		} `json:"custom_tools"`
+		CustomTools []toolDef `json:"custom_tools"`
 	}
 	if err := json.Unmarshal(readFile(t, filepath.Join(dir, ADPMetadata)), &meta); err != nil {
 		t.Fatal(err)

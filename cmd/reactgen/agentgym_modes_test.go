@@ -165,7 +165,7 @@ func TestGameRunKilledResumes(t *testing.T) {
 	tmp := t.TempDir()
 	sections := g.sections(model.URL)
 	sections["generate"]["concurrency"] = 2
-	cfg := gameConfig(t, filepath.Join(tmp, "cfg"), sections)
+	cfg := writeSections(t, filepath.Join(tmp, "cfg"), sections)
 	killed, whole := filepath.Join(tmp, "killed"), filepath.Join(tmp, "whole")
 	env := childEnv{vars: map[string]string{"OPENAI_API_KEY": "sk-test"}}
 	landed := 0
