@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -282,31 +281,15 @@ func TestBatchModeStopsSubmittingOnSIGTERM(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the binary in batch mode")
 	}
-	bin := reactgenBinary(t)
 	srv := llmtest.NewServer(t, newFakeModel(t).handle)
 	dir := t.TempDir()
 	cfg := testConfig(t, filepath.Join(dir, "cfg"), srv.URL, map[string]any{"task.limit": 20, "llm.mode": "batch"})
 	out := filepath.Join(dir, "run")
-	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, "run", "--config", cfg, "--out", out)
-	cmd.Env = append(os.Environ(), "OPENAI_API_KEY=sk-test")
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	for len(srv.Batches()) == 0 {
-		if ctx.Err() != nil {
-			t.Fatalf("no batch was submitted:\n%s", stderr.String())
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	cmd.Process.Signal(syscall.SIGTERM)
-	err := cmd.Wait()
-	ee, ok := err.(*exec.ExitError)
-	if !ok || ee.ExitCode() != 143 {
-		t.Fatalf("after SIGTERM: %v, want exit 143\n%s", err, stderr.String())
+	c := startChild(t, childEnv{vars: map[string]string{"OPENAI_API_KEY": "sk-test"}}, "run", "--config", cfg, "--out", out)
+	waitFor(t, "a batch", func() bool { return len(srv.Batches()) > 0 })
+	c.signal(t, syscall.SIGTERM)
+	if code := c.wait(t); code != 143 {
+		t.Fatalf("after SIGTERM: exit %d, want 143\n%s", code, c.stderr.String())
 	}
 	time.Sleep(3 * time.Second) // longer than a wave takes to finish and the next to form
 	if n := len(srv.Batches()); n != 1 {

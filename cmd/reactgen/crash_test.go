@@ -92,8 +92,9 @@ type child struct {
 
 // childEnv is the whole environment a child sees: nothing leaks in from the test's own.
 type childEnv struct {
-	vars map[string]string
-	dir  string // working directory; empty = a fresh temp dir
+	vars  map[string]string
+	dir   string   // working directory; empty = a fresh temp dir
+	stdin *os.File // standard input; nil = none
 }
 
 // startChild starts the binary with args.
@@ -109,6 +110,7 @@ func startChild(t *testing.T, ce childEnv, args ...string) *child {
 		env = append(env, k+"="+v)
 	}
 	cmd.Env = env
+	cmd.Stdin = ce.stdin
 	c := &child{cmd: cmd, stdout: &bytes.Buffer{}, stderr: &bytes.Buffer{}, done: make(chan struct{})}
 	cmd.Stdout, cmd.Stderr = c.stdout, c.stderr
 	if err := cmd.Start(); err != nil {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -165,32 +164,17 @@ func TestSIGTERMStopsACommandBlockedOnAFIFO(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer f.Close()
-			cmd := exec.Command(reactgenBinary(t), tc.args...)
-			cmd.Stdin = f
-			var stderr strings.Builder
-			cmd.Stderr = &stderr
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
-			done := make(chan error, 1)
-			go func() { done <- cmd.Wait() }()
+			c := startChild(t, childEnv{stdin: f}, tc.args...)
 			// Let it reach the read (it prints nothing first); a signal that came earlier
 			// would stop it as well.
 			select {
-			case err := <-done:
-				t.Fatalf("exited before the signal: %v; stderr:\n%s", err, stderr.String())
+			case <-c.done:
+				t.Fatalf("exited before the signal: exit %d; stderr:\n%s", c.code, c.stderr.String())
 			case <-time.After(time.Second):
 			}
-			cmd.Process.Signal(tc.sig)
-			select {
-			case <-done:
-			case <-time.After(time.Minute):
-				cmd.Process.Kill()
-				<-done
-				t.Fatalf("still blocked a minute after %v; stderr:\n%s", tc.sig, stderr.String())
-			}
-			if code := cmd.ProcessState.ExitCode(); code != tc.code {
-				t.Errorf("exit %d, want %d; stderr:\n%s", code, tc.code, stderr.String())
+			c.signal(t, tc.sig)
+			if code := c.wait(t); code != tc.code {
+				t.Errorf("exit %d, want %d; stderr:\n%s", code, tc.code, c.stderr.String())
 			}
 		})
 	}
