@@ -16,6 +16,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/reactgen/reactgen/internal/bpe"
+	"github.com/reactgen/reactgen/internal/dirswap"
 	"github.com/reactgen/reactgen/pipeline"
 )
 
@@ -68,32 +69,20 @@ type RunOptions struct {
 	Commit func(staged string, res Result) error
 }
 
-// asideOf is where the export at dir goes while the one staged in staged takes its place:
-// ".<dir>.old-<the staging folder's suffix>", a name no other commit uses.
+// asideOf is where the export at dir goes while the one staged in staged takes its place
+// in the run's journaled commit: ".<dir>.old-<the staging folder's suffix>", a name no
+// other commit uses.
 func asideOf(dir, staged string) string {
 	suffix := strings.TrimPrefix(filepath.Base(staged), "."+filepath.Base(dir)+".tmp-")
-	return filepath.Join(filepath.Dir(dir), "."+filepath.Base(dir)+".old-"+suffix)
+	return filepath.Join(filepath.Dir(dir), dirswap.AsidePrefix(filepath.Base(dir))+suffix)
 }
 
-// swapDir is the Commit without a run: Dir, when it exists, is renamed aside, the staged
-// folder takes its name, and the old one is removed.
+// swapDir is the Commit without a run: the staged folder takes Dir's place
+// (dirswap.Replace) and the previous export is removed.
 func swapDir(dir string) func(staged string, res Result) error {
 	return func(staged string, _ Result) error {
-		aside := ""
-		if _, err := os.Lstat(dir); err == nil {
-			aside = asideOf(dir, staged)
-			if err := os.Rename(dir, aside); err != nil {
-				return fmt.Errorf("put the previous export aside: %w", err)
-			}
-		}
-		if err := os.Rename(staged, dir); err != nil {
-			if aside != "" {
-				os.Rename(aside, dir)
-			}
+		if err := dirswap.Replace(staged, dir); err != nil {
 			return fmt.Errorf("move the export into place: %w", err)
-		}
-		if aside != "" {
-			return os.RemoveAll(aside)
 		}
 		return nil
 	}
@@ -253,7 +242,7 @@ func makeStage(dir string) (string, error) {
 		return "", fmt.Errorf("export dir %s: %w", dir, err)
 	}
 	base := filepath.Base(dir)
-	pipeline.RemoveStale(parent, nil, []string{"." + base + ".tmp-", "." + base + ".old-"})
+	pipeline.RemoveStale(parent, nil, []string{"." + base + ".tmp-", dirswap.AsidePrefix(base)})
 	stage, err := os.MkdirTemp(parent, "."+base+".tmp-")
 	if err != nil {
 		return "", fmt.Errorf("export dir %s: %w", dir, err)

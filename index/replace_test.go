@@ -10,6 +10,7 @@ import (
 
 	"github.com/reactgen/reactgen/env"
 	"github.com/reactgen/reactgen/index/wikidump"
+	"github.com/reactgen/reactgen/internal/dirswap"
 	"github.com/reactgen/reactgen/internal/filetest"
 	"github.com/reactgen/reactgen/pipeline"
 )
@@ -105,81 +106,69 @@ func TestSecondBuildIsRefusedAndTouchesNothing(t *testing.T) {
 	}
 }
 
+// A forced rebuild exchanges the two indexes (dirswap.Replace, whose tests also take the
+// two-rename path of file systems that cannot exchange): an index opened before it
+// serves on.
 func TestForcedRebuildKeepsTheOldIndexServing(t *testing.T) {
-	for _, tc := range []struct {
-		name     string
-		exchange func(a, b string) error
-	}{
-		{"atomic exchange", exchange},
-		{"two renames", func(a, b string) error { return errNoExchange }},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			defer func(f func(a, b string) error) { exchangeDirs = f }(exchangeDirs)
-			exchangeDirs = tc.exchange
-			a := filetest.Write(t, "a.jsonl", `{"title": "Alder", "text": "Alder is a tree."}`)
-			b := filetest.Write(t, "b.jsonl", `{"title": "Birch", "text": "Birch is a tree."}`)
-			parent := t.TempDir()
-			dir := filepath.Join(parent, "index")
-			if _, err := Build(t.Context(), dir, []string{a}, BuildOptions{}); err != nil {
-				t.Fatal(err)
-			}
-			old, err := Open(dir)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer old.Close()
-			if _, err := Build(t.Context(), dir, []string{b}, BuildOptions{Force: true}); err != nil {
-				t.Fatal(err)
-			}
-			if !pageOf(t, old, "Alder") {
-				t.Error("the index opened before the rebuild stopped serving its pages")
-			}
-			ix, err := Open(dir)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer ix.Close()
-			if !pageOf(t, ix, "Birch") || pageOf(t, ix, "Alder") {
-				t.Error("the rebuilt index does not hold the new corpus alone")
-			}
-			if got := names(t, parent); !slices.Equal(got, []string{"index"}) {
-				t.Errorf("parent after the rebuild: %q, want only the index", got)
-			}
-		})
-	}
-}
-
-func TestKillBetweenRenamesLosesNoIndex(t *testing.T) {
-	defer func(f func(a, b string) error, g func()) { exchangeDirs, afterMoveAside = f, g }(exchangeDirs, afterMoveAside)
-	exchangeDirs = func(a, b string) error { return errNoExchange }
 	a := filetest.Write(t, "a.jsonl", `{"title": "Alder", "text": "Alder is a tree."}`)
 	b := filetest.Write(t, "b.jsonl", `{"title": "Birch", "text": "Birch is a tree."}`)
 	parent := t.TempDir()
 	dir := filepath.Join(parent, "index")
+	if _, err := Build(t.Context(), dir, []string{a}, BuildOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	old, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer old.Close()
+	if _, err := Build(t.Context(), dir, []string{b}, BuildOptions{Force: true}); err != nil {
+		t.Fatal(err)
+	}
+	if !pageOf(t, old, "Alder") {
+		t.Error("the index opened before the rebuild stopped serving its pages")
+	}
+	ix, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ix.Close()
+	if !pageOf(t, ix, "Birch") || pageOf(t, ix, "Alder") {
+		t.Error("the rebuilt index does not hold the new corpus alone")
+	}
+	if got := names(t, parent); !slices.Equal(got, []string{"index"}) {
+		t.Errorf("parent after the rebuild: %q, want only the index", got)
+	}
+}
+
+func TestKillBetweenRenamesLosesNoIndex(t *testing.T) {
+	a := filetest.Write(t, "a.jsonl", `{"title": "Alder", "text": "Alder is a tree."}`)
+	b := filetest.Write(t, "b.jsonl", `{"title": "Birch", "text": "Birch is a tree."}`)
+	killed := t.TempDir()
+	dir := filepath.Join(killed, "index")
 	built, err := Build(t.Context(), dir, []string{a}, BuildOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	// What a kill between the forced rebuild's renames leaves: a copy of the folder at
-	// that moment (no deferred clean-up runs in a killed process).
-	killed := filepath.Join(t.TempDir(), "killed")
-	afterMoveAside = func() {
-		if err := os.CopyFS(killed, os.DirFS(parent)); err != nil {
-			t.Fatal(err)
-		}
-		panic("killed")
+	// What a kill between the two renames of a forced rebuild leaves where the file
+	// system cannot exchange directories (dirswap's TestKillBetweenRenames stops
+	// dirswap.Replace there): the build's lock file, the new index whole under its
+	// building name, the old one moved aside and nothing in place.
+	building := filepath.Join(t.TempDir(), "index")
+	if _, err := Build(t.Context(), building, []string{b}, BuildOptions{}); err != nil {
+		t.Fatal(err)
 	}
-	func() {
-		defer func() { recover() }()
-		Build(t.Context(), dir, []string{b}, BuildOptions{Force: true})
-	}()
-	afterMoveAside = func() {}
-	state := names(t, killed)
-	t.Logf("between the renames: %q", state)
-	if slices.Contains(state, "index") || !slices.ContainsFunc(state, func(n string) bool { return strings.HasPrefix(n, ".index.old-") }) {
-		t.Fatalf("between the renames: %q, want the old index aside and nothing in place", state)
+	if err := os.Rename(building, filepath.Join(killed, ".index.building-2")); err != nil {
+		t.Fatal(err)
 	}
-	dir = filepath.Join(killed, "index")
+	lock, err := pipeline.AcquireLockFile(filepath.Join(killed, ".index.lock"), "index", dir, "the killed build")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lock.Release()
+	if err := os.Rename(dir, filepath.Join(killed, dirswap.AsidePrefix("index")+"1")); err != nil {
+		t.Fatal(err)
+	}
 
 	// The next reader of the index puts the old one back, whole.
 	if err := Recover(dir, nil); err != nil {

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/reactgen/reactgen/internal/dirswap"
 	"github.com/reactgen/reactgen/pipeline"
 )
 
@@ -26,7 +27,7 @@ func removeStale(parent, base string, log *slog.Logger) {
 	haveIndex := Exists(filepath.Join(parent, base))
 	for _, e := range entries {
 		name := e.Name()
-		stale := strings.HasPrefix(name, "."+base+".building-") || haveIndex && strings.HasPrefix(name, "."+base+".old-")
+		stale := strings.HasPrefix(name, "."+base+".building-") || haveIndex && strings.HasPrefix(name, dirswap.AsidePrefix(base))
 		if !stale {
 			continue
 		}
@@ -50,7 +51,7 @@ func Recover(dir string, log *slog.Logger) error {
 	if _, err := os.Lstat(dir); err == nil {
 		return nil
 	}
-	if olds, _ := filepath.Glob(filepath.Join(parent, "."+base+".old-*")); len(olds) == 0 {
+	if olds, _ := filepath.Glob(filepath.Join(parent, dirswap.AsidePrefix(base)+"*")); len(olds) == 0 {
 		return nil
 	}
 	lock, err := pipeline.AcquireLockFile(filepath.Join(parent, "."+base+".lock"), "index", dir, "reactgen (recovering the index)")
@@ -73,7 +74,7 @@ func recoverOld(parent, base string, log *slog.Logger) {
 	if _, err := os.Lstat(dir); err == nil {
 		return
 	}
-	olds, _ := filepath.Glob(filepath.Join(parent, "."+base+".old-*"))
+	olds, _ := filepath.Glob(filepath.Join(parent, dirswap.AsidePrefix(base)+"*"))
 	for _, old := range olds {
 		if !Exists(old) {
 			continue
@@ -109,53 +110,19 @@ func checkTarget(dir string, force bool) error {
 	return nil
 }
 
-// replaceDir moves the finished tmp into dir. An existing index is swapped with the new
-// one in one atomic exchange where the file system supports it, so dir always holds a
-// whole index, and processes that have the old one open read on from it; elsewhere
-// the old index is renamed aside first and, if a kill comes between the two renames,
-// put back by the next build (recoverOld).
+// replaceDir moves the finished tmp into dir (dirswap.Replace): an existing index is
+// swapped with the new one in one atomic exchange where the file system supports it, so
+// dir always holds a whole index, and processes that have the old one open read on from
+// it; elsewhere the old index is renamed aside first and, if a kill comes between the two
+// renames, put back by the next build (recoverOld).
 func replaceDir(tmp, dir string, force bool) error {
-	if _, err := os.Lstat(dir); err != nil {
-		if err := os.Rename(tmp, dir); err != nil {
-			return fmt.Errorf("build index: %w", err)
+	if _, err := os.Lstat(dir); err == nil {
+		if err := checkTarget(dir, force); err != nil {
+			return err
 		}
-		return nil
 	}
-	if err := checkTarget(dir, force); err != nil {
-		return err
-	}
-	switch err := exchangeDirs(tmp, dir); {
-	case err == nil:
-		// tmp now holds the old index.
-		if err := os.RemoveAll(tmp); err != nil {
-			return fmt.Errorf("build index: remove old index: %w", err)
-		}
-		return nil
-	case !errors.Is(err, errNoExchange):
-		return fmt.Errorf("build index: replace %s: %w", dir, err)
-	}
-	parent, base := filepath.Split(dir)
-	old, err := os.MkdirTemp(parent, "."+base+".old-")
-	if err != nil {
+	if err := dirswap.Replace(tmp, dir); err != nil {
 		return fmt.Errorf("build index: %w", err)
-	}
-	if err := os.Remove(old); err != nil {
-		return fmt.Errorf("build index: %w", err)
-	}
-	if err := os.Rename(dir, old); err != nil {
-		return fmt.Errorf("build index: move old index aside: %w", err)
-	}
-	afterMoveAside()
-	if err := os.Rename(tmp, dir); err != nil {
-		os.Rename(old, dir)
-		return fmt.Errorf("build index: %w", err)
-	}
-	if err := os.RemoveAll(old); err != nil {
-		return fmt.Errorf("build index: remove old index: %w", err)
 	}
 	return nil
 }
-
-// afterMoveAside is called between the two renames of replaceDir's fallback; tests
-// stop a build there.
-var afterMoveAside = func() {}

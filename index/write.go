@@ -390,9 +390,3 @@ func (in *inserter) commit(ctx context.Context) error {
 	}
 	return nil
 }
-
-// errNoExchange is exchange's answer on a file system that cannot swap two directories.
-var errNoExchange = errors.New("atomic exchange not supported")
-
-// exchangeDirs is exchange; tests replace it to take the two-rename path.
-var exchangeDirs = exchange

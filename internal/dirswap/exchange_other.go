@@ -1,6 +1,6 @@
 //go:build !linux
 
-package index
+package dirswap
 
 // exchange reports that this system has no atomic directory exchange.
 func exchange(a, b string) error { return errNoExchange }
