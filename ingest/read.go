@@ -7,9 +7,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 
 	"github.com/reactgen/reactgen/internal/dataset"
+	"github.com/reactgen/reactgen/internal/jsonl"
 	"github.com/reactgen/reactgen/pipeline"
 )
 
@@ -194,24 +196,24 @@ func eachLine(path string, fn func(line int, b []byte) error) error {
 		return fmt.Errorf("import: %w", err)
 	}
 	defer f.Close()
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<20), dataset.MaxRecordBytes)
-	line := 1
-	for ; sc.Scan(); line++ {
-		b := bytes.TrimSpace(sc.Bytes())
-		if len(b) == 0 {
+	lines := jsonl.NewReader(bufio.NewReaderSize(f, 1<<20), dataset.MaxRecordBytes)
+	for {
+		b, err := lines.Next()
+		switch {
+		case errors.Is(err, io.EOF):
+			return nil
+		case errors.Is(err, jsonl.ErrTooLong):
+			return fmt.Errorf("read %s line %d: a line over %s, the most reactgen reads of one record", path, lines.Line(), pipeline.FormatBytes(dataset.MaxRecordBytes))
+		case err != nil:
+			return fmt.Errorf("read %s: %w", path, err)
+		}
+		if b = bytes.TrimSpace(b); len(b) == 0 {
 			continue
 		}
-		if err := fn(line, b); err != nil {
+		if err := fn(lines.Line(), b); err != nil {
 			return err
 		}
 	}
-	if err := sc.Err(); errors.Is(err, bufio.ErrTooLong) {
-		return fmt.Errorf("read %s line %d: a line over %s, the most reactgen reads of one record", path, line, pipeline.FormatBytes(dataset.MaxRecordBytes))
-	} else if err != nil {
-		return fmt.Errorf("read %s: %w", path, err)
-	}
-	return nil
 }
 
 // eachArray calls fn with each element of a JSON array file, streaming.

@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 
+	"github.com/reactgen/reactgen/internal/jsonl"
 	"github.com/reactgen/reactgen/pipeline"
 )
 
@@ -136,60 +137,21 @@ const MaxLineBytes = 64 << 20
 // errLineTooLong is a line over MaxLineBytes.
 var errLineTooLong = fmt.Errorf("line over %s (the most reactgen reads of one page)", pipeline.FormatBytes(MaxLineBytes))
 
-// lineReader reads lines of up to max bytes: bufio.Scanner would stop at its token limit
-// with no way to read on past the long line.
-type lineReader struct {
-	r    *bufio.Reader
-	buf  []byte
-	line int
-	max  int
+// lineReader reads a corpus file's lines through jsonl.Reader, a line over MaxLineBytes
+// being errLineTooLong.
+type lineReader struct{ *jsonl.Reader }
+
+func newLineReader(r io.Reader) lineReader {
+	return lineReader{jsonl.NewReader(bufio.NewReaderSize(r, 1<<20), MaxLineBytes)}
 }
 
-func newLineReader(r io.Reader) *lineReader {
-	return &lineReader{r: bufio.NewReaderSize(r, 1<<20), max: MaxLineBytes}
-}
-
-// next returns the next line without its newline; the slice is valid until the next
+// next returns the next line without its line end; the slice is valid until the next
 // call. It returns io.EOF after the last line, and errLineTooLong, having read past it,
 // for a line over the bound.
-func (l *lineReader) next() ([]byte, error) {
-	l.buf = l.buf[:0]
-	long := false
-	for {
-		chunk, err := l.r.ReadSlice('\n')
-		if errors.Is(err, bufio.ErrBufferFull) {
-			if len(l.buf)+len(chunk) > l.max {
-				long, l.buf = true, l.buf[:0]
-				continue
-			}
-			if !long {
-				l.buf = append(l.buf, chunk...)
-			}
-			continue
-		}
-		if err != nil && !errors.Is(err, io.EOF) {
-			return nil, err
-		}
-		if err != nil && len(chunk) == 0 && len(l.buf) == 0 && !long {
-			return nil, io.EOF
-		}
-		l.line++
-		if long || len(l.buf)+len(chunk) > l.max+2 {
-			return nil, errLineTooLong
-		}
-		var line []byte
-		if len(l.buf) > 0 {
-			l.buf = append(l.buf, chunk...)
-			line = l.buf
-		} else {
-			line = chunk
-		}
-		if n := len(line); n > 0 && line[n-1] == '\n' {
-			line = line[:n-1]
-		}
-		if n := len(line); n > 0 && line[n-1] == '\r' {
-			line = line[:n-1]
-		}
-		return line, nil
+func (l lineReader) next() ([]byte, error) {
+	b, err := l.Next()
+	if errors.Is(err, jsonl.ErrTooLong) {
+		return nil, errLineTooLong
 	}
+	return b, err
 }

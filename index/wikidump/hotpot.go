@@ -23,7 +23,7 @@ type hotpotWikiReader struct {
 	paths  []string
 	cur    int // index of the file being read; len(paths) when done
 	hf     *hashedFile
-	lines  *lineReader
+	lines  lineReader
 	files  []File
 	stats  Stats
 	closed bool
@@ -109,9 +109,9 @@ func (r *hotpotWikiReader) Next(ctx context.Context) (Doc, error) {
 			continue
 		}
 		if errors.Is(err, errLineTooLong) {
-			err = fmt.Errorf("%s line %d: %w", path, r.lines.line, err)
+			err = fmt.Errorf("%s line %d: %w", path, r.lines.Line(), err)
 		} else if err != nil {
-			err = fmt.Errorf("read %s line %d: %w", path, r.lines.line+1, err)
+			err = fmt.Errorf("read %s line %d: %w", path, r.lines.Line()+1, err)
 		}
 		if err != nil {
 			r.Close()
@@ -127,9 +127,9 @@ func (r *hotpotWikiReader) Next(ctx context.Context) (Doc, error) {
 				continue
 			}
 			r.Close()
-			return Doc{}, fmt.Errorf("%s line %d: %w", path, r.lines.line, err)
+			return Doc{}, fmt.Errorf("%s line %d: %w", path, r.lines.Line(), err)
 		}
-		doc.File, doc.Line = path, r.lines.line
+		doc.File, doc.Line = path, r.lines.Line()
 		return doc, nil
 	}
 }

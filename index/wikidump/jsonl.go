@@ -20,7 +20,7 @@ import (
 type jsonlReader struct {
 	oneFile
 	opts  Options
-	lines *lineReader
+	lines lineReader
 	stats Stats
 }
 
@@ -58,9 +58,9 @@ func (r *jsonlReader) Next(ctx context.Context) (Doc, error) {
 			continue
 		}
 		if errors.Is(err, errLineTooLong) {
-			err = fmt.Errorf("%s line %d: %w", r.path, r.lines.line, err)
+			err = fmt.Errorf("%s line %d: %w", r.path, r.lines.Line(), err)
 		} else if err != nil {
-			err = fmt.Errorf("read %s line %d: %w", r.path, r.lines.line+1, err)
+			err = fmt.Errorf("read %s line %d: %w", r.path, r.lines.Line()+1, err)
 		}
 		if err != nil {
 			r.abort()
@@ -79,9 +79,9 @@ func (r *jsonlReader) Next(ctx context.Context) (Doc, error) {
 				continue
 			}
 			r.abort()
-			return Doc{}, fmt.Errorf("%s line %d: %w", r.path, r.lines.line, err)
+			return Doc{}, fmt.Errorf("%s line %d: %w", r.path, r.lines.Line(), err)
 		}
-		doc.File, doc.Line = r.path, r.lines.line
+		doc.File, doc.Line = r.path, r.lines.Line()
 		return doc, nil
 	}
 }

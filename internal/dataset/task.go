@@ -40,6 +40,7 @@ import (
 	"io"
 	"unicode/utf8"
 
+	"github.com/reactgen/reactgen/internal/jsonl"
 	"github.com/reactgen/reactgen/pipeline"
 )
 
@@ -279,8 +280,8 @@ type record struct {
 // source yields the records of a JSON array or a JSONL file.
 type source struct {
 	path  string
-	r     *bufio.Reader
 	dec   *RecordDecoder // for arrays
+	lines *jsonl.Reader  // for JSON lines
 	n     int            // records yielded
 	line  int            // JSONL lines read
 	ended bool
@@ -291,7 +292,7 @@ func newSource(path string, r *bufio.Reader) (*source, error) {
 	if b, err := r.Peek(3); err == nil && bytes.Equal(b, []byte("\xef\xbb\xbf")) {
 		r.Discard(3)
 	}
-	s := &source{path: path, r: r}
+	s := &source{path: path}
 	for {
 		b, err := r.Peek(1)
 		if errors.Is(err, io.EOF) {
@@ -313,6 +314,7 @@ func newSource(path string, r *bufio.Reader) (*source, error) {
 			s.dec.Token() // the '['
 			return s, nil
 		case '{':
+			s.lines = jsonl.NewReader(r, MaxRecordBytes)
 			return s, nil
 		}
 		return nil, fmt.Errorf("%s: want a JSON array or JSON lines, found %q at the start", path, b[0])
@@ -394,27 +396,14 @@ func (s *source) nextLine() (record, error) {
 	}
 }
 
-// readLine reads one line, as bufio.Reader.ReadBytes does, but reads past a line over
-// MaxRecordBytes without holding it, returning errRecordTooLarge.
+// readLine reads one line of a JSONL file, without its line end, and reads past a line
+// over MaxRecordBytes without holding it, returning errRecordTooLarge.
 func (s *source) readLine() ([]byte, error) {
-	var line []byte
-	long := false
-	for {
-		chunk, err := s.r.ReadSlice('\n')
-		if !long && len(line)+len(chunk) > MaxRecordBytes+2 {
-			long, line = true, nil
-		}
-		if !long {
-			line = append(line, chunk...)
-		}
-		if errors.Is(err, bufio.ErrBufferFull) {
-			continue
-		}
-		if long && (err == nil || errors.Is(err, io.EOF)) {
-			return nil, errRecordTooLarge
-		}
-		return line, err
+	b, err := s.lines.Next()
+	if errors.Is(err, jsonl.ErrTooLong) {
+		return nil, errRecordTooLarge
 	}
+	return b, err
 }
 
 // RecordDecoder is a json.Decoder for a stream of records (the elements of an array,

@@ -13,53 +13,27 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/reactgen/reactgen/internal/jsonl"
 	"github.com/reactgen/reactgen/internal/safefile"
 )
 
-// lineHead is how much of a line over its bound is kept: enough for the custom_id, which
-// Batch API and `vllm run-batch` lines carry before their body.
-const lineHead = 4 << 10
-
-// readLines calls fn for each line of r, numbered from 1, without its line end. A line
-// over max bytes is read past in chunks, never held whole: fn gets its first lineHead
-// bytes with over set (limit is at least lineHead). partial is set for a last line without its newline. Memory is
-// O(max) whatever r holds.
+// readLines calls fn for each line of r, numbered from 1, without its line end
+// (jsonl.Reader): a line over limit bytes is read past, never held whole, and fn gets its
+// first jsonl.HeadBytes (enough for the custom_id, which Batch API and `vllm run-batch`
+// lines carry before their body) with over set. partial is set for a last line without its
+// newline. Memory is O(limit) whatever r holds.
 func readLines(r io.Reader, limit int, fn func(n int, line []byte, over, partial bool) error) error {
-	br := bufio.NewReaderSize(r, 64<<10)
-	var buf []byte
-	for n := 1; ; n++ {
-		buf = buf[:0]
-		over, started := false, false
-		for {
-			chunk, err := br.ReadSlice('\n')
-			started = started || len(chunk) > 0
-			switch {
-			case over:
-			case len(buf)+len(chunk) > limit:
-				over = true
-				buf = append(buf, chunk[:min(len(chunk), max(0, lineHead-len(buf)))]...)
-				buf = buf[:min(len(buf), lineHead)]
-			default:
-				buf = append(buf, chunk...)
-			}
-			if errors.Is(err, bufio.ErrBufferFull) {
-				continue
-			}
-			if errors.Is(err, io.EOF) {
-				if !started {
-					return nil
-				}
-				if err := fn(n, bytes.TrimRight(buf, "\r\n"), over, true); err != nil {
-					return err
-				}
-				return nil
-			}
-			if err != nil {
-				return err
-			}
-			break
+	lines := jsonl.NewReader(bufio.NewReaderSize(r, 64<<10), limit)
+	for {
+		b, err := lines.Next()
+		over := errors.Is(err, jsonl.ErrTooLong)
+		if errors.Is(err, io.EOF) {
+			return nil
 		}
-		if err := fn(n, bytes.TrimRight(buf, "\r\n"), over, false); err != nil {
+		if err != nil && !over {
+			return err
+		}
+		if err := fn(lines.Line(), b, over, lines.Torn()); err != nil {
 			return err
 		}
 	}
@@ -70,7 +44,7 @@ var customIDRE = regexp.MustCompile(`"custom_id"\s*:\s*("(?:[^"\\]|\\.)*")`)
 // headID finds the custom_id in the start of a line that could not be decoded whole (too
 // long, or not JSON), so that the failure is that line's alone; empty when there is none.
 func headID(head []byte) string {
-	m := customIDRE.FindSubmatch(head[:min(len(head), lineHead)])
+	m := customIDRE.FindSubmatch(head[:min(len(head), jsonl.HeadBytes)])
 	if m == nil {
 		return ""
 	}
@@ -227,7 +201,7 @@ func lineIDs(path string) (map[string]bool, error) {
 	}
 	defer f.Close()
 	ids := map[string]bool{}
-	err = readLines(f, lineHead, func(_ int, line []byte, over, partial bool) error {
+	err = readLines(f, jsonl.HeadBytes, func(_ int, line []byte, over, partial bool) error {
 		if partial {
 			return nil
 		}
