@@ -117,21 +117,11 @@ func Plan(o PlanOptions) (pipeline.Spec, []pipeline.Stage, error) {
 		Corpus: func() (env.Corpus, func(), error) { return be.Open(cfg, corpusID) }, Actors: pol.Actors, Progress: o.Progress, Logger: log,
 		System: cfg.Export.System, Scoring: o.Command == "eval"}
 	if pol.Model {
-		gen.Client = func(ctx context.Context, cacheDir string) (llm.Clients, error) {
-			return llm.NewClient(ctx, llm.Options{Config: cfg.LLM, Getenv: o.Getenv, CacheDir: cacheDir,
-				BatchDir: filepath.Join(cfg.Run.Out, pipeline.BatchDir), Logger: log})
-		}
+		gen.Client = modelClient(o, log)
 	}
-	if o.Tally != nil {
-		if gen.Tally, err = o.Tally(); err != nil {
-			return pipeline.Spec{}, nil, err
-		}
-	}
-	stages := []pipeline.Stage{gen}
-	if prev != nil {
-		prev.Pin(&spec)
-		gen.Round = prev.Round + 1
-		stages = append(stages, pipeline.RoundStage{Previous: prev, RunConfig: cfg.Run})
+	stages, err := generation(o, &spec, gen, prev)
+	if err != nil {
+		return pipeline.Spec{}, nil, err
 	}
 	if be.Stage != nil {
 		stages = append(stages, be.Stage(cfg, log))
@@ -204,23 +194,41 @@ func planGame(o PlanOptions, log *slog.Logger) (pipeline.Spec, []pipeline.Stage,
 		Env: env.Options{Task: cfg.Task.Name}, MaxEnvFailures: cfg.Env.MaxConsecutiveFailures,
 		Corpus:   func() (env.Corpus, func(), error) { return nil, func() {}, nil },
 		Progress: o.Progress, Scoring: o.Command == "eval", Logger: log, GamePrompts: entries,
-		Game: &agentgym.Options{URL: cfg.Env.URL, Dialect: agentgym.DialectFor(cfg.Task.Name), Timeout: cfg.Env.Timeout, MaxRetries: cfg.LLM.MaxRetries, Backoff: cfg.LLM.BackoffBase},
-		Client: func(ctx context.Context, cacheDir string) (llm.Clients, error) {
-			return llm.NewClient(ctx, llm.Options{Config: cfg.LLM, Getenv: o.Getenv, CacheDir: cacheDir,
-				BatchDir: filepath.Join(cfg.Run.Out, pipeline.BatchDir), Logger: log})
-		}}
+		Game:   &agentgym.Options{URL: cfg.Env.URL, Dialect: agentgym.DialectFor(cfg.Task.Name), Timeout: cfg.Env.Timeout, MaxRetries: cfg.LLM.MaxRetries, Backoff: cfg.LLM.BackoffBase},
+		Client: modelClient(o, log)}
+	stages, err := generation(o, &spec, gen, prev)
+	if err != nil {
+		return pipeline.Spec{}, nil, err
+	}
+	return spec, stages, nil
+}
+
+// modelClient builds a generating stage's model client from the config's llm section.
+func modelClient(o PlanOptions, log *slog.Logger) func(ctx context.Context, cacheDir string) (llm.Clients, error) {
+	cfg := o.Config
+	return func(ctx context.Context, cacheDir string) (llm.Clients, error) {
+		return llm.NewClient(ctx, llm.Options{Config: cfg.LLM, Getenv: o.Getenv, CacheDir: cacheDir,
+			BatchDir: filepath.Join(cfg.Run.Out, pipeline.BatchDir), Logger: log})
+	}
+}
+
+// generation gives gen the tally of earlier runs and, in a STaR round (prev), its round
+// number and the round pinned in spec, and returns the stages that generate: gen, then
+// the round's merge with the earlier rounds.
+func generation(o PlanOptions, spec *pipeline.Spec, gen *Stage, prev *pipeline.Previous) ([]pipeline.Stage, error) {
 	if o.Tally != nil {
+		var err error
 		if gen.Tally, err = o.Tally(); err != nil {
-			return pipeline.Spec{}, nil, err
+			return nil, err
 		}
 	}
 	stages := []pipeline.Stage{gen}
 	if prev != nil {
-		prev.Pin(&spec)
+		prev.Pin(spec)
 		gen.Round = prev.Round + 1
-		stages = append(stages, pipeline.RoundStage{Previous: prev, RunConfig: cfg.Run})
+		stages = append(stages, pipeline.RoundStage{Previous: prev, RunConfig: o.Config.Run})
 	}
-	return spec, stages, nil
+	return stages, nil
 }
 
 // gameQuestions are a game task's questions: AgentGym's games task.offset to
