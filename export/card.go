@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"cmp"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -144,7 +145,7 @@ func renderCard(info CardInfo, cfg pipeline.ExportConfig, views []string, files 
 	writeLoss(&b, cfg)
 	if len(info.Summary.RejectReasons) > 0 {
 		b.WriteString("\n## Reject reasons\n\n| reason | episodes |\n|---|---|\n")
-		for _, k := range sortedKeys(info.Summary.RejectReasons) {
+		for _, k := range slices.Sorted(maps.Keys(info.Summary.RejectReasons)) {
 			fmt.Fprintf(&b, "| %s | %d |\n", k, info.Summary.RejectReasons[k])
 		}
 	}
@@ -295,7 +296,7 @@ func writeRunTable(b *bytes.Buffer, info CardInfo) {
 func writeGroups(b *bytes.Buffer, sum *pipeline.Summary) {
 	if len(sum.Classes) > 0 {
 		b.WriteString("\n## Accept rate by question type or label\n\n| group | generated | kept | rate |\n|---|---|---|---|\n")
-		for _, k := range sortedKeys(sum.Classes) {
+		for _, k := range slices.Sorted(maps.Keys(sum.Classes)) {
 			a := sum.Classes[k]
 			rate := 0.0
 			if a.Generated > 0 {
@@ -335,15 +336,6 @@ func writeTokens(b *bytes.Buffer, cfg pipeline.ExportConfig, view string, t *tal
 	if cfg.MaxTokens > 0 {
 		fmt.Fprintf(b, "export.max_tokens %d: %d episodes over it were left out.\n", cfg.MaxTokens, t.dropped["max_tokens"])
 	}
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 // writeReasoning says where the reasoning text of a reasoning model went, per format,

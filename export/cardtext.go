@@ -3,6 +3,7 @@ package export
 import (
 	"bytes"
 	"fmt"
+	"maps"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -24,7 +25,7 @@ const (
 // reject reasons.
 func writePlots(stage string, t *tally, rejects map[string]int) ([]File, error) {
 	var reasons []chart.Bar
-	for _, k := range sortedKeys(rejects) {
+	for _, k := range slices.Sorted(maps.Keys(rejects)) {
 		reasons = append(reasons, chart.Bar{Label: k, Value: float64(rejects[k])})
 	}
 	plots := []struct {

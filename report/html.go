@@ -7,6 +7,7 @@ import (
 	"html"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -62,7 +63,7 @@ func Charts(runs []*Run) []chart.Chart {
 	}
 	var typeBars []chart.Bar
 	for i, r := range runs {
-		for _, k := range sortedKeys(r.ByType) {
+		for _, k := range slices.Sorted(maps.Keys(r.ByType)) {
 			e := r.ByType[k]
 			typeBars = append(typeBars, chart.Bar{Label: r.Label() + " · " + k, Value: e.Value, Lo: e.Lo, Hi: e.Hi, HasCI: true,
 				Note: fmt.Sprintf("n %d", e.N), Colour: i})
@@ -120,7 +121,7 @@ func rejectsChart(runs []*Run) (chart.Chart, bool) {
 		if !anyRejects {
 			break // the filter rejected nothing in any run: no empty chart
 		}
-		for _, k := range sortedKeys(r.Rejects) {
+		for _, k := range slices.Sorted(maps.Keys(r.Rejects)) {
 			rejBars = append(rejBars, chart.Bar{Label: runName(r) + " · " + k, Value: float64(r.Rejects[k]), Colour: i})
 			most = max(most, float64(r.Rejects[k]))
 		}

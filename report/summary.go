@@ -17,7 +17,6 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"sort"
 	"strconv"
 
 	"github.com/reactgen/reactgen/internal/dataset"
@@ -445,16 +444,6 @@ func settingText(cfg map[string]any, key [2]string) string {
 	}
 	b, _ := json.Marshal(v)
 	return string(b)
-}
-
-// sortedKeys returns m's keys in order.
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 // taskLevels reads the type and level of each question from the task file, for records

@@ -3,6 +3,8 @@ package report
 import (
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -85,7 +87,7 @@ func WriteDetails(w io.Writer, r *Run) error {
 		name string
 		m    map[string]Estimate
 	}{{"by type", r.ByType}, {"by level", r.ByLevel}, {"by branch", r.ByBranch}} {
-		for _, k := range sortedKeys(g.m) {
+		for _, k := range slices.Sorted(maps.Keys(g.m)) {
 			e := g.m[k]
 			fmt.Fprintf(tw, "%s %s\t%s%% %s (n %d)\n", g.name, k, pct(e.Value), ci(e), e.N)
 		}
