@@ -262,6 +262,13 @@ func (l *Layout) completionHistory(b *strings.Builder, question string, history 
 func (l *Layout) chatHistory(question string, history []Turn) []llm.Message {
 	msgs := make([]llm.Message, 0, 2+2*len(history))
 	msgs = append(msgs, llm.Message{Role: "system", Content: l.prefix}, llm.Message{Role: "user", Content: l.label + ": " + question})
+	return l.appendTurns(msgs, history)
+}
+
+// appendTurns appends each step of history to msgs as the chat format sends it: an
+// assistant turn with the thought (none in Act) and the action, and a user turn with the
+// observation.
+func (l *Layout) appendTurns(msgs []llm.Message, history []Turn) []llm.Message {
 	for _, h := range history {
 		content := "Action: " + h.Action
 		if l.kind != KindAct {

@@ -102,14 +102,7 @@ func (l *Layout) trainedMessages(question string, history []Turn) []llm.Message 
 		msgs = append(msgs, llm.Message{Role: "system", Content: l.trained.system})
 	}
 	msgs = append(msgs, llm.Message{Role: "user", Content: q})
-	for _, h := range history {
-		content := "Action: " + h.Action
-		if l.kind != KindAct {
-			content = "Thought: " + h.Thought + "\n" + content
-		}
-		msgs = append(msgs, llm.Message{Role: "assistant", Content: content}, llm.Message{Role: "user", Content: "Observation: " + h.Observation})
-	}
-	return msgs
+	return l.appendTurns(msgs, history)
 }
 
 // trainedToolMessages are the tool exports' turns before the first assistant turn: the
