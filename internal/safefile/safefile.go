@@ -77,18 +77,11 @@ func (e *TooLargeError) Error() string {
 // OpenNoFollow opens path as os.OpenFile does, except that a symbolic link at path is
 // refused with a *LinkError, and so is anything that is not a regular file.
 func OpenNoFollow(path string, flag int, perm os.FileMode) (*os.File, error) {
-	f, err := os.OpenFile(path, flag|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, perm)
+	f, err := openRegular(path, flag|syscall.O_NOFOLLOW, perm)
 	if errors.Is(err, syscall.ELOOP) {
 		return nil, &LinkError{Path: path}
 	}
-	if err != nil {
-		return nil, err
-	}
-	if err := regular(f, path); err != nil {
-		f.Close()
-		return nil, err
-	}
-	return f, nil
+	return f, err
 }
 
 // NotLink returns a *LinkError when path is a symbolic link; a missing path is no error.
@@ -116,8 +109,12 @@ func regular(f *os.File, path string) error {
 
 // Open opens a file the user named for reading. It follows links, but refuses what is
 // not a regular file (*NotRegularError) without blocking.
-func Open(path string) (*os.File, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+func Open(path string) (*os.File, error) { return openRegular(path, os.O_RDONLY, 0) }
+
+// openRegular opens path as os.OpenFile does, without blocking, and refuses what is not a
+// regular file.
+func openRegular(path string, flag int, perm os.FileMode) (*os.File, error) {
+	f, err := os.OpenFile(path, flag|syscall.O_NONBLOCK, perm)
 	if err != nil {
 		return nil, err
 	}
