@@ -2,6 +2,7 @@ package wikidump
 
 import (
 	"bufio"
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -9,6 +10,7 @@ import (
 	"hash"
 	"io"
 	"os"
+	"unicode/utf8"
 
 	"github.com/reactgen/reactgen/internal/jsonl"
 	"github.com/reactgen/reactgen/pipeline"
@@ -154,4 +156,40 @@ func (l lineReader) next() ([]byte, error) {
 		return nil, errLineTooLong
 	}
 	return b, err
+}
+
+// record returns the next non-blank line of the corpus file path, and io.EOF after the
+// last. A line over the bound is skipped and counted in stats under skipBad, and an
+// error naming its line otherwise; so is a read error.
+func (l lineReader) record(path string, skipBad bool, stats *Stats) ([]byte, error) {
+	for {
+		line, err := l.next()
+		switch {
+		case errors.Is(err, io.EOF):
+			return nil, io.EOF
+		case errors.Is(err, errLineTooLong) && skipBad:
+			stats.Skipped++
+			continue
+		case errors.Is(err, errLineTooLong):
+			return nil, fmt.Errorf("%s line %d: %w", path, l.Line(), err)
+		case err != nil:
+			return nil, fmt.Errorf("read %s line %d: %w", path, l.Line()+1, err)
+		}
+		if len(bytes.TrimSpace(line)) > 0 {
+			return line, nil
+		}
+	}
+}
+
+// validUTF8 returns line, or under skipBad the line with its invalid UTF-8 replaced
+// (counted in stats as repaired); without skipBad invalid UTF-8 is an error.
+func validUTF8(line []byte, skipBad bool, stats *Stats) ([]byte, error) {
+	if utf8.Valid(line) {
+		return line, nil
+	}
+	if !skipBad {
+		return nil, errors.New("invalid UTF-8")
+	}
+	stats.Repaired++
+	return bytes.ToValidUTF8(line, []byte("\uFFFD")), nil
 }

@@ -1,7 +1,6 @@
 package wikidump
 
 import (
-	"bytes"
 	"compress/bzip2"
 	"context"
 	"encoding/json"
@@ -12,7 +11,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"unicode/utf8"
 )
 
 // hotpotWikiReader reads the HotpotQA Wikipedia dump: a tree of .bz2 files whose lines
@@ -93,7 +91,7 @@ func (r *hotpotWikiReader) Next(ctx context.Context) (Doc, error) {
 			r.hf, r.lines = hf, newLineReader(bzip2.NewReader(hf))
 		}
 		path := r.paths[r.cur]
-		line, err := r.lines.next()
+		line, err := r.lines.record(path, r.opts.SkipBad, &r.stats)
 		if errors.Is(err, io.EOF) {
 			f, err := r.hf.finish()
 			r.hf = nil
@@ -104,21 +102,9 @@ func (r *hotpotWikiReader) Next(ctx context.Context) (Doc, error) {
 			r.files = append(r.files, f)
 			continue
 		}
-		if errors.Is(err, errLineTooLong) && r.opts.SkipBad {
-			r.stats.Skipped++
-			continue
-		}
-		if errors.Is(err, errLineTooLong) {
-			err = fmt.Errorf("%s line %d: %w", path, r.lines.Line(), err)
-		} else if err != nil {
-			err = fmt.Errorf("read %s line %d: %w", path, r.lines.Line()+1, err)
-		}
 		if err != nil {
 			r.Close()
 			return Doc{}, err
-		}
-		if len(bytes.TrimSpace(line)) == 0 {
-			continue
 		}
 		doc, err := r.parse(line)
 		if err != nil {
@@ -135,12 +121,9 @@ func (r *hotpotWikiReader) Next(ctx context.Context) (Doc, error) {
 }
 
 func (r *hotpotWikiReader) parse(line []byte) (Doc, error) {
-	if !utf8.Valid(line) {
-		if !r.opts.SkipBad {
-			return Doc{}, errors.New("invalid UTF-8")
-		}
-		line = bytes.ToValidUTF8(line, []byte("\uFFFD"))
-		r.stats.Repaired++
+	line, err := validUTF8(line, r.opts.SkipBad, &r.stats)
+	if err != nil {
+		return Doc{}, err
 	}
 	var rec hotpotRecord
 	if err := json.Unmarshal(line, &rec); err != nil {
