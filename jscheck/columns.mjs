@@ -10,30 +10,7 @@ import { tableFromIPC } from "apache-arrow";
 import { DuckDBInstance } from "@duckdb/node-api";
 import { asyncBufferFromFile, parquetReadObjects } from "hyparquet";
 import { compressors } from "hyparquet-compressors";
-
-// int turns a 64-bit integer into a number when exact, else into its decimal string.
-function int(v) {
-  return v >= BigInt(Number.MIN_SAFE_INTEGER) && v <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(v) : v.toString();
-}
-
-// plain turns decoded values (Arrow vectors and structs, typed arrays, BigInt) into
-// JSON-ready values.
-function plain(v) {
-  if (v === null || v === undefined) return null;
-  if (typeof v === "bigint") return int(v);
-  if (Array.isArray(v)) return v.map(plain);
-  if (ArrayBuffer.isView(v)) return Array.from(v, plain);
-  if (typeof v === "object") {
-    if (typeof v.toArray === "function" && !(v.constructor && v.constructor.name === "Object")) {
-      if (typeof v.toJSON === "function" && !Array.isArray(v.toJSON())) return plain(v.toJSON());
-      return Array.from(v.toArray(), plain);
-    }
-    const out = {};
-    for (const [k, x] of Object.entries(typeof v.toJSON === "function" ? v.toJSON() : v)) out[k] = plain(x);
-    return out;
-  }
-  return v;
-}
+import { plain } from "./plain.mjs";
 
 async function attempt(fn) {
   try {

@@ -5,25 +5,9 @@
 import { readFileSync } from "node:fs";
 import { tableFromIPC } from "apache-arrow";
 import { DuckDBInstance } from "@duckdb/node-api";
+import { plain } from "./plain.mjs";
 
 const columns = ["id", "n_tokens", "messages", "tools", "tool_messages"];
-
-// plain turns Arrow values (structs, lists, BigInt) into JSON-ready values.
-function plain(v) {
-  if (v === null || v === undefined) return null;
-  if (typeof v === "bigint") return Number(v);
-  if (Array.isArray(v)) return v.map(plain);
-  if (typeof v === "object") {
-    if (typeof v.toArray === "function" && !(v.constructor && v.constructor.name === "Object")) {
-      if (typeof v.toJSON === "function" && !Array.isArray(v.toJSON())) return plain(v.toJSON());
-      return Array.from(v.toArray(), plain);
-    }
-    const out = {};
-    for (const [k, x] of Object.entries(typeof v.toJSON === "function" ? v.toJSON() : v)) out[k] = plain(x);
-    return out;
-  }
-  return v;
-}
 
 const out = {};
 for (const path of process.argv.slice(2)) {
