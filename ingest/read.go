@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 
 	"github.com/reactgen/reactgen/internal/dataset"
@@ -117,15 +118,11 @@ func readTranscripts(ctx context.Context, path string, fn func(string, record, e
 // pred, traj}} where traj is an Alpaca prompt ("### Instruction:" question, "###
 // Response:" trajectory). Records come in file order.
 func readTrajs(ctx context.Context, path string, fn func(string, record, error) error) error {
-	f, err := pipeline.OpenInput(path)
+	dec, f, err := openJSON(path, '{', "a JSON object of trajectories")
 	if err != nil {
-		return fmt.Errorf("import: %w", err)
+		return err
 	}
 	defer f.Close()
-	dec := dataset.NewRecordDecoder(bufio.NewReaderSize(f, 1<<20))
-	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
-		return fmt.Errorf("import %s: want a JSON object of trajectories: %v", path, cmpErr(err))
-	}
 	for dec.More() {
 		tok, err := dec.Token()
 		if err != nil {
@@ -216,17 +213,28 @@ func eachLine(path string, fn func(line int, b []byte) error) error {
 	}
 }
 
-// eachArray calls fn with each element of a JSON array file, streaming.
-func eachArray(path string, fn func(n int, raw json.RawMessage) error) error {
+// openJSON opens the JSON file path for streaming, past the delim that opens its
+// container; want names that container in the error when it is not there.
+func openJSON(path string, delim json.Delim, want string) (*dataset.RecordDecoder, *os.File, error) {
 	f, err := pipeline.OpenInput(path)
 	if err != nil {
-		return fmt.Errorf("import: %w", err)
+		return nil, nil, fmt.Errorf("import: %w", err)
+	}
+	dec := dataset.NewRecordDecoder(bufio.NewReaderSize(f, 1<<20))
+	if tok, err := dec.Token(); err != nil || tok != delim {
+		f.Close()
+		return nil, nil, fmt.Errorf("import %s: want %s: %v", path, want, cmpErr(err))
+	}
+	return dec, f, nil
+}
+
+// eachArray calls fn with each element of a JSON array file, streaming.
+func eachArray(path string, fn func(n int, raw json.RawMessage) error) error {
+	dec, f, err := openJSON(path, '[', "a JSON array")
+	if err != nil {
+		return err
 	}
 	defer f.Close()
-	dec := dataset.NewRecordDecoder(bufio.NewReaderSize(f, 1<<20))
-	if tok, err := dec.Token(); err != nil || tok != json.Delim('[') {
-		return fmt.Errorf("import %s: want a JSON array: %v", path, cmpErr(err))
-	}
 	for n := 0; dec.More(); n++ {
 		var raw json.RawMessage
 		if err := dec.Decode(&raw); err != nil {
