@@ -25,6 +25,7 @@ type Reader struct {
 	max  int
 	buf  []byte
 	line int
+	size int
 	torn bool
 }
 
@@ -40,9 +41,11 @@ func NewReader(r *bufio.Reader, max int) *Reader {
 // reports it. Another read error is returned as it is, with no line.
 func (r *Reader) Next() ([]byte, error) {
 	r.buf = r.buf[:0]
+	r.size = 0
 	long := false
 	for {
 		chunk, err := r.r.ReadSlice('\n')
+		r.size += len(chunk)
 		if long || len(r.buf)+len(chunk) > r.max+2 { // over the bound whatever its line end
 			long = true
 			r.buf = append(r.buf, chunk[:min(len(chunk), max(0, HeadBytes-len(r.buf)))]...)
@@ -76,6 +79,10 @@ func (r *Reader) Next() ([]byte, error) {
 
 // Line is the number of the line Next last returned, from 1; 0 before the first.
 func (r *Reader) Line() int { return r.line }
+
+// Size is how many bytes of the stream the line Next last returned took, its line end
+// included, however long the line: the offset of the next line is the sum of the sizes.
+func (r *Reader) Size() int { return r.size }
 
 // Torn reports whether the line Next last returned ended the stream without a newline:
 // a write cut short, where the stream is a file being appended to.

@@ -114,3 +114,27 @@ func (z *zeros) Read(p []byte) (int, error) {
 	z.n -= k
 	return k, nil
 }
+
+// The sizes of the lines, long ones and a torn last one included, add up to the stream:
+// each line's offset is known.
+func TestSizesAddUp(t *testing.T) {
+	in := "{\"a\":1}\r\n\n" + strings.Repeat("x", 5000) + "\n{\"b\":2}\n{\"c\""
+	r := jsonl.NewReader(bufio.NewReaderSize(strings.NewReader(in), 16), 100)
+	off := 0
+	for {
+		b, err := r.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil && !errors.Is(err, jsonl.ErrTooLong) {
+			t.Fatal(err)
+		}
+		if err == nil && !strings.HasPrefix(in[off:], string(b)) {
+			t.Errorf("line %d: %q does not stand at offset %d", r.Line(), b, off)
+		}
+		off += r.Size()
+	}
+	if off != len(in) {
+		t.Errorf("sizes add up to %d, want %d", off, len(in))
+	}
+}

@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/reactgen/reactgen/internal/jsonl"
 	"github.com/reactgen/reactgen/internal/safefile"
 )
 
@@ -126,31 +127,22 @@ func openLogStore(dir string) *logStore {
 // not valid JSON, has another version, no choices or a bad key, and a last line with no
 // newline (torn by a crash, or being written by another process), are skipped.
 func (s *logStore) scan(f *os.File, seg int32) int {
-	r := bufio.NewReaderSize(f, 64<<10)
-	var long []byte // a line longer than the reader's buffer
+	lines := jsonl.NewReader(bufio.NewReaderSize(f, 64<<10), maxLine)
 	var off int64
 	n := 0
 	for {
-		line, err := r.ReadSlice('\n')
-		if errors.Is(err, bufio.ErrBufferFull) {
-			long = append(long, line...)
-			continue
-		}
-		if long != nil {
-			line = append(long, line...)
-			long = nil
-		}
-		if err != nil { // io.EOF with a torn line or none, or a read error: stop here
-			return n
+		line, err := lines.Next()
+		if err != nil && !errors.Is(err, jsonl.ErrTooLong) || lines.Torn() {
+			return n // the end, a read error or a torn last line: stop here
 		}
 		start := off
-		off += int64(len(line))
+		off += int64(lines.Size())
 		var h logHead
-		if len(line) > maxLine || json.Unmarshal(line, &h) != nil || h.V != logVersion || len(h.Choices) == 0 {
+		if err != nil || lines.Size() > maxLine || json.Unmarshal(line, &h) != nil || h.V != logVersion || len(h.Choices) == 0 {
 			continue
 		}
 		if key, ok := parseKey(h.Key); ok {
-			s.index[key] = logLoc{seg: seg, n: int32(len(line)), off: start}
+			s.index[key] = logLoc{seg: seg, n: int32(lines.Size()), off: start}
 			n++
 		}
 	}
