@@ -7,16 +7,20 @@ package jsonltest
 import (
 	"bufio"
 	"encoding/json"
+	"errors"
+	"io"
 	"os"
 	"testing"
+
+	"github.com/reactgen/reactgen/internal/jsonl"
 )
 
 // MaxLine is the longest line the readers take: a trajectory with long observations
 // runs to a few megabytes.
 const MaxLine = 16 << 20
 
-// Lines calls fn with every line of the file at path and its number, from 1; the line's
-// bytes are valid only during the call.
+// Lines calls fn with every line of the file at path (through jsonl.Reader, as reactgen
+// reads them) and its number, from 1; the line's bytes are valid only during the call.
 func Lines(tb testing.TB, path string, fn func(n int, line []byte)) {
 	tb.Helper()
 	f, err := os.Open(path)
@@ -24,15 +28,18 @@ func Lines(tb testing.TB, path string, fn func(n int, line []byte)) {
 		tb.Fatal(err)
 	}
 	defer f.Close()
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 64<<10), MaxLine)
-	n := 0
-	for sc.Scan() {
-		n++
-		fn(n, sc.Bytes())
-	}
-	if err := sc.Err(); err != nil {
-		tb.Fatalf("%s line %d: %v", path, n+1, err)
+	lines := jsonl.NewReader(bufio.NewReaderSize(f, 64<<10), MaxLine)
+	for {
+		line, err := lines.Next()
+		switch {
+		case errors.Is(err, io.EOF):
+			return
+		case errors.Is(err, jsonl.ErrTooLong):
+			tb.Fatalf("%s line %d: %v", path, lines.Line(), err)
+		case err != nil:
+			tb.Fatalf("%s line %d: %v", path, lines.Line()+1, err)
+		}
+		fn(lines.Line(), line)
 	}
 }
 
