@@ -43,27 +43,34 @@ func (r *Reader) Next() ([]byte, error) {
 	r.buf = r.buf[:0]
 	r.size = 0
 	long := false
+	var line []byte
 	for {
 		chunk, err := r.r.ReadSlice('\n')
 		r.size += len(chunk)
-		if long || len(r.buf)+len(chunk) > r.max+2 { // over the bound whatever its line end
+		full := errors.Is(err, bufio.ErrBufferFull)
+		switch {
+		case long || len(r.buf)+len(chunk) > r.max+2: // over the bound whatever its line end
 			long = true
 			r.buf = append(r.buf, chunk[:min(len(chunk), max(0, HeadBytes-len(r.buf)))]...)
-		} else {
+		case len(r.buf) == 0 && !full:
+			line = chunk // the whole line is in the reader's buffer: no copy
+		default:
 			r.buf = append(r.buf, chunk...)
 		}
-		if errors.Is(err, bufio.ErrBufferFull) {
+		if full {
 			continue
 		}
 		if err != nil && !errors.Is(err, io.EOF) {
 			return nil, err
 		}
-		if err != nil && len(r.buf) == 0 && !long {
+		if line == nil {
+			line = r.buf
+		}
+		if err != nil && len(line) == 0 && !long {
 			return nil, io.EOF
 		}
 		r.line++
 		r.torn = err != nil
-		line := r.buf
 		if n := len(line); !long && n > 0 && line[n-1] == '\n' {
 			line = line[:n-1]
 			if n := len(line); n > 0 && line[n-1] == '\r' {
