@@ -2,6 +2,7 @@ package export
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -9,6 +10,7 @@ import (
 	"github.com/klauspost/compress/gzip"
 	"github.com/klauspost/compress/zstd"
 	"github.com/reactgen/reactgen/internal/fastjson"
+	"github.com/reactgen/reactgen/internal/jsonl"
 	"github.com/reactgen/reactgen/internal/safefile"
 )
 
@@ -59,16 +61,22 @@ func checkMasks(path, format string, trainObs bool) (rows int, err error) {
 		return 0, fmt.Errorf("loss mask check: %w", err)
 	}
 	defer closeFn()
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 1<<20), 256<<20)
+	lines := jsonl.NewReader(bufio.NewReaderSize(r, 1<<20), 256<<20)
 	list := "messages"
 	if format == "agentgym" {
 		list = "conversations"
 	}
 	var turns []maskTurn
-	for sc.Scan() {
+	for {
+		line, err := lines.Next()
+		if errors.Is(err, io.EOF) {
+			return rows, nil
+		}
+		if err != nil {
+			return rows, fmt.Errorf("loss mask check %s line %d: %w", path, rows+1, err)
+		}
 		rows++
-		turns, err = scanMaskLine(sc.Bytes(), list, trainObs, turns[:0])
+		turns, err = scanMaskLine(line, list, trainObs, turns[:0])
 		if err != nil {
 			return rows, fmt.Errorf("loss mask check %s line %d: %w", path, rows, err)
 		}
@@ -103,10 +111,6 @@ func checkMasks(path, format string, trainObs bool) (rows int, err error) {
 			}
 		}
 	}
-	if err := sc.Err(); err != nil {
-		return rows, fmt.Errorf("loss mask check %s line %d: %w", path, rows+1, err)
-	}
-	return rows, nil
 }
 
 // maskTurn is the loss mask of one turn as written: its role ("role" or "from"), whether
