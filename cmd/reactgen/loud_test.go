@@ -247,6 +247,24 @@ func TestDeadEnvironmentStopsTheRunBeforeMoreRequestsArePaid(t *testing.T) {
 	}
 }
 
+// runWithNullReplies runs `reactgen run` over the demo world (task.limit limit, 0 for
+// all) against the fake model, which answers null (a reply with no choices) to every
+// request after a question's first step that null picks.
+func runWithNullReplies(t *testing.T, limit int, null func(m *fakeModel, r llmtest.Req) bool) result {
+	t.Helper()
+	m := newFakeModel(t)
+	m.fault = func(_ int64, r llmtest.Req) (llmtest.Reply, bool) {
+		if strings.Contains(r.Messages[len(r.Messages)-1].Content, "Observation") && null(m, r) {
+			return llmtest.Reply{Body: "null"}, true
+		}
+		return llmtest.Reply{}, false
+	}
+	srv := llmtest.NewServer(t, m.handle)
+	dir := t.TempDir()
+	cfg := testConfig(t, dir, srv.URL, map[string]any{"task.limit": limit})
+	return invoke(t, "", map[string]string{"OPENAI_API_KEY": "k"}, "run", "--config", cfg, "--out", filepath.Join(dir, "run"))
+}
+
 func TestRunWhoseEveryEpisodeErroredExitsOneWithTheCause(t *testing.T) {
 	t.Run("environment unreachable, no failure limit", func(t *testing.T) {
 		srv := llmtest.NewServer(t, newFakeModel(t).handle)
@@ -257,35 +275,17 @@ func TestRunWhoseEveryEpisodeErroredExitsOneWithTheCause(t *testing.T) {
 		res.wantExit(t, exitFailure, "all 6 episodes of this run ended with an error", "connection refused")
 	})
 	t.Run("every reply after the first step is null", func(t *testing.T) {
-		m := newFakeModel(t)
-		m.fault = func(_ int64, r llmtest.Req) (llmtest.Reply, bool) {
-			if strings.Contains(r.Messages[len(r.Messages)-1].Content, "Observation") {
-				return llmtest.Reply{Body: "null"}, true
-			}
-			return llmtest.Reply{}, false
-		}
-		srv := llmtest.NewServer(t, m.handle)
-		dir := t.TempDir()
-		cfg := testConfig(t, dir, srv.URL, map[string]any{"task.limit": 5})
-		res := invoke(t, "", map[string]string{"OPENAI_API_KEY": "k"}, "run", "--config", cfg, "--out", filepath.Join(dir, "run"))
+		res := runWithNullReplies(t, 5, func(*fakeModel, llmtest.Req) bool { return true })
 		res.wantExit(t, exitFailure, "all 5 episodes of this run ended with an error", "server returned a reply with no choices")
 	})
 	t.Run("some episodes errored: exit 0 with a warning", func(t *testing.T) {
-		m := newFakeModel(t)
-		var bad string
-		for q := range m.answers {
-			bad = max(bad, q) // one question, the same every run
-		}
-		m.fault = func(_ int64, r llmtest.Req) (llmtest.Reply, bool) {
-			if strings.Contains(r.Messages[1].Content, bad) && strings.Contains(r.Messages[len(r.Messages)-1].Content, "Observation") {
-				return llmtest.Reply{Body: "null"}, true
+		res := runWithNullReplies(t, 0, func(m *fakeModel, r llmtest.Req) bool {
+			var bad string
+			for q := range m.answers {
+				bad = max(bad, q) // one question, the same every run
 			}
-			return llmtest.Reply{}, false
-		}
-		srv := llmtest.NewServer(t, m.handle)
-		dir := t.TempDir()
-		cfg := testConfig(t, dir, srv.URL, map[string]any{"task.limit": 0})
-		res := invoke(t, "", map[string]string{"OPENAI_API_KEY": "k"}, "run", "--config", cfg, "--out", filepath.Join(dir, "run"))
+			return strings.Contains(r.Messages[1].Content, bad)
+		})
 		if res.code != 0 {
 			t.Fatalf("exit %d, want 0; stderr:\n%s", res.code, res.stderr)
 		}
