@@ -231,9 +231,9 @@ func (c *Chain) Rules() []string {
 // survivors. An error from in, keep or reject stops the run and is returned.
 func (c *Chain) Run(ctx context.Context, in iter.Seq2[pipeline.Episode, error],
 	keep func(pipeline.Episode) error, reject func(pipeline.Rejected) error) (Stats, error) {
-	var reopen func() iter.Seq2[record, error]
+	var reopen rereader
 	if c.opts.Reopen != nil {
-		reopen = func() iter.Seq2[record, error] { return episodeRecords(c.opts.Reopen()) }
+		reopen = everyRecord(func() iter.Seq2[record, error] { return episodeRecords(c.opts.Reopen()) })
 	}
 	var k func(record) error
 	if keep != nil {
@@ -265,10 +265,16 @@ func (c *Chain) Run(ctx context.Context, in iter.Seq2[pipeline.Episode, error],
 func (c *Chain) RunLines(ctx context.Context, in iter.Seq2[pipeline.EpisodeLine, error],
 	reopen func() iter.Seq2[pipeline.EpisodeLine, error],
 	keep func(line []byte) error, reject func(line []byte, rejects []pipeline.Reject) error) (Stats, error) {
-	var again func() iter.Seq2[record, error]
+	var again rereader
 	if reopen != nil {
-		again = func() iter.Seq2[record, error] { return lineRecords(reopen(), false) }
+		again = everyRecord(func() iter.Seq2[record, error] { return lineRecords(reopen(), false) })
 	}
+	return c.runLines(ctx, in, again, keep, reject)
+}
+
+// runLines is RunLines with its second pass's reader.
+func (c *Chain) runLines(ctx context.Context, in iter.Seq2[pipeline.EpisodeLine, error], again rereader,
+	keep func(line []byte) error, reject func(line []byte, rejects []pipeline.Reject) error) (Stats, error) {
 	var k func(record) error
 	if keep != nil {
 		k = func(r record) error {
@@ -331,7 +337,7 @@ func lineRecords(in iter.Seq2[pipeline.EpisodeLine, error], decoded bool) iter.S
 
 // run is Run and RunLines: the first pass judges each record, the second (reopen, or
 // the buffered survivors) emits the group rules' verdicts.
-func (c *Chain) run(ctx context.Context, in iter.Seq2[record, error], reopen func() iter.Seq2[record, error],
+func (c *Chain) run(ctx context.Context, in iter.Seq2[record, error], reopen rereader,
 	keep func(record) error, reject func(record, []pipeline.Reject) error) (Stats, error) {
 	st := Stats{ByRule: map[string]map[string]int{}, ByType: map[string]ClassStats{}, ByLabel: map[string]ClassStats{}}
 	if c.decon != nil {
@@ -418,40 +424,69 @@ func (c *Chain) firstPass(ctx context.Context, st *Stats, in iter.Seq2[record, e
 	return sv, nil
 }
 
-// secondPass reads the input again and emits each candidate's record, found by its
-// input position; an input whose ids changed between the passes is an error.
-func secondPass(ctx context.Context, reopen func() iter.Seq2[record, error], cands []Candidate, emit func(pos int, rec record) error) error {
+// rereader reads the input again for the second pass: the records of the candidates, in
+// their order (the input's), and no others.
+type rereader func(cands []Candidate) iter.Seq2[record, error]
+
+// everyRecord is the rereader of an input read again whole: it picks the candidates'
+// records by their input positions (Candidate.Index).
+func everyRecord(reread func() iter.Seq2[record, error]) rereader {
+	return func(cands []Candidate) iter.Seq2[record, error] {
+		return func(yield func(record, error) bool) {
+			idx, k := -1, 0
+			for rec, err := range reread() {
+				if err != nil {
+					yield(record{}, fmt.Errorf("read episode %d: %w", idx+2, err))
+					return
+				}
+				idx++
+				if k == len(cands) {
+					return
+				}
+				if idx == cands[k].Index {
+					k++
+					if !yield(rec, nil) {
+						return
+					}
+				}
+			}
+		}
+	}
+}
+
+// secondPass reads the candidates' records again and emits each one's; an input whose
+// ids changed between the passes is an error.
+func secondPass(ctx context.Context, reopen rereader, cands []Candidate, emit func(pos int, rec record) error) error {
 	if len(cands) == 0 {
 		return nil
 	}
-	at := make([]int, cands[len(cands)-1].Index+1) // input position -> candidate position + 1 (0: none)
-	for i, cd := range cands {
-		at[cd.Index] = i + 1
+	for i := 1; i < len(cands); i++ {
+		if cands[i].Index <= cands[i-1].Index {
+			return fmt.Errorf("filter: second pass: candidates out of input order (%d after %d)", cands[i].Index, cands[i-1].Index)
+		}
 	}
-	left, idx := len(cands), -1
-	for rec, err := range reopen() {
+	pos := 0
+	for rec, err := range reopen(cands) {
 		if err != nil {
-			return fmt.Errorf("filter: second pass: read episode %d: %w", idx+2, err)
+			return fmt.Errorf("filter: second pass: %w", err)
 		}
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		idx++
-		if idx >= len(at) || at[idx] == 0 {
-			continue
-		}
-		pos := at[idx] - 1
-		at[idx] = 0
-		if rec.id != cands[pos].ID {
-			return fmt.Errorf("filter: second pass: episode %d is %s, first pass saw %s: the input changed", idx+1, rec.id, cands[pos].ID)
+		if pos == len(cands) || rec.id != cands[pos].ID {
+			want := "none"
+			if pos < len(cands) {
+				want = cands[pos].ID
+			}
+			return fmt.Errorf("filter: second pass: episode %d is %s, first pass saw %s: the input changed", cands[min(pos, len(cands)-1)].Index+1, rec.id, want)
 		}
 		if err := emit(pos, rec); err != nil {
 			return err
 		}
-		left--
+		pos++
 	}
-	if left > 0 {
-		return fmt.Errorf("filter: second pass: input ended %d episodes early", left)
+	if pos < len(cands) {
+		return fmt.Errorf("filter: second pass: input ended %d episodes early", len(cands)-pos)
 	}
 	return nil
 }

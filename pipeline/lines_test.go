@@ -176,8 +176,8 @@ func jsonLine(ep pipeline.Episode) (string, error) {
 }
 
 // TestLogIndexTwoPasses: one scan serves two passes, the decoded and the undecoded one,
-// which yield what ReadEpisodeLines yields; a log rewritten after the scan is an error
-// naming the line, not another record.
+// which yield what ReadEpisodeLines yields, and LinesOf a subset of them; a log rewritten
+// after the scan is an error naming the line, not another record.
 func TestLogIndexTwoPasses(t *testing.T) {
 	path := filepath.Join(t.TempDir(), pipeline.EpisodesFile)
 	var b strings.Builder
@@ -230,6 +230,21 @@ func TestLogIndexTwoPasses(t *testing.T) {
 			t.Fatalf("undecoded record %d: %.60s, want the id and line of %.60s", i, second[i], want[i])
 		}
 	}
+	// LinesOf: of every third id its record, as Lines yields it; an id not in the index,
+	// or out of order, is an error.
+	var some, wantSome []string
+	for i := 0; i < len(ids); i += 3 {
+		some = append(some, ids[i])
+		wantSome = append(wantSome, want[i])
+	}
+	if got, err := read(x.LinesOf(some, pipeline.DecodeEpisode)); err != nil || fmt.Sprint(got) != fmt.Sprint(wantSome) {
+		t.Fatalf("LinesOf every third id: %d records (%v), want %d", len(got), err, len(wantSome))
+	}
+	for _, bad := range [][]string{{ids[0], "none"}, {ids[5], ids[2]}} {
+		if _, err := read(x.LinesOf(bad, nil)); err == nil || !strings.Contains(err.Error(), "no record") {
+			t.Errorf("LinesOf %q: %v, want an error", bad, err)
+		}
+	}
 	other := strings.ReplaceAll(b.String(), `"question_id":"q`, `"question_id":"r`)
 	other = strings.ReplaceAll(other, `"id":"`, `"id":"x`)[:len(b.String())]
 	if err := os.WriteFile(path, []byte(other), 0o644); err != nil {
@@ -237,5 +252,8 @@ func TestLogIndexTwoPasses(t *testing.T) {
 	}
 	if _, err := read(x.Lines(nil)); err == nil || !strings.Contains(err.Error(), "changed") || !strings.Contains(err.Error(), " line ") {
 		t.Errorf("a log rewritten after the scan: %v, want an error naming the line", err)
+	}
+	if _, err := read(x.LinesOf(some[len(some)/2:], nil)); err == nil || !strings.Contains(err.Error(), "changed") || !strings.Contains(err.Error(), " line ") {
+		t.Errorf("LinesOf on a log rewritten after the scan: %v, want an error naming the line", err)
 	}
 }

@@ -136,8 +136,35 @@ type linesResult struct {
 // on every core and yielded in order, at most GOMAXPROCS+2 of them in memory at once.
 // Line is valid until the iteration goes on to the next record.
 func (x *LogIndex) Lines(decode LineDecoder) iter.Seq2[EpisodeLine, error] {
+	return x.lines(x.spans, decode)
+}
+
+// LinesOf is Lines over the records of ids alone, which must be ids Lines yields, in its
+// order: a later pass that needs only some records (the filter's group rules read only
+// the survivors of its per-episode rules) reads only their lines. An id the index does
+// not hold, or out of order, is an error.
+func (x *LogIndex) LinesOf(ids []string, decode LineDecoder) iter.Seq2[EpisodeLine, error] {
+	sps := make([]logSpan, 0, len(ids))
+	j := 0
+	for _, id := range ids {
+		for j < len(x.spans) && x.spans[j].id < id {
+			j++
+		}
+		if j == len(x.spans) || x.spans[j].id != id {
+			return func(yield func(EpisodeLine, error) bool) {
+				yield(EpisodeLine{}, fmt.Errorf("%s: no record %s after the ones before it in the index", x.path, id))
+			}
+		}
+		sps = append(sps, x.spans[j])
+		j++
+	}
+	return x.lines(sps, decode)
+}
+
+// lines yields the records of spans, a subsequence of x.spans.
+func (x *LogIndex) lines(spans []logSpan, decode LineDecoder) iter.Seq2[EpisodeLine, error] {
 	return func(yield func(EpisodeLine, error) bool) {
-		if x.f == nil || len(x.spans) == 0 {
+		if x.f == nil || len(spans) == 0 {
 			return
 		}
 		workers := max(runtime.GOMAXPROCS(0), 1)
@@ -154,7 +181,7 @@ func (x *LogIndex) Lines(decode LineDecoder) iter.Seq2[EpisodeLine, error] {
 		go func() {
 			defer wg.Done()
 			defer close(pending)
-			for i := 0; i < len(x.spans); i += linesChunk {
+			for i := 0; i < len(spans); i += linesChunk {
 				var res linesResult
 				select {
 				case res = <-free:
@@ -171,7 +198,7 @@ func (x *LogIndex) Lines(decode LineDecoder) iter.Seq2[EpisodeLine, error] {
 				go func(sps []logSpan) {
 					defer wg.Done()
 					ch <- x.readChunk(sps, res, decode)
-				}(x.spans[i:min(i+linesChunk, len(x.spans))])
+				}(spans[i:min(i+linesChunk, len(spans))])
 			}
 		}()
 		for ch := range pending {
