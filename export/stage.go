@@ -40,7 +40,7 @@ func (s Stage) Run(ctx context.Context, r *pipeline.Run) (pipeline.Counts, error
 	if err != nil {
 		return nil, err
 	}
-	sum, err := pipeline.Summarize(r.Dir.Path, r.Manifest)
+	sum, err := pipeline.Summarize(r.Dir.Path, r.Manifest, pipeline.SummaryOptions{})
 	if err != nil {
 		return nil, err
 	}

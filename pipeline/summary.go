@@ -8,8 +8,10 @@ import (
 	"text/tabwriter"
 )
 
-// Summary is the run summary: what `reactgen stats` prints and what the dataset card
-// reports. Summarize is the one place it is counted.
+// Summary is the run summary: what `reactgen stats` prints, what the dataset card
+// reports, and the counts `reactgen eval`, `compare` and `inspect` build their scores on
+// (report.Summarize). Summarize is the one place a run's episodes and verdicts are
+// counted.
 type Summary struct {
 	RunID         string                  `json:"run_id"`
 	Stages        map[string]*StageRecord `json:"stages"`
@@ -41,6 +43,10 @@ type Summary struct {
 	// PendingCommit names the stage whose commit a kill interrupted: the next command on
 	// the run completes it, and until then the stage's files may be half of it.
 	PendingCommit string `json:"pending_commit,omitempty"`
+	// FirstAttempts are each question's first attempt (attempt 0, not rationalized) in
+	// the order the log first holds the question, what an evaluation scores; only when
+	// SummaryOptions.FirstAttempts asks for them, and never printed.
+	FirstAttempts []Episode `json:"-"`
 }
 
 // exportStale says why the export a manifest records is older than its kept.jsonl, or "".
@@ -113,9 +119,18 @@ func episodeClass(ep *Episode) string {
 	return "all"
 }
 
+// SummaryOptions says what Summarize keeps beside its counts.
+type SummaryOptions struct {
+	// FirstAttempts keeps each question's first attempt in Summary.FirstAttempts, for an
+	// evaluation that scores them (report). Without it Summarize keeps no episode, so
+	// stats and the export hold no copy of the log however long it is.
+	FirstAttempts bool
+}
+
 // Summarize counts a run directory's episodes and verdicts, and takes the run id, the
-// stages and the outputs from its manifest m.
-func Summarize(dir string, m *Manifest) (*Summary, error) {
+// stages and the outputs from its manifest m. It reads the log, kept.jsonl and
+// rejected.jsonl once each, in that order; a missing file counts nothing.
+func Summarize(dir string, m *Manifest, o SummaryOptions) (*Summary, error) {
 	s := &Summary{StopReasons: map[string]int{}, StepHistogram: map[int]int{},
 		RejectReasons: map[string]int{}, Classes: map[string]ClassCount{}}
 	if m != nil {
@@ -125,45 +140,11 @@ func Summarize(dir string, m *Manifest) (*Summary, error) {
 	if stage, ok := PendingCommit(dir); ok {
 		s.PendingCommit = stage
 	}
-	steps := 0
-	for ep, err := range ReadEpisodes(filepath.Join(dir, EpisodesFile)) {
-		if err != nil {
-			return nil, err
-		}
-		s.Episodes++
-		if ep.Correct {
-			s.Correct++
-		}
-		s.StopReasons[ep.StopReason]++
-		s.StepHistogram[len(ep.Steps)]++
-		steps += len(ep.Steps)
-		s.LLMCalls += ep.LLMCalls
-		s.BadCalls += ep.BadCalls
-		s.Usage = s.Usage.Add(ep.Usage)
-		c := s.Classes[episodeClass(&ep)]
-		c.Generated++
-		s.Classes[episodeClass(&ep)] = c
-		s.countRound(&ep, false)
+	if err := s.readLog(filepath.Join(dir, EpisodesFile), o.FirstAttempts); err != nil {
+		return nil, err
 	}
-	if s.Episodes > 0 {
-		s.SuccessRate = float64(s.Correct) / float64(s.Episodes)
-		s.MeanSteps = float64(steps) / float64(s.Episodes)
-	}
-	for ep, err := range ReadKept(filepath.Join(dir, KeptFile)) {
-		if err != nil {
-			return nil, err
-		}
-		s.Kept++
-		for _, m := range ep.MaskedSteps {
-			if s.MaskedSteps == nil {
-				s.MaskedSteps = map[string]int{}
-			}
-			s.MaskedSteps[m.Code]++
-		}
-		c := s.Classes[episodeClass(&ep)]
-		c.Kept++
-		s.Classes[episodeClass(&ep)] = c
-		s.countRound(&ep, true)
+	if err := s.readKept(filepath.Join(dir, KeptFile)); err != nil {
+		return nil, err
 	}
 	for r, err := range ReadRejected(filepath.Join(dir, RejectedFile)) {
 		if err != nil {
@@ -179,6 +160,68 @@ func Summarize(dir string, m *Manifest) (*Summary, error) {
 		s.CostPerKeptNoCache = s.Usage.CostWithoutCacheUSD() / float64(s.Kept)
 	}
 	return s, nil
+}
+
+// readLog counts every record of the episode log at path and, with firstAttempts, keeps
+// each question's first attempt (FirstAttempts).
+func (s *Summary) readLog(path string, firstAttempts bool) error {
+	steps := 0
+	slots := map[string]int{} // question id -> its index in s.FirstAttempts
+	for ep, err := range ReadEpisodes(path) {
+		if err != nil {
+			return err
+		}
+		s.Episodes++
+		if ep.Correct {
+			s.Correct++
+		}
+		s.StopReasons[ep.StopReason]++
+		s.StepHistogram[len(ep.Steps)]++
+		steps += len(ep.Steps)
+		s.LLMCalls += ep.LLMCalls
+		s.BadCalls += ep.BadCalls
+		s.Usage = s.Usage.Add(ep.Usage)
+		c := s.Classes[episodeClass(&ep)]
+		c.Generated++
+		s.Classes[episodeClass(&ep)] = c
+		s.countRound(&ep, false)
+		if firstAttempts && ep.Attempt == 0 && !ep.Rationalized {
+			// A resumed run may hold a retryable record and then the finished one for the
+			// same slot: the last record of a slot wins, in the place of its first.
+			if i, seen := slots[ep.QuestionID]; seen {
+				s.FirstAttempts[i] = ep
+			} else {
+				slots[ep.QuestionID] = len(s.FirstAttempts)
+				s.FirstAttempts = append(s.FirstAttempts, ep)
+			}
+		}
+	}
+	if s.Episodes > 0 {
+		s.SuccessRate = float64(s.Correct) / float64(s.Episodes)
+		s.MeanSteps = float64(steps) / float64(s.Episodes)
+	}
+	return nil
+}
+
+// readKept counts the kept episodes at path, their masked steps, classes and rounds.
+func (s *Summary) readKept(path string) error {
+	for ep, err := range ReadKept(path) {
+		if err != nil {
+			return err
+		}
+		s.Kept++
+		for _, m := range ep.MaskedSteps {
+			if s.MaskedSteps == nil {
+				s.MaskedSteps = map[string]int{}
+			}
+			s.MaskedSteps[m.Code]++
+		}
+		c := s.Classes[episodeClass(&ep)]
+		c.Kept++
+		s.Classes[episodeClass(&ep)] = c
+		s.countRound(&ep, true)
+	}
+	return nil
 }
 
 // Print writes the summary for a person, one line a figure.

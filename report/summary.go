@@ -1,10 +1,11 @@
 // Package report scores and compares run directories the way the ReAct paper reports
-// its results. It consumes run directories (manifest.json, episodes.jsonl and the
-// filter's rejected.jsonl) and produces a Run summary each (HotpotQA EM and F1 with the
-// official normalisation, FEVER accuracy, 95% confidence intervals, per question type and
-// level, steps, tokens, cost and stop reasons), the paper's Table 1 as text, and a
-// self-contained HTML report whose charts are inline SVG drawn here, with the same charts
-// as standalone SVG files. Compare does all of that for `reactgen compare`, and Inspect
+// its results. It reads a run directory through pipeline.Summarize, the one count of a
+// run's episodes and verdicts (the run summary `reactgen stats` prints), and builds a
+// Run on it: HotpotQA EM and F1 with the official normalisation, FEVER accuracy, 95%
+// confidence intervals, per question type and level, steps, tokens, cost and stop
+// reasons. From the Runs it writes the paper's Table 1 as text and a self-contained HTML
+// report whose charts are inline SVG drawn here, with the same charts as standalone SVG
+// files. Compare does all of that for `reactgen compare`, and Inspect
 // prints a run's episodes for a person to read (`reactgen inspect`).
 //
 // Imports: pipeline and the internal/ libraries (score, chart, dataset); never a stage.
@@ -132,12 +133,12 @@ func (r *Run) Label() string {
 // levels and types are read from the task file when the records do not carry them.
 type questionInfo struct{ typ, level string }
 
-// Summarize reads one run directory.
 // Summarize reads the run in dir as an evaluation: each question's first attempt, scored
-// again when it finished, with 95% intervals, as the paper's tables report a method. It
-// is not pipeline.Summarize, which counts every record of the log as the stages wrote it
-// (what stats prints and the dataset card reports) and so differs on resumed, retried and
-// rationalized episodes; the two share the episode reader, Usage and the manifest.
+// again when it finished, with 95% intervals, as the paper's tables report a method. The
+// counting is pipeline.Summarize's, the run summary `reactgen stats` prints: the whole
+// log's episodes, calls, usage and correct ones, the filter's verdicts and each
+// question's first attempt; Summarize scores the first attempts and adds the estimates
+// and the labels.
 func Summarize(dir string) (*Run, error) {
 	m, err := pipeline.ReadManifest(dir)
 	if errors.Is(err, os.ErrNotExist) {
@@ -146,23 +147,20 @@ func Summarize(dir string) (*Run, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := newRun(dir, m)
-	levels := taskLevels(configString(m.Config, "task", "path"), r.Task)
-	first, order, err := r.readLog(dir)
+	s, err := pipeline.Summarize(dir, m, pipeline.SummaryOptions{FirstAttempts: true})
 	if err != nil {
 		return nil, err
 	}
-	r.score(first, order, levels)
-	if err := r.readVerdicts(dir); err != nil {
-		return nil, err
-	}
+	r := newRun(dir, m)
+	r.count(s)
+	r.score(s.FirstAttempts, taskLevels(configString(m.Config, "task", "path"), r.Task))
 	return r, nil
 }
 
 // newRun is the run's row as its manifest describes it, nothing counted yet.
 func newRun(dir string, m *pipeline.Manifest) *Run {
 	r := &Run{Dir: dir, RunID: m.RunID, ByType: map[string]Estimate{}, ByLevel: map[string]Estimate{}, ByBranch: map[string]Estimate{},
-		Steps: map[int]int{}, StopReasons: map[string]int{}, Rejects: map[string]int{}, Training: m.Training, config: m.Config}
+		Steps: map[int]int{}, StopReasons: map[string]int{}, Training: m.Training, config: m.Config}
 	r.Task = configString(m.Config, "task", "name")
 	r.Method = configString(m.Config, "generate", "method")
 	r.Prompting = configString(m.Config, "generate", "prompting")
@@ -178,37 +176,28 @@ func newRun(dir string, m *pipeline.Manifest) *Run {
 	return r
 }
 
-// readLog counts every record of the episode log (episodes, usage, calls, correct ones)
-// and returns each question's first attempt in the order the log first holds it. A
-// resumed run may hold a retryable record followed by the finished one for the same
-// slot, so the last record of a slot wins.
-func (r *Run) readLog(dir string) (first map[string]pipeline.Episode, order []string, err error) {
-	first = map[string]pipeline.Episode{}
-	for ep, err := range pipeline.ReadEpisodes(filepath.Join(dir, pipeline.EpisodesFile)) {
-		if err != nil {
-			return nil, nil, err
-		}
-		r.Episodes++
-		r.Usage = r.Usage.Add(ep.Usage)
-		r.LLMCalls += ep.LLMCalls
-		if ep.Correct {
-			r.CorrectAll++
-		}
-		if ep.Attempt != 0 || ep.Rationalized {
-			continue
-		}
-		if _, seen := first[ep.QuestionID]; !seen {
-			order = append(order, ep.QuestionID)
-		}
-		first[ep.QuestionID] = ep
+// count takes the counts of the whole log and of the filter's verdicts from the run's
+// summary: every record's usage, calls and correct ones (the cost per correct episode is
+// over those), and the kept episodes per STaR round.
+func (r *Run) count(s *pipeline.Summary) {
+	r.Episodes, r.Usage, r.LLMCalls, r.CorrectAll = s.Episodes, s.Usage, s.LLMCalls, s.Correct
+	if r.CorrectAll > 0 {
+		r.CostPerCorrect = r.Usage.CostUSD / float64(r.CorrectAll)
 	}
-	return first, order, nil
+	r.Kept, r.Rejected, r.Rejects = s.Kept, s.Rejected, s.RejectReasons
+	for round, c := range s.Rounds {
+		if round > 0 && c.Kept > 0 {
+			if r.Rounds == nil {
+				r.Rounds = map[int]int{}
+			}
+			r.Rounds[round] = c.Kept
+		}
+	}
 }
 
 // score scores the first attempts that reached an outcome (again, when they finished)
-// and fills the accuracy, its breakdowns, the steps and the cost per correct episode.
-func (r *Run) score(first map[string]pipeline.Episode, order []string, levels map[string]questionInfo) {
-
+// and fills the accuracy, its breakdowns and the steps.
+func (r *Run) score(first []pipeline.Episode, levels map[string]questionInfo) {
 	type tally struct{ k, n int }
 	byType, byLevel, byBranch := map[string]*tally{}, map[string]*tally{}, map[string]*tally{}
 	add := func(t map[string]*tally, key string, ok bool) {
@@ -223,24 +212,23 @@ func (r *Run) score(first map[string]pipeline.Episode, order []string, levels ma
 			t[key].k++
 		}
 	}
-	var ems, f1s []float64
+	var f1s []float64
 	steps := 0
-	for _, qid := range order {
-		ep := first[qid]
+	for _, ep := range first {
 		if ep.Retryable() {
 			r.Unfinished++
 			continue
 		}
-		correct, em, f1 := ep.Correct, ep.EM, ep.F1
+		correct, f1 := ep.Correct, ep.F1
 		if ep.Finished {
-			correct, em, f1 = score.Score(r.Task, ep.Prediction, ep.Answer)
+			correct, _, f1 = score.Score(r.Task, ep.Prediction, ep.Answer)
 		}
 		r.N++
 		r.StopReasons[ep.StopReason]++
 		if correct {
 			r.Correct++
 		}
-		ems, f1s = append(ems, em), append(f1s, f1)
+		f1s = append(f1s, f1)
 		typ := ep.QuestionType
 		if r.Task == pipeline.TaskFEVER && typ == "" {
 			typ = ep.Answer
@@ -277,41 +265,6 @@ func (r *Run) score(first map[string]pipeline.Episode, order []string, levels ma
 	for k, t := range byBranch {
 		r.ByBranch[k] = Wilson(t.k, t.n)
 	}
-	if r.CorrectAll > 0 {
-		r.CostPerCorrect = r.Usage.CostUSD / float64(r.CorrectAll)
-	}
-	_ = ems
-}
-
-func (r *Run) readVerdicts(dir string) error {
-	for ep, err := range pipeline.ReadKept(filepath.Join(dir, pipeline.KeptFile)) {
-		if errors.Is(err, os.ErrNotExist) {
-			break
-		}
-		if err != nil {
-			return err
-		}
-		r.Kept++
-		if ep.Round > 0 {
-			if r.Rounds == nil {
-				r.Rounds = map[int]int{}
-			}
-			r.Rounds[ep.Round]++
-		}
-	}
-	for rj, err := range pipeline.ReadRejected(filepath.Join(dir, pipeline.RejectedFile)) {
-		if errors.Is(err, os.ErrNotExist) {
-			break
-		}
-		if err != nil {
-			return err
-		}
-		r.Rejected++
-		for _, x := range rj.Rejects {
-			r.Rejects[x.Rule+"/"+x.Code]++
-		}
-	}
-	return nil
 }
 
 func sumCounts(m map[int]int) int {

@@ -40,7 +40,7 @@ func (a *app) runStats(o statsOptions) error {
 	if err != nil {
 		return err
 	}
-	s, err := pipeline.Summarize(o.run, m)
+	s, err := pipeline.Summarize(o.run, m, pipeline.SummaryOptions{})
 	if err != nil {
 		return err
 	}
