@@ -53,6 +53,20 @@ func newDemoServer(t *testing.T, indexDir string) *llmtest.Server {
 	return llmtest.NewServer(t, newDemoModel(t, indexDir).handle)
 }
 
+// demoModelRun indexes the demo corpus and serves the demo model over it; base are the
+// flags of a demo run played by that model (llm.model is the caller's) on the first
+// limit questions, in order.
+func demoModelRun(t *testing.T, limit int) (srv *llmtest.Server, base []string) {
+	t.Helper()
+	ix := filepath.Join(t.TempDir(), "index")
+	if res := invoke(t, "", nil, "index", "--corpus", demoCorpus, "--out", ix); res.code != 0 {
+		t.Fatalf("index: %s", res.stderr)
+	}
+	srv = newDemoServer(t, ix)
+	return srv, []string{"--config", "../../configs/demo.yaml", "--set", "generate.policy=llm", "--set", "llm.base_url=" + srv.URL,
+		"--set", "corpus.index=" + ix, "--set", "task.limit=" + fmt.Sprint(limit), "--set", "generate.shuffle=false"}
+}
+
 // read finds the question and the steps so far in a request.
 func (m *demoModel) read(r llmtest.Req) (q pipeline.Question, history []pipeline.Step, cont string, ok bool) {
 	if r.Endpoint == "chat" {

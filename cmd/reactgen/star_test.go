@@ -14,13 +14,7 @@ import (
 // solves part of the questions, round 2 with the "fine-tuned" model asks only the rest,
 // carries round 1's kept episodes, and the merged kept set counts no question twice.
 func TestStarTwoRounds(t *testing.T) {
-	ix := filepath.Join(t.TempDir(), "index")
-	if res := invoke(t, "", nil, "index", "--corpus", demoCorpus, "--out", ix); res.code != 0 {
-		t.Fatalf("index: %s", res.stderr)
-	}
-	srv := newDemoServer(t, ix)
-	base := []string{"--config", "../../configs/demo.yaml", "--set", "generate.policy=llm", "--set", "llm.base_url=" + srv.URL,
-		"--set", "corpus.index=" + ix, "--set", "task.limit=45", "--set", "generate.shuffle=false"}
+	srv, base := demoModelRun(t, 45)
 	r1 := filepath.Join(t.TempDir(), "round1")
 	if res := invoke(t, "", nil, append([]string{"run", "--out", r1, "--set", "llm.model=weak-base"}, base...)...); res.code != 0 {
 		t.Fatalf("round 1: %s", res.stderr)

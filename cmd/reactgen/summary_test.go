@@ -19,13 +19,7 @@ import (
 // model's run (the filter rejects its wrong answers), a second STaR round on it, and an
 // eval of the weak model.
 func TestStatsAndEvalCountAlike(t *testing.T) {
-	ix := filepath.Join(t.TempDir(), "index")
-	if res := invoke(t, "", nil, "index", "--corpus", demoCorpus, "--out", ix); res.code != 0 {
-		t.Fatalf("index: %s", res.stderr)
-	}
-	srv := newDemoServer(t, ix)
-	base := []string{"--config", "../../configs/demo.yaml", "--set", "generate.policy=llm", "--set", "llm.base_url=" + srv.URL,
-		"--set", "corpus.index=" + ix, "--set", "task.limit=24", "--set", "generate.shuffle=false"}
+	_, base := demoModelRun(t, 24)
 	dirs := map[string]string{}
 	for _, c := range []struct{ name, cmd, model, previous string }{
 		{"round1", "run", "weak-base", ""}, {"round2", "run", "ft:round1", "round1"}, {"eval", "eval", "weak-base", ""},
