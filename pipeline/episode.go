@@ -5,9 +5,10 @@
 // lock, checks that a resume would not mix results (the result keys), runs the stages in
 // StageOrder recording each one's start, end, counts and outcome in the manifest, writes
 // it and releases the lock. Summarize is the run summary that `reactgen stats` and the
-// dataset card print. The concrete stages live in their own packages (generate, filter,
-// export, index, ingest) and depend on pipeline, never on each other;
-// pipeline never imports an LLM client, an environment or a file format.
+// dataset card print and that report scores for eval and compare. The concrete stages
+// live in their own packages (generate, filter, export, index, ingest) and depend on
+// pipeline, never on each other; pipeline never imports an LLM client, an environment
+// or a file format.
 //
 // Imports: only the leaf libraries internal/fastjson, internal/safefile and
 // internal/origin; every other package may import pipeline.
