@@ -8,19 +8,11 @@ import (
 	"testing"
 
 	"github.com/reactgen/reactgen/generate/prompt"
+	"github.com/reactgen/reactgen/internal/episodetest"
 	"github.com/reactgen/reactgen/internal/llm"
 	"github.com/reactgen/reactgen/internal/llm/llmtest"
 	"github.com/reactgen/reactgen/pipeline"
 )
-
-// actions are an episode's canonical actions.
-func actions(ep pipeline.Episode) []string {
-	var out []string
-	for _, st := range ep.Steps {
-		out = append(out, st.Action)
-	}
-	return out
-}
 
 // TestToolsFormatMatchesText runs the world's questions in the chat format and in the
 // tools format against a model that solves them alike: every episode takes the same
@@ -61,8 +53,8 @@ func TestToolsFormatMatchesText(t *testing.T) {
 			}
 			for key, te := range eps[prompt.FormatChat] {
 				ue := eps[prompt.FormatTools][key]
-				if !reflect.DeepEqual(actions(te), actions(ue)) || te.Correct != ue.Correct || te.Prediction != ue.Prediction || te.StopReason != ue.StopReason {
-					t.Errorf("%s: text %v %q %v, tools %v %q %v", key, actions(te), te.Prediction, te.Correct, actions(ue), ue.Prediction, ue.Correct)
+				if !reflect.DeepEqual(episodetest.Actions(te), episodetest.Actions(ue)) || te.Correct != ue.Correct || te.Prediction != ue.Prediction || te.StopReason != ue.StopReason {
+					t.Errorf("%s: text %v %q %v, tools %v %q %v", key, episodetest.Actions(te), te.Prediction, te.Correct, episodetest.Actions(ue), ue.Prediction, ue.Correct)
 				}
 				if ue.Format != prompt.FormatTools || ue.BadCalls != 0 || ue.Branch != te.Branch {
 					t.Errorf("%s: format %q, bad calls %d, branch %q (text %q)", key, ue.Format, ue.BadCalls, ue.Branch, te.Branch)
@@ -177,7 +169,7 @@ func TestToolsMalformedCalls(t *testing.T) {
 				t.Errorf("step 1 tool call %+v, want the first of %+v", st.ToolCall, bad.ToolCalls)
 			}
 			if !ep.Correct {
-				t.Errorf("the episode did not recover after the invalid step: %v %q", actions(ep), ep.StopReason)
+				t.Errorf("the episode did not recover after the invalid step: %v %q", episodetest.Actions(ep), ep.StopReason)
 			}
 			// The next request shows the invalid step as it happened and answers it.
 			next := srv.Log()[2].Req.Messages
@@ -234,8 +226,8 @@ func TestToolsCacheAndResume(t *testing.T) {
 	}
 	for key, ep := range sink.byKey() {
 		ep2 := sink2.byKey()[key]
-		if !reflect.DeepEqual(actions(ep), actions(ep2)) || !reflect.DeepEqual(ep.Steps[0].ToolCall, ep2.Steps[0].ToolCall) {
-			t.Errorf("%s: replay differs: %v %+v, %v %+v", key, actions(ep), ep.Steps[0].ToolCall, actions(ep2), ep2.Steps[0].ToolCall)
+		if !reflect.DeepEqual(episodetest.Actions(ep), episodetest.Actions(ep2)) || !reflect.DeepEqual(ep.Steps[0].ToolCall, ep2.Steps[0].ToolCall) {
+			t.Errorf("%s: replay differs: %v %+v, %v %+v", key, episodetest.Actions(ep), ep.Steps[0].ToolCall, episodetest.Actions(ep2), ep2.Steps[0].ToolCall)
 		}
 	}
 
@@ -339,7 +331,7 @@ func TestToolsTrainedNoRetry(t *testing.T) {
 		}
 		if !bad {
 			if !ep.Correct || ep.BadCalls != 0 {
-				t.Errorf("correct %v, bad calls %d: %v", ep.Correct, ep.BadCalls, actions(ep))
+				t.Errorf("correct %v, bad calls %d: %v", ep.Correct, ep.BadCalls, episodetest.Actions(ep))
 			}
 			continue
 		}

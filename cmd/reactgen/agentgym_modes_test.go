@@ -15,6 +15,7 @@ import (
 
 	"github.com/reactgen/reactgen/env/agentgym/agentgymtest"
 	"github.com/reactgen/reactgen/export"
+	"github.com/reactgen/reactgen/internal/episodetest"
 	"github.com/reactgen/reactgen/internal/llm/llmtest"
 	"github.com/reactgen/reactgen/pipeline"
 )
@@ -82,8 +83,8 @@ func sameGames(t *testing.T, what string, got, want map[string]pipeline.Episode,
 		}
 		if g.ID != w.ID || !reflect.DeepEqual(plays(g), plays(w)) || g.Reward == nil || w.Reward == nil || *g.Reward != *w.Reward ||
 			g.Correct != w.Correct || g.StopReason != w.StopReason || g.Question != w.Question {
-			t.Errorf("%s: %s: %s %v reward %v %s, want %s %v reward %v %s", what, id, g.ID, stepActions(g), deref(g.Reward), g.StopReason,
-				w.ID, stepActions(w), deref(w.Reward), w.StopReason)
+			t.Errorf("%s: %s: %s %v reward %v %s, want %s %v reward %v %s", what, id, g.ID, episodetest.Actions(g), deref(g.Reward), g.StopReason,
+				w.ID, episodetest.Actions(w), deref(w.Reward), w.StopReason)
 		}
 	}
 }

@@ -20,6 +20,7 @@ import (
 
 	"github.com/reactgen/reactgen/env/agentgym/agentgymtest"
 	"github.com/reactgen/reactgen/export"
+	"github.com/reactgen/reactgen/internal/episodetest"
 	"github.com/reactgen/reactgen/internal/llm"
 	"github.com/reactgen/reactgen/internal/llm/llmtest"
 	"github.com/reactgen/reactgen/internal/tool"
@@ -473,8 +474,8 @@ func TestGamesThroughPoolCacheAndShards(t *testing.T) {
 	}
 	for id, ep := range byQuestion(logLines(t, filepath.Join(out, pipeline.EpisodesFile))) {
 		f := first[id]
-		if !slices.Equal(stepActions(ep), stepActions(f)) || ep.Correct != f.Correct || *ep.Reward != *f.Reward {
-			t.Errorf("%s: replayed %v reward %v, first %v reward %v", id, stepActions(ep), *ep.Reward, stepActions(f), *f.Reward)
+		if !slices.Equal(episodetest.Actions(ep), episodetest.Actions(f)) || ep.Correct != f.Correct || *ep.Reward != *f.Reward {
+			t.Errorf("%s: replayed %v reward %v, first %v reward %v", id, episodetest.Actions(ep), *ep.Reward, episodetest.Actions(f), *f.Reward)
 		}
 	}
 	seen := map[string]int{}

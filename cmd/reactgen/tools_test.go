@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/reactgen/reactgen/internal/episodetest"
 	"github.com/reactgen/reactgen/internal/llm"
 	"github.com/reactgen/reactgen/internal/llm/llmtest"
 	"github.com/reactgen/reactgen/internal/tool"
@@ -52,14 +53,6 @@ func byQuestion(eps []pipeline.Episode) map[string]pipeline.Episode {
 	return out
 }
 
-func stepActions(ep pipeline.Episode) []string {
-	var out []string
-	for _, st := range ep.Steps {
-		out = append(out, st.Action)
-	}
-	return out
-}
-
 func TestToolsFormatOnTheDemoWorld(t *testing.T) {
 	model := newFakeModel(t)
 	srv := llmtest.NewServer(t, model.handle)
@@ -91,8 +84,8 @@ func TestToolsFormatOnTheDemoWorld(t *testing.T) {
 	chat := byQuestion(runs["chat"])
 	for _, ep := range runs["tools"] {
 		c := chat[ep.QuestionID]
-		if !reflect.DeepEqual(stepActions(ep), stepActions(c)) || ep.Prediction != c.Prediction || ep.Correct != c.Correct {
-			t.Errorf("%s: tools %v %q, chat %v %q", ep.QuestionID, stepActions(ep), ep.Prediction, stepActions(c), c.Prediction)
+		if !reflect.DeepEqual(episodetest.Actions(ep), episodetest.Actions(c)) || ep.Prediction != c.Prediction || ep.Correct != c.Correct {
+			t.Errorf("%s: tools %v %q, chat %v %q", ep.QuestionID, episodetest.Actions(ep), ep.Prediction, episodetest.Actions(c), c.Prediction)
 		}
 		if ep.Format != "tools" {
 			t.Errorf("%s: format %q", ep.QuestionID, ep.Format)
@@ -118,8 +111,8 @@ func TestToolsFormatOnTheDemoWorld(t *testing.T) {
 	again := byQuestion(logLines(t, filepath.Join(out, pipeline.EpisodesFile)))
 	for _, ep := range runs["tools"] {
 		a := again[ep.QuestionID]
-		if !reflect.DeepEqual(a.Steps[0].ToolCall, ep.Steps[0].ToolCall) || !reflect.DeepEqual(stepActions(a), stepActions(ep)) {
-			t.Errorf("%s: replay %v %+v, first %v %+v", ep.QuestionID, stepActions(a), a.Steps[0].ToolCall, stepActions(ep), ep.Steps[0].ToolCall)
+		if !reflect.DeepEqual(a.Steps[0].ToolCall, ep.Steps[0].ToolCall) || !reflect.DeepEqual(episodetest.Actions(a), episodetest.Actions(ep)) {
+			t.Errorf("%s: replay %v %+v, first %v %+v", ep.QuestionID, episodetest.Actions(a), a.Steps[0].ToolCall, episodetest.Actions(ep), ep.Steps[0].ToolCall)
 		}
 	}
 }
@@ -172,8 +165,8 @@ func TestToolsRunKilledResumes(t *testing.T) {
 	}
 	for id, w := range want {
 		g := got[id]
-		if g.Correct != w.Correct || g.Prediction != w.Prediction || !reflect.DeepEqual(stepActions(g), stepActions(w)) {
-			t.Errorf("%s: killed run %v %q, uninterrupted %v %q", id, stepActions(g), g.Prediction, stepActions(w), w.Prediction)
+		if g.Correct != w.Correct || g.Prediction != w.Prediction || !reflect.DeepEqual(episodetest.Actions(g), episodetest.Actions(w)) {
+			t.Errorf("%s: killed run %v %q, uninterrupted %v %q", id, episodetest.Actions(g), g.Prediction, episodetest.Actions(w), w.Prediction)
 		}
 	}
 	if m := readManifest(t, killed); m.Resumes < 1 {

@@ -57,6 +57,16 @@ func Episode(id, qid string, actions ...string) pipeline.Episode {
 	return ep
 }
 
+// Actions are ep's steps' actions in order: what Episode builds an episode from, and
+// what a test compares of two runs' trajectories.
+func Actions(ep pipeline.Episode) []string {
+	var out []string
+	for _, st := range ep.Steps {
+		out = append(out, st.Action)
+	}
+	return out
+}
+
 // WithAttempt returns ep as attempt k of its question, with the id a run gives it.
 func WithAttempt(ep pipeline.Episode, k int) pipeline.Episode {
 	ep.Attempt = k
