@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
-	"syscall"
 	"testing"
 	"time"
 
@@ -169,38 +168,10 @@ func TestGameRunKilledResumes(t *testing.T) {
 	cfg := writeSections(t, filepath.Join(tmp, "cfg"), sections)
 	killed, whole := filepath.Join(tmp, "killed"), filepath.Join(tmp, "whole")
 	env := childEnv{vars: map[string]string{"OPENAI_API_KEY": "sk-test"}}
-	landed := 0
-	for i := range 2 {
+	killThenResume(t, env, cfg, killed, whole, 2, func(i int) func() bool {
 		before := model.Requests()
-		c := startChild(t, env, "generate", "--config", cfg, "--out", killed)
-		deadline := time.Now().Add(30 * time.Second)
-	watch:
-		for model.Requests() < before+int64(8*(i+1)) {
-			select {
-			case <-c.done:
-				break watch
-			case <-time.After(2 * time.Millisecond):
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("run %d: no progress in 30 s\n%s", i, c.stderr.String())
-			}
-		}
-		c.signal(t, syscall.SIGKILL)
-		if code := c.wait(t); code == -1 {
-			landed++
-		} else if code != 0 {
-			t.Fatalf("run %d: exit %d\n%s", i, code, c.stderr.String())
-		}
-	}
-	if landed == 0 {
-		t.Fatal("no kill found the run in flight")
-	}
-	if code, _, stderr := runChild(t, env, "generate", "--config", cfg, "--out", killed); code != 0 {
-		t.Fatalf("resume: exit %d\n%s", code, stderr)
-	}
-	if code, _, stderr := runChild(t, env, "generate", "--config", cfg, "--out", whole); code != 0 {
-		t.Fatalf("uninterrupted: exit %d\n%s", code, stderr)
-	}
+		return func() bool { return model.Requests() >= before+int64(8*(i+1)) }
+	})
 	final := func(dir string) map[string]pipeline.Episode {
 		out := map[string]pipeline.Episode{}
 		for _, ep := range logLines(t, filepath.Join(dir, pipeline.EpisodesFile)) {

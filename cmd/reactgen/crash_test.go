@@ -727,6 +727,47 @@ func TestLockStopsASecondRunAndIsTakenOverAfterAKill(t *testing.T) {
 	}
 }
 
+// killThenResume runs `reactgen generate` with cfg into killed and kills it (SIGKILL),
+// kills times, each time once the condition that progressed(i) returns (asked before
+// the i-th start) holds, unless the run ends first; a run that shows no progress in
+// 30 s, that exits other than 0, or kills that all came after the run ended fail the
+// test. Then it resumes killed to its end and runs cfg uninterrupted into whole.
+func killThenResume(t *testing.T, env childEnv, cfg, killed, whole string, kills int, progressed func(i int) func() bool) {
+	t.Helper()
+	landed := 0
+	for i := range kills {
+		ready := progressed(i)
+		c := startChild(t, env, "generate", "--config", cfg, "--out", killed)
+		deadline := time.Now().Add(30 * time.Second)
+	watch:
+		for !ready() {
+			select {
+			case <-c.done:
+				break watch
+			case <-time.After(2 * time.Millisecond):
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("run %d: no progress in 30 s\n%s", i, c.stderr.String())
+			}
+		}
+		c.signal(t, syscall.SIGKILL)
+		if code := c.wait(t); code == -1 {
+			landed++
+		} else if code != 0 {
+			t.Fatalf("run %d: exit %d\n%s", i, code, c.stderr.String())
+		}
+	}
+	if landed == 0 {
+		t.Fatal("no kill found the run in flight")
+	}
+	if code, _, stderr := runChild(t, env, "generate", "--config", cfg, "--out", killed); code != 0 {
+		t.Fatalf("resume: exit %d\n%s", code, stderr)
+	}
+	if code, _, stderr := runChild(t, env, "generate", "--config", cfg, "--out", whole); code != 0 {
+		t.Fatalf("uninterrupted: exit %d\n%s", code, stderr)
+	}
+}
+
 // killAtRandom starts the binary with args again and again, killing it (SIGKILL) at a
 // random moment within span, until kills have landed on a running process; check runs
 // after each kill. It returns how many kills landed.

@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"reflect"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -127,38 +126,13 @@ func TestToolsRunKilledResumes(t *testing.T) {
 	})
 	killed, whole := filepath.Join(tmp, "killed"), filepath.Join(tmp, "whole")
 	env := childEnv{vars: map[string]string{"OPENAI_API_KEY": "sk-test"}}
-	landed := 0
-	for i := 0; i < 3; i++ {
-		c := startChild(t, env, "generate", "--config", cfg, "--out", killed)
-		// Kill once some episodes are in the log, so that the resume has work done to keep.
-		deadline := time.Now().Add(30 * time.Second)
-		for time.Now().Before(deadline) {
+	// Kill once some episodes are in the log, so that the resume has work done to keep.
+	killThenResume(t, env, cfg, killed, whole, 3, func(i int) func() bool {
+		return func() bool {
 			b, _ := os.ReadFile(filepath.Join(killed, pipeline.EpisodesFile))
-			if strings.Count(string(b), "\n") >= 5*(i+1) {
-				break
-			}
-			select {
-			case <-c.done:
-				deadline = time.Now()
-			case <-time.After(5 * time.Millisecond):
-			}
+			return strings.Count(string(b), "\n") >= 5*(i+1)
 		}
-		c.signal(t, syscall.SIGKILL)
-		if code := c.wait(t); code == -1 {
-			landed++
-		} else if code != 0 {
-			t.Fatalf("run %d: exit %d\n%s", i, code, c.stderr.String())
-		}
-	}
-	if landed == 0 {
-		t.Fatal("no kill found the run in flight")
-	}
-	if code, _, stderr := runChild(t, env, "generate", "--config", cfg, "--out", killed); code != 0 {
-		t.Fatalf("resume: exit %d\n%s", code, stderr)
-	}
-	if code, _, stderr := runChild(t, env, "generate", "--config", cfg, "--out", whole); code != 0 {
-		t.Fatalf("uninterrupted: exit %d\n%s", code, stderr)
-	}
+	})
 	got, want := effective(logLines(t, filepath.Join(killed, pipeline.EpisodesFile))), effective(logLines(t, filepath.Join(whole, pipeline.EpisodesFile)))
 	if len(want) != 40 || len(got) != len(want) {
 		t.Fatalf("episodes: killed run %d, uninterrupted %d, want 40", len(got), len(want))
