@@ -172,12 +172,9 @@ func TestGameRunKilledResumes(t *testing.T) {
 		before := model.Requests()
 		return func() bool { return model.Requests() >= before+int64(8*(i+1)) }
 	})
+	// The log's last record of a game is its outcome.
 	final := func(dir string) map[string]pipeline.Episode {
-		out := map[string]pipeline.Episode{}
-		for _, ep := range logLines(t, filepath.Join(dir, pipeline.EpisodesFile)) {
-			out[ep.QuestionID] = ep // the log's last record of a game is its outcome
-		}
-		return out
+		return byQuestion(logLines(t, filepath.Join(dir, pipeline.EpisodesFile)))
 	}
 	sameGames(t, "killed and resumed", final(killed), final(whole), g.games)
 	if m := readManifest(t, killed); m.Resumes < 1 {

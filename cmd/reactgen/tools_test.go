@@ -43,7 +43,7 @@ func (f *fakeModel) toolReply(r llmtest.Req) llmtest.Reply {
 	return llmtest.Reply{Texts: []string{thought}, ToolCalls: []llm.ToolCall{{Function: llm.FunctionCall{Name: fn, Arguments: args}}}}
 }
 
-// byQuestion keys a run's episodes by question id.
+// byQuestion keys a run's episodes by question id, a question's last record winning.
 func byQuestion(eps []pipeline.Episode) map[string]pipeline.Episode {
 	out := map[string]pipeline.Episode{}
 	for _, ep := range eps {
