@@ -104,20 +104,14 @@ func TestGamesInBatchMode(t *testing.T) {
 			g := newGameSetup(t, task)
 			tmp := t.TempDir()
 			online := llmtest.NewServer(t, g.player.handle)
-			res, onlineOut := runGame(t, filepath.Join(tmp, "online"), g.sections(online.URL))
-			if res.code != 0 {
-				t.Fatalf("online: exit %d: %v\n%s", res.code, res.err, res.stderr)
-			}
+			onlineOut := playGames(t, "online", filepath.Join(tmp, "online"), g.sections(online.URL))
 			batch := llmtest.NewServer(t, g.player.handle)
 			sections := g.sections(batch.URL)
 			sections["llm"]["mode"] = "batch"
 			sections["llm"]["batch"] = map[string]any{"window": "50ms", "poll": "5ms"}
-			res, out := runGame(t, filepath.Join(tmp, "batch"), sections)
-			if res.code != 0 {
-				t.Fatalf("batch: exit %d: %v\n%s", res.code, res.err, res.stderr)
-			}
-			want := byQuestion(logLines(t, filepath.Join(onlineOut, pipeline.EpisodesFile)))
-			sameGames(t, "batch", byQuestion(logLines(t, filepath.Join(out, pipeline.EpisodesFile))), want, g.games)
+			out := playGames(t, "batch", filepath.Join(tmp, "batch"), sections)
+			want := outcomes(t, onlineOut)
+			sameGames(t, "batch", outcomes(t, out), want, g.games)
 			waves := len(batch.Batches())
 			if c := readManifest(t, out).Stages[pipeline.StageGenerate].Counts; waves == 0 || c["batch_waves"] != waves {
 				t.Errorf("%d batches, manifest counts %v: want the waves as batches", waves, c)
@@ -134,13 +128,11 @@ func TestGamesInBatchMode(t *testing.T) {
 			if err := os.Remove(filepath.Join(out, pipeline.EpisodesFile)); err != nil {
 				t.Fatal(err)
 			}
-			if res, _ := runGame(t, filepath.Join(tmp, "batch"), sections); res.code != 0 {
-				t.Fatalf("second batch run: exit %d: %v\n%s", res.code, res.err, res.stderr)
-			}
+			playGames(t, "second batch run", filepath.Join(tmp, "batch"), sections)
 			if n := len(batch.Batches()); n != waves {
 				t.Errorf("the second run bought %d batches, want none", n-waves)
 			}
-			sameGames(t, "batch from the cache", byQuestion(logLines(t, filepath.Join(out, pipeline.EpisodesFile))), want, g.games)
+			sameGames(t, "batch from the cache", outcomes(t, out), want, g.games)
 		})
 	}
 }
@@ -172,11 +164,7 @@ func TestGameRunKilledResumes(t *testing.T) {
 		before := model.Requests()
 		return func() bool { return model.Requests() >= before+int64(8*(i+1)) }
 	})
-	// The log's last record of a game is its outcome.
-	final := func(dir string) map[string]pipeline.Episode {
-		return byQuestion(logLines(t, filepath.Join(dir, pipeline.EpisodesFile)))
-	}
-	sameGames(t, "killed and resumed", final(killed), final(whole), g.games)
+	sameGames(t, "killed and resumed", outcomes(t, killed), outcomes(t, whole), g.games)
 	if m := readManifest(t, killed); m.Resumes < 1 {
 		t.Errorf("resumes %d, want at least 1", m.Resumes)
 	}
@@ -191,19 +179,13 @@ func TestGameBudgetStopsAndResumes(t *testing.T) {
 			g := newGameSetup(t, task)
 			tmp := t.TempDir()
 			free := llmtest.NewServer(t, g.player.handle)
-			res, freeOut := runGame(t, filepath.Join(tmp, "free"), g.sections(free.URL))
-			if res.code != 0 {
-				t.Fatalf("without a budget: exit %d: %v\n%s", res.code, res.err, res.stderr)
-			}
+			freeOut := playGames(t, "without a budget", filepath.Join(tmp, "free"), g.sections(free.URL))
 			model := llmtest.NewServer(t, g.player.handle)
 			sections := g.sections(model.URL)
 			sections["generate"]["concurrency"] = 1
 			budget := int(free.Requests()) / 2
 			sections["llm"]["max_requests"] = budget
-			res, out := runGame(t, filepath.Join(tmp, "budget"), sections)
-			if res.code != 0 {
-				t.Fatalf("with a budget: exit %d: %v\n%s", res.code, res.err, res.stderr)
-			}
+			out := playGames(t, "with a budget", filepath.Join(tmp, "budget"), sections)
 			if n := int(model.Requests()); n != budget {
 				t.Errorf("the model got %d requests, want the budget's %d", n, budget)
 			}
@@ -211,15 +193,8 @@ func TestGameBudgetStopsAndResumes(t *testing.T) {
 				t.Errorf("manifest counts %v: want requests %d", c, budget)
 			}
 			sections["llm"]["max_requests"] = 0
-			res, out = runGame(t, filepath.Join(tmp, "budget"), sections)
-			if res.code != 0 {
-				t.Fatalf("resumed without the budget: exit %d: %v\n%s", res.code, res.err, res.stderr)
-			}
-			final := map[string]pipeline.Episode{}
-			for _, ep := range logLines(t, filepath.Join(out, pipeline.EpisodesFile)) {
-				final[ep.QuestionID] = ep
-			}
-			sameGames(t, "after the budget", final, byQuestion(logLines(t, filepath.Join(freeOut, pipeline.EpisodesFile))), g.games)
+			out = playGames(t, "resumed without the budget", filepath.Join(tmp, "budget"), sections)
+			sameGames(t, "after the budget", outcomes(t, out), outcomes(t, freeOut), g.games)
 			if n := int(model.Requests()); n > int(free.Requests())+1 {
 				t.Errorf("the two runs sent %d requests, one run without a budget %d (the first run's answers are cached)", n, free.Requests())
 			}

@@ -162,6 +162,23 @@ func runGame(t *testing.T, dir string, sections map[string]map[string]any) (resu
 	return invoke(t, "", map[string]string{"OPENAI_API_KEY": "sk-test"}, "run", "--config", cfg, "--out", out), out
 }
 
+// playGames runs the games of sections in dir (runGame) and fails the test, naming the
+// run what, unless it exits 0. It returns the run directory.
+func playGames(t *testing.T, what, dir string, sections map[string]map[string]any) string {
+	t.Helper()
+	res, out := runGame(t, dir, sections)
+	if res.code != 0 {
+		t.Fatalf("%s: exit %d: %v\n%s", what, res.code, res.err, res.stderr)
+	}
+	return out
+}
+
+// outcomes are the last record of each game in run's episode log: the games' outcomes.
+func outcomes(t *testing.T, run string) map[string]pipeline.Episode {
+	t.Helper()
+	return byQuestion(logLines(t, filepath.Join(run, pipeline.EpisodesFile)))
+}
+
 func TestALFWorldRunThroughAgentGym(t *testing.T) {
 	games := agentgymtest.Household()
 	tmp := t.TempDir()
@@ -182,7 +199,7 @@ func TestALFWorldRunThroughAgentGym(t *testing.T) {
 			if res.code != 0 {
 				t.Fatalf("exit %d: %v\n%s", res.code, res.err, res.stderr)
 			}
-			eps := byQuestion(logLines(t, filepath.Join(out, pipeline.EpisodesFile)))
+			eps := outcomes(t, out)
 			if len(eps) != 3 {
 				t.Fatalf("%d episodes, want 3", len(eps))
 			}
@@ -282,7 +299,7 @@ func TestWebShopRunThroughAgentGym(t *testing.T) {
 			if res.code != 0 {
 				t.Fatalf("exit %d: %v\n%s", res.code, res.err, res.stderr)
 			}
-			eps := byQuestion(logLines(t, filepath.Join(out, pipeline.EpisodesFile)))
+			eps := outcomes(t, out)
 			var want []string
 			for gi, reward := range []float64{1, 0.5} {
 				ep := eps[fmt.Sprintf("webshop-%d", gi)]
@@ -354,14 +371,7 @@ func TestAgentGymServerDownStopsTheRun(t *testing.T) {
 		t.Errorf("%d model requests paid for games whose server never answered", model.Requests())
 	}
 	envSrv.FailNext(0)
-	res, out = runGame(t, filepath.Join(tmp, "down"), sections)
-	if res.code != 0 {
-		t.Fatalf("rerun: exit %d: %v\n%s", res.code, res.err, res.stderr)
-	}
-	final := map[string]pipeline.Episode{}
-	for _, ep := range logLines(t, filepath.Join(out, pipeline.EpisodesFile)) {
-		final[ep.QuestionID] = ep // the log's last record of each game is its outcome
-	}
+	final := outcomes(t, playGames(t, "rerun", filepath.Join(tmp, "down"), sections))
 	for gi := range games {
 		ep := final[fmt.Sprintf("alfworld-%d", gi)]
 		if ep.Reward == nil || (*ep.Reward == 1) != (gi != 2) {
@@ -453,26 +463,20 @@ func TestGamesThroughPoolCacheAndShards(t *testing.T) {
 		}
 		return m
 	}
-	res, out := runGame(t, filepath.Join(tmp, "first"), sections(nil))
-	if res.code != 0 {
-		t.Fatalf("exit %d: %v\n%s", res.code, res.err, res.stderr)
-	}
+	out := playGames(t, "first", filepath.Join(tmp, "first"), sections(nil))
 	if a.Requests() == 0 || b.Requests() == 0 {
 		t.Errorf("the pool's endpoints served %d and %d requests, want both", a.Requests(), b.Requests())
 	}
-	first := byQuestion(logLines(t, filepath.Join(out, pipeline.EpisodesFile)))
+	first := outcomes(t, out)
 	before, stepped := a.Requests()+b.Requests(), len(serverActions(envSrv))
-	res, out = runGame(t, filepath.Join(tmp, "again"), sections(nil))
-	if res.code != 0 {
-		t.Fatalf("again: exit %d: %v\n%s", res.code, res.err, res.stderr)
-	}
+	out = playGames(t, "again", filepath.Join(tmp, "again"), sections(nil))
 	if n := a.Requests() + b.Requests() - before; n != 0 {
 		t.Errorf("a second run over the cache sent %d model requests, want 0", n)
 	}
 	if n := len(serverActions(envSrv)) - stepped; n != stepped {
 		t.Errorf("the second run stepped the server %d times, want the first run's %d (the games are played again)", n, stepped)
 	}
-	for id, ep := range byQuestion(logLines(t, filepath.Join(out, pipeline.EpisodesFile))) {
+	for id, ep := range outcomes(t, out) {
 		f := first[id]
 		if !slices.Equal(episodetest.Actions(ep), episodetest.Actions(f)) || ep.Correct != f.Correct || *ep.Reward != *f.Reward {
 			t.Errorf("%s: replayed %v reward %v, first %v reward %v", id, episodetest.Actions(ep), *ep.Reward, episodetest.Actions(f), *f.Reward)
