@@ -64,6 +64,23 @@ func newGameSetup(t *testing.T, task string) gameSetup {
 	}}
 }
 
+// forEachGameTask runs test as a subtest for each game task (ALFWorld, WebShop), with
+// the task's fake server and player and a temporary directory.
+func forEachGameTask(t *testing.T, test func(t *testing.T, g gameSetup, tmp string)) {
+	for _, task := range []string{pipeline.TaskALFWorld, pipeline.TaskWebShop} {
+		t.Run(task, func(t *testing.T) { test(t, newGameSetup(t, task), t.TempDir()) })
+	}
+}
+
+// playOnline plays g's games in dir with a model server of their own and no other
+// settings, the run a test compares its own with; what names the run in a failure. It
+// returns the server and the run directory.
+func (g gameSetup) playOnline(t *testing.T, what, dir string) (*llmtest.Server, string) {
+	t.Helper()
+	srv := llmtest.NewServer(t, g.player.handle)
+	return srv, playGames(t, what, dir, g.sections(srv.URL))
+}
+
 // sameGames fails when two runs' episodes of the games differ in anything the game
 // decided: the id, the actions and observations, the reward and the verdict.
 func sameGames(t *testing.T, what string, got, want map[string]pipeline.Episode, games int) {
@@ -99,42 +116,37 @@ func deref(p *float64) any {
 // API, one batch per wave of steps): the same episodes as online, every export, and a
 // second run without the episode log buys no batch (every line from the cache).
 func TestGamesInBatchMode(t *testing.T) {
-	for _, task := range []string{pipeline.TaskALFWorld, pipeline.TaskWebShop} {
-		t.Run(task, func(t *testing.T) {
-			g := newGameSetup(t, task)
-			tmp := t.TempDir()
-			online := llmtest.NewServer(t, g.player.handle)
-			onlineOut := playGames(t, "online", filepath.Join(tmp, "online"), g.sections(online.URL))
-			batch := llmtest.NewServer(t, g.player.handle)
-			sections := g.sections(batch.URL)
-			sections["llm"]["mode"] = "batch"
-			sections["llm"]["batch"] = map[string]any{"window": "50ms", "poll": "5ms"}
-			out := playGames(t, "batch", filepath.Join(tmp, "batch"), sections)
-			want := outcomes(t, onlineOut)
-			sameGames(t, "batch", outcomes(t, out), want, g.games)
-			waves := len(batch.Batches())
-			if c := readManifest(t, out).Stages[pipeline.StageGenerate].Counts; waves == 0 || c["batch_waves"] != waves {
-				t.Errorf("%d batches, manifest counts %v: want the waves as batches", waves, c)
-			}
-			if n := len(online.Batches()); n != 0 {
-				t.Errorf("the online run made %d batches", n)
-			}
-			kept := len(logLines(t, filepath.Join(onlineOut, pipeline.KeptFile)))
-			if n := len(logLines(t, filepath.Join(out, pipeline.KeptFile))); n != kept || kept == 0 {
-				t.Errorf("batch kept %d, online %d", n, kept)
-			}
-			checkExports(t, out, kept)
-			// Without its episode log the run plays every game again, from the cache.
-			if err := os.Remove(filepath.Join(out, pipeline.EpisodesFile)); err != nil {
-				t.Fatal(err)
-			}
-			playGames(t, "second batch run", filepath.Join(tmp, "batch"), sections)
-			if n := len(batch.Batches()); n != waves {
-				t.Errorf("the second run bought %d batches, want none", n-waves)
-			}
-			sameGames(t, "batch from the cache", outcomes(t, out), want, g.games)
-		})
-	}
+	forEachGameTask(t, func(t *testing.T, g gameSetup, tmp string) {
+		online, onlineOut := g.playOnline(t, "online", filepath.Join(tmp, "online"))
+		batch := llmtest.NewServer(t, g.player.handle)
+		sections := g.sections(batch.URL)
+		sections["llm"]["mode"] = "batch"
+		sections["llm"]["batch"] = map[string]any{"window": "50ms", "poll": "5ms"}
+		out := playGames(t, "batch", filepath.Join(tmp, "batch"), sections)
+		want := outcomes(t, onlineOut)
+		sameGames(t, "batch", outcomes(t, out), want, g.games)
+		waves := len(batch.Batches())
+		if c := readManifest(t, out).Stages[pipeline.StageGenerate].Counts; waves == 0 || c["batch_waves"] != waves {
+			t.Errorf("%d batches, manifest counts %v: want the waves as batches", waves, c)
+		}
+		if n := len(online.Batches()); n != 0 {
+			t.Errorf("the online run made %d batches", n)
+		}
+		kept := len(logLines(t, filepath.Join(onlineOut, pipeline.KeptFile)))
+		if n := len(logLines(t, filepath.Join(out, pipeline.KeptFile))); n != kept || kept == 0 {
+			t.Errorf("batch kept %d, online %d", n, kept)
+		}
+		checkExports(t, out, kept)
+		// Without its episode log the run plays every game again, from the cache.
+		if err := os.Remove(filepath.Join(out, pipeline.EpisodesFile)); err != nil {
+			t.Fatal(err)
+		}
+		playGames(t, "second batch run", filepath.Join(tmp, "batch"), sections)
+		if n := len(batch.Batches()); n != waves {
+			t.Errorf("the second run bought %d batches, want none", n-waves)
+		}
+		sameGames(t, "batch from the cache", outcomes(t, out), want, g.games)
+	})
 }
 
 // slowPlayer answers as p does after a delay, so that a kill finds games in flight.
@@ -174,30 +186,25 @@ func TestGameRunKilledResumes(t *testing.T) {
 // model gets exactly the budget's requests, the run ends cleanly, and the next run with
 // more budget finishes every game as a run without a budget plays it.
 func TestGameBudgetStopsAndResumes(t *testing.T) {
-	for _, task := range []string{pipeline.TaskALFWorld, pipeline.TaskWebShop} {
-		t.Run(task, func(t *testing.T) {
-			g := newGameSetup(t, task)
-			tmp := t.TempDir()
-			free := llmtest.NewServer(t, g.player.handle)
-			freeOut := playGames(t, "without a budget", filepath.Join(tmp, "free"), g.sections(free.URL))
-			model := llmtest.NewServer(t, g.player.handle)
-			sections := g.sections(model.URL)
-			sections["generate"]["concurrency"] = 1
-			budget := int(free.Requests()) / 2
-			sections["llm"]["max_requests"] = budget
-			out := playGames(t, "with a budget", filepath.Join(tmp, "budget"), sections)
-			if n := int(model.Requests()); n != budget {
-				t.Errorf("the model got %d requests, want the budget's %d", n, budget)
-			}
-			if c := readManifest(t, out).Stages[pipeline.StageGenerate].Counts; c["requests"] != budget {
-				t.Errorf("manifest counts %v: want requests %d", c, budget)
-			}
-			sections["llm"]["max_requests"] = 0
-			out = playGames(t, "resumed without the budget", filepath.Join(tmp, "budget"), sections)
-			sameGames(t, "after the budget", outcomes(t, out), outcomes(t, freeOut), g.games)
-			if n := int(model.Requests()); n > int(free.Requests())+1 {
-				t.Errorf("the two runs sent %d requests, one run without a budget %d (the first run's answers are cached)", n, free.Requests())
-			}
-		})
-	}
+	forEachGameTask(t, func(t *testing.T, g gameSetup, tmp string) {
+		free, freeOut := g.playOnline(t, "without a budget", filepath.Join(tmp, "free"))
+		model := llmtest.NewServer(t, g.player.handle)
+		sections := g.sections(model.URL)
+		sections["generate"]["concurrency"] = 1
+		budget := int(free.Requests()) / 2
+		sections["llm"]["max_requests"] = budget
+		out := playGames(t, "with a budget", filepath.Join(tmp, "budget"), sections)
+		if n := int(model.Requests()); n != budget {
+			t.Errorf("the model got %d requests, want the budget's %d", n, budget)
+		}
+		if c := readManifest(t, out).Stages[pipeline.StageGenerate].Counts; c["requests"] != budget {
+			t.Errorf("manifest counts %v: want requests %d", c, budget)
+		}
+		sections["llm"]["max_requests"] = 0
+		out = playGames(t, "resumed without the budget", filepath.Join(tmp, "budget"), sections)
+		sameGames(t, "after the budget", outcomes(t, out), outcomes(t, freeOut), g.games)
+		if n := int(model.Requests()); n > int(free.Requests())+1 {
+			t.Errorf("the two runs sent %d requests, one run without a budget %d (the first run's answers are cached)", n, free.Requests())
+		}
+	})
 }
