@@ -246,6 +246,17 @@ func TestBatchResumeWithoutBatchListCommand(t *testing.T) {
 	}
 }
 
+// defaultBatchRun writes the config of a run of limit questions in llm.mode batch with
+// llm.batch's defaults, against a fake model; it returns the model's server, the
+// config's path and the run directory.
+func defaultBatchRun(t *testing.T, limit int) (srv *llmtest.Server, cfg, out string) {
+	t.Helper()
+	srv = llmtest.NewServer(t, newFakeModel(t).handle)
+	dir := t.TempDir()
+	cfg = testConfig(t, filepath.Join(dir, "cfg"), srv.URL, map[string]any{"task.limit": limit, "llm.mode": "batch"})
+	return srv, cfg, filepath.Join(dir, "run")
+}
+
 // TestBatchModeDefaultsTakeAFewWaves runs the README's batch example as shipped: 100
 // questions with llm.batch's defaults (a 2 s window, status polls that start at 250 ms
 // and back off to 30 s) and generate.concurrency left low. Every question's episode is in
@@ -254,10 +265,7 @@ func TestBatchModeDefaultsTakeAFewWaves(t *testing.T) {
 	if testing.Short() {
 		t.Skip("waits out the batch window of every wave")
 	}
-	srv := llmtest.NewServer(t, newFakeModel(t).handle)
-	dir := t.TempDir()
-	cfg := testConfig(t, filepath.Join(dir, "cfg"), srv.URL, map[string]any{"task.limit": 100, "llm.mode": "batch"})
-	out := filepath.Join(dir, "run")
+	srv, cfg, out := defaultBatchRun(t, 100)
 	if res := invoke(t, "", map[string]string{"OPENAI_API_KEY": "sk-test"}, "run", "--config", cfg, "--out", out); res.code != 0 {
 		t.Fatalf("run: exit %d: %s", res.code, res.stderr)
 	}
@@ -281,10 +289,7 @@ func TestBatchModeStopsSubmittingOnSIGTERM(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the binary in batch mode")
 	}
-	srv := llmtest.NewServer(t, newFakeModel(t).handle)
-	dir := t.TempDir()
-	cfg := testConfig(t, filepath.Join(dir, "cfg"), srv.URL, map[string]any{"task.limit": 20, "llm.mode": "batch"})
-	out := filepath.Join(dir, "run")
+	srv, cfg, out := defaultBatchRun(t, 20)
 	c := startChild(t, childEnv{vars: map[string]string{"OPENAI_API_KEY": "sk-test"}}, "run", "--config", cfg, "--out", out)
 	waitFor(t, "a batch", func() bool { return len(srv.Batches()) > 0 })
 	c.signal(t, syscall.SIGTERM)
