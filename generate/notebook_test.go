@@ -13,6 +13,7 @@ import (
 	"github.com/reactgen/reactgen/env"
 	"github.com/reactgen/reactgen/generate/prompt"
 	"github.com/reactgen/reactgen/internal/dataset"
+	"github.com/reactgen/reactgen/internal/filetest"
 	"github.com/reactgen/reactgen/internal/llm/llmtest"
 	"github.com/reactgen/reactgen/internal/shareddata"
 	"github.com/reactgen/reactgen/pipeline"
@@ -121,14 +122,8 @@ func TestNotebookEpisode(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			b, err := os.ReadFile(c.file)
-			if err != nil {
-				t.Fatal(err)
-			}
 			var entries map[string]string
-			if err := json.Unmarshal(b, &entries); err != nil {
-				t.Fatal(err)
-			}
+			filetest.ReadJSON(t, c.file, &entries)
 			// The HotpotQA notebook puts its instruction first (its bytes are checked
 			// against the notebook's in package prompt); the FEVER notebook sends the entry.
 			base := entries[c.key]
@@ -243,14 +238,8 @@ func (loopEnv) Step(_ context.Context, raw string) (env.Result, error) {
 // hybrids stay the ReAct file's.
 func TestCoTExemplars(t *testing.T) {
 	const file = "testdata/notebook_prompts.json"
-	b, err := os.ReadFile(file)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var entries map[string]string
-	if err := json.Unmarshal(b, &entries); err != nil {
-		t.Fatal(err)
-	}
+	filetest.ReadJSON(t, file, &entries)
 	react, err := prompt.Load(file+"#think_hotpotqa", "hotpotqa", nil)
 	if err != nil {
 		t.Fatal(err)

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -10,6 +9,7 @@ import (
 
 	"github.com/reactgen/reactgen/data"
 	"github.com/reactgen/reactgen/generate/prompt"
+	"github.com/reactgen/reactgen/internal/filetest"
 	"github.com/reactgen/reactgen/internal/shareddata"
 	"github.com/reactgen/reactgen/pipeline"
 	"github.com/reactgen/reactgen/pipeline/config"
@@ -62,14 +62,8 @@ func TestPaperConfigsSampleAsTheNotebooks(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			b, err := os.ReadFile(file)
-			if err != nil {
-				t.Fatal(err)
-			}
 			var entries map[string]string
-			if err := json.Unmarshal(b, &entries); err != nil {
-				t.Fatal(err)
-			}
+			filetest.ReadJSON(t, file, &entries)
 			want := entries[tc.key]
 			if c.Task.Name == pipeline.TaskHotpotQA {
 				want = prompt.NotebookInstruction + want

@@ -1,13 +1,12 @@
 package prompt_test
 
 import (
-	"encoding/json"
-	"os"
 	"strings"
 	"testing"
 
 	"github.com/reactgen/reactgen/env/agentgym/agentgymtest"
 	"github.com/reactgen/reactgen/generate/prompt"
+	"github.com/reactgen/reactgen/internal/filetest"
 	"github.com/reactgen/reactgen/internal/shareddata"
 	"github.com/reactgen/reactgen/pipeline"
 )
@@ -68,14 +67,8 @@ func checkALFWorld(t *testing.T, d map[string]string) {
 // papersPrompts reads a prompt file of the paper's repository from the shared data.
 func papersPrompts(t *testing.T, rel string) map[string]string {
 	t.Helper()
-	b, err := os.ReadFile(shareddata.Path(t, rel))
-	if err != nil {
-		t.Fatal(err)
-	}
 	var d map[string]string
-	if err := json.Unmarshal(b, &d); err != nil {
-		t.Fatal(err)
-	}
+	filetest.ReadJSON(t, shareddata.Path(t, rel), &d)
 	return d
 }
 

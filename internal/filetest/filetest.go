@@ -1,11 +1,13 @@
-// Package filetest writes and hashes the files that tests hand to the code under test: a
-// source, task or config file in a temporary directory, and the SHA-256 a test compares
-// before and after. Only tests import it.
+// Package filetest writes, reads and hashes the files that tests hand to the code under
+// test: a source, task or config file in a temporary directory, a JSON file a test reads
+// its expectations from, and the SHA-256 a test compares before and after. Only tests
+// import it.
 package filetest
 
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"testing"
@@ -31,4 +33,16 @@ func SHA256(t testing.TB, path string) string {
 	}
 	s := sha256.Sum256(b)
 	return hex.EncodeToString(s[:])
+}
+
+// ReadJSON decodes the JSON file at path into v.
+func ReadJSON(t testing.TB, path string, v any) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
 }

@@ -19,3 +19,11 @@ func TestWriteThenSHA256(t *testing.T) {
 		t.Errorf("SHA256: got %s, want %s", got, want)
 	}
 }
+
+func TestReadJSON(t *testing.T) {
+	var got map[string]string
+	ReadJSON(t, Write(t, "p.json", `{"a": "x\ny", "b": ""}`), &got)
+	if len(got) != 2 || got["a"] != "x\ny" || got["b"] != "" {
+		t.Errorf("ReadJSON: %q", got)
+	}
+}
