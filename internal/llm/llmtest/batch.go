@@ -12,6 +12,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/reactgen/reactgen/internal/jsonl"
 )
 
 // BatchFault is how the fake runs one batch of the Batch API.
@@ -83,16 +85,14 @@ func (s *Server) BatchLineIDs() map[string]int {
 	defer s.batch.mu.Unlock()
 	out := map[string]int{}
 	for _, id := range s.batch.order {
-		sc := bufio.NewScanner(bytes.NewReader(s.batch.files[s.batch.byID[id].info.InputFileID]))
-		sc.Buffer(make([]byte, 1<<20), 64<<20)
-		for sc.Scan() {
+		inputLines(s.batch.files[s.batch.byID[id].info.InputFileID], func(_ int, b []byte) {
 			var l struct {
 				CustomID string `json:"custom_id"`
 			}
-			if json.Unmarshal(sc.Bytes(), &l) == nil {
+			if json.Unmarshal(b, &l) == nil {
 				out[l.CustomID]++
 			}
-		}
+		})
 	}
 	return out
 }
@@ -313,14 +313,11 @@ func (s *Server) advance(ctx context.Context, rec *batchRecord) {
 	b.mu.Unlock()
 
 	var out, errs bytes.Buffer
-	sc := bufio.NewScanner(bytes.NewReader(input))
-	sc.Buffer(make([]byte, 1<<20), 64<<20)
-	done, failed, n := 0, 0, 0
-	for sc.Scan() {
-		n++
+	done, failed := 0, 0
+	inputLines(input, func(n int, b []byte) {
 		var line batchLine
-		if json.Unmarshal(sc.Bytes(), &line) != nil {
-			continue
+		if json.Unmarshal(b, &line) != nil {
+			return
 		}
 		switch s.runLine(ctx, &out, &errs, line, n, fault, n > rec.info.Lines/2) {
 		case lineDone:
@@ -328,8 +325,21 @@ func (s *Server) advance(ctx context.Context, rec *batchRecord) {
 		case lineFailed:
 			failed++
 		}
-	}
+	})
 	b.finish(rec, fault, &out, &errs, done, failed)
+}
+
+// inputLines calls fn with each line of a batch's input file and its number, from 1, up
+// to the end or the first line over 64 MiB.
+func inputLines(input []byte, fn func(n int, line []byte)) {
+	lines := jsonl.NewReader(bufio.NewReaderSize(bytes.NewReader(input), 1<<20), 64<<20)
+	for {
+		b, err := lines.Next()
+		if err != nil {
+			return
+		}
+		fn(lines.Line(), b)
+	}
 }
 
 // batchLine is one line of a batch's input file.
