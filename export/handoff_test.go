@@ -221,7 +221,7 @@ func TestOpenAIPairs(t *testing.T) {
 	if _, err := Run(t.Context(), RunOptions{Config: cfg, Dir: dir, Kept: episodetest.Stream(n, nil), Rejected: wrongAnswers(n)}); err != nil {
 		t.Fatal(err)
 	}
-	lines := readLines(t, filepath.Join(dir, "pairs-openai.jsonl"))
+	lines := lines(t, filepath.Join(dir, "pairs-openai.jsonl"))
 	if len(lines) != 3 {
 		t.Fatalf("pairs-openai.jsonl: %d rows, want 3", len(lines))
 	}

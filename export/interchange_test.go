@@ -1,7 +1,6 @@
 package export
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
@@ -15,6 +14,7 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/reactgen/reactgen/internal/episodetest"
+	"github.com/reactgen/reactgen/internal/jsonltest"
 	"github.com/reactgen/reactgen/pipeline"
 )
 
@@ -314,23 +314,11 @@ func exportInterchange(t *testing.T, eps []pipeline.Episode) (string, Result) {
 	return dir, res
 }
 
-// lines reads the JSON lines of a file.
+// lines reads the lines of a file.
 func lines(t *testing.T, path string) [][]byte {
 	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
 	var out [][]byte
-	sc := bufio.NewScanner(f)
-	sc.Buffer(nil, 1<<24)
-	for sc.Scan() {
-		out = append(out, bytes.Clone(sc.Bytes()))
-	}
-	if err := sc.Err(); err != nil {
-		t.Fatal(err)
-	}
+	jsonltest.Lines(t, path, func(_ int, line []byte) { out = append(out, bytes.Clone(line)) })
 	return out
 }
 

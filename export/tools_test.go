@@ -1,12 +1,9 @@
 package export
 
 import (
-	"bufio"
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"iter"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -192,21 +189,6 @@ func toolEpisodes(n int) func() iter.Seq2[pipeline.Episode, error] {
 	})
 }
 
-func readLines(t *testing.T, path string) [][]byte {
-	t.Helper()
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out [][]byte
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	sc.Buffer(nil, 1<<24)
-	for sc.Scan() {
-		out = append(out, slices.Clone(sc.Bytes()))
-	}
-	return out
-}
-
 // TestOpenAIToolsRowsPassOpenAIChecks runs every openai-tools row of every view through
 // OpenAI's data-preparation checks.
 func TestOpenAIToolsRowsPassOpenAIChecks(t *testing.T) {
@@ -230,7 +212,7 @@ func checkOpenAIToolsRows(t *testing.T, res Result, dir string, each func(path s
 		if f.Format != "openai-tools" {
 			continue
 		}
-		for i, line := range readLines(t, filepath.Join(dir, f.Path)) {
+		for i, line := range lines(t, filepath.Join(dir, f.Path)) {
 			rows++
 			for _, e := range checkOpenAIRow(line, c) {
 				t.Errorf("%s line %d: %s", f.Path, i+1, e)
@@ -280,7 +262,7 @@ func TestShareGPTToolsLayout(t *testing.T) {
 		if f.Format != "sharegpt-tools" {
 			continue
 		}
-		for li, line := range readLines(t, filepath.Join(dir, f.Path)) {
+		for li, line := range lines(t, filepath.Join(dir, f.Path)) {
 			var row struct {
 				Conversations []struct{ From, Value string } `json:"conversations"`
 				System        string                         `json:"system"`
