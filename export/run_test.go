@@ -27,6 +27,7 @@ import (
 
 	"github.com/reactgen/reactgen/internal/bpe"
 	"github.com/reactgen/reactgen/internal/episodetest"
+	"github.com/reactgen/reactgen/internal/filetest"
 	"github.com/reactgen/reactgen/pipeline"
 )
 
@@ -278,7 +279,7 @@ func TestRunRoundTrip(t *testing.T) {
 	}
 	t.Run("hf-layout", func(t *testing.T) {
 		var dd struct{ Splits []string }
-		readJSON(t, filepath.Join(dir, "arrow", "dataset_dict.json"), &dd)
+		filetest.ReadJSON(t, filepath.Join(dir, "arrow", "dataset_dict.json"), &dd)
 		if !slices.Equal(dd.Splits, []string{SplitTrain, SplitValidation}) {
 			t.Errorf("dataset_dict.json splits: got %v", dd.Splits)
 		}
@@ -287,7 +288,7 @@ func TestRunRoundTrip(t *testing.T) {
 			Split     string                      `json:"_split"`
 			FP        string                      `json:"_fingerprint"`
 		}
-		readJSON(t, filepath.Join(dir, "arrow", "train", "state.json"), &state)
+		filetest.ReadJSON(t, filepath.Join(dir, "arrow", "train", "state.json"), &state)
 		if len(state.DataFiles) != 1 || state.DataFiles[0].Filename != "data-00000-of-00001.arrow" || state.Split != "train" || state.FP == "" {
 			t.Errorf("state.json: got %+v", state)
 		}
@@ -320,17 +321,6 @@ func compactJSON(s string) string {
 		return s
 	}
 	return b.String()
-}
-
-func readJSON(t *testing.T, path string, v any) {
-	t.Helper()
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := json.Unmarshal(data, v); err != nil {
-		t.Fatalf("%s: %v", path, err)
-	}
 }
 
 // checkJSONLRows compares the parsed rows of a file with the examples they came from:
@@ -596,7 +586,7 @@ func TestRunSharding(t *testing.T) {
 				var state struct {
 					DataFiles []struct{ Filename string } `json:"_data_files"`
 				}
-				readJSON(t, filepath.Join(dir, "arrow", "train", "state.json"), &state)
+				filetest.ReadJSON(t, filepath.Join(dir, "arrow", "train", "state.json"), &state)
 				if len(state.DataFiles) != len(fs) {
 					t.Errorf("state.json data files: got %d, want %d", len(state.DataFiles), len(fs))
 				}
