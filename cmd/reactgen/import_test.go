@@ -11,6 +11,7 @@ import (
 
 	"github.com/reactgen/reactgen/data"
 	"github.com/reactgen/reactgen/generate/prompt"
+	"github.com/reactgen/reactgen/internal/filetest"
 	"github.com/reactgen/reactgen/internal/jsonltest"
 	"github.com/reactgen/reactgen/internal/shareddata"
 	"github.com/reactgen/reactgen/pipeline"
@@ -173,13 +174,7 @@ func TestPlayWritesAnExemplar(t *testing.T) {
 			Steps    []struct{ Thought, Action, Observation string }
 		}
 	}
-	b, err = os.ReadFile(save)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := json.Unmarshal(b, &set); err != nil {
-		t.Fatal(err)
-	}
+	filetest.ReadJSON(t, save, &set)
 	if len(set.Exemplars) != 1 || len(set.Exemplars[0].Steps) != 2 || set.Exemplars[0].Steps[1].Action != "Finish["+claim.Label+"]" {
 		t.Fatalf("exemplar: %+v", set)
 	}
@@ -192,8 +187,7 @@ func TestPlayWritesAnExemplar(t *testing.T) {
 	if res.code != 0 {
 		t.Fatalf("second play: %s", res.stderr)
 	}
-	b, _ = os.ReadFile(save)
-	json.Unmarshal(b, &set)
+	filetest.ReadJSON(t, save, &set)
 	if len(set.Exemplars) != 2 {
 		t.Errorf("exemplars after a second play: got %d, want 2", len(set.Exemplars))
 	}

@@ -3,10 +3,10 @@ package main
 import (
 	"encoding/json"
 	"maps"
-	"os"
 	"path/filepath"
 	"testing"
 
+	"github.com/reactgen/reactgen/internal/filetest"
 	"github.com/reactgen/reactgen/pipeline"
 	"github.com/reactgen/reactgen/report"
 )
@@ -42,13 +42,7 @@ func TestStatsAndEvalCountAlike(t *testing.T) {
 		}
 		var r report.Run
 		if name == "eval" {
-			b, err := os.ReadFile(filepath.Join(dir, report.EvalFile))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := json.Unmarshal(b, &r); err != nil {
-				t.Fatalf("%s: %v", report.EvalFile, err)
-			}
+			filetest.ReadJSON(t, filepath.Join(dir, report.EvalFile), &r)
 		} else {
 			res := invoke(t, "", nil, "compare", dir, "--json", "--out", filepath.Join(t.TempDir(), "report"))
 			var runs []report.Run
