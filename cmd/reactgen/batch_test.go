@@ -40,10 +40,7 @@ func TestBatchModeRunCommand(t *testing.T) {
 	if res := invoke(t, "", env, "run", "--config", cfg, "--out", out); res.code != 0 {
 		t.Fatalf("run: exit %d: %s", res.code, res.stderr)
 	}
-	m, err := pipeline.ReadManifest(out)
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := readManifest(t, out)
 	gen := m.Stages[pipeline.StageGenerate].Counts
 	waves := len(srv.Batches())
 	if gen["episodes"] != 40 || gen["correct"] == 0 || gen["batch_waves"] != waves || waves == 0 || waves > 9 {
@@ -269,10 +266,7 @@ func TestBatchModeDefaultsTakeAFewWaves(t *testing.T) {
 	if res := invoke(t, "", map[string]string{"OPENAI_API_KEY": "sk-test"}, "run", "--config", cfg, "--out", out); res.code != 0 {
 		t.Fatalf("run: exit %d: %s", res.code, res.stderr)
 	}
-	m, err := pipeline.ReadManifest(out)
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := readManifest(t, out)
 	gen := m.Stages[pipeline.StageGenerate].Counts
 	waves, maxSteps := len(srv.Batches()), 7
 	if gen["episodes"] != 100 || gen["correct"] == 0 || waves == 0 || waves > maxSteps+2 {

@@ -30,10 +30,7 @@ func TestEndpointPoolRun(t *testing.T) {
 	if res := invoke(t, "", map[string]string{"OPENAI_API_KEY": "sk-test"}, "generate", "--config", cfg, "--out", out); res.code != 0 {
 		t.Fatalf("generate: exit %d: %s", res.code, res.stderr)
 	}
-	m, err := pipeline.ReadManifest(out)
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := readManifest(t, out)
 	if len(m.Endpoints) != 2 || m.Endpoints[0].URL != a.URL || m.Endpoints[1].URL != b.URL {
 		t.Fatalf("manifest endpoints: %+v", m.Endpoints)
 	}
@@ -107,10 +104,7 @@ func TestEndpointPoolOneRefusesTheKey(t *testing.T) {
 	if !strings.Contains(res.stderr, "refused the API key") || !strings.Contains(res.stderr, bad.URL) {
 		t.Errorf("stderr does not name the endpoint taken out:\n%s", res.stderr)
 	}
-	m, err := pipeline.ReadManifest(out)
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := readManifest(t, out)
 	if len(m.Endpoints) != 2 || !strings.Contains(m.Endpoints[0].Disabled, "401") || m.Endpoints[1].Served == 0 {
 		t.Errorf("manifest endpoints %+v", m.Endpoints)
 	}
@@ -171,10 +165,7 @@ func TestUnsentRequestsNotCounted(t *testing.T) {
 	if sent != 5 {
 		t.Fatalf("the server got %d requests, want the budget's 5", sent)
 	}
-	m, err := pipeline.ReadManifest(out)
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := readManifest(t, out)
 	if c := m.Stages["generate"].Counts; c["requests"] != sent || c["failed_requests"] != 0 {
 		t.Errorf("manifest: requests %d, failed_requests %d; want %d and 0", c["requests"], c["failed_requests"], sent)
 	}

@@ -93,10 +93,7 @@ func TestSpecialFilesNeverHangACommand(t *testing.T) {
 		}, "batches.json", 1},
 		{"train: the export file to upload is a pipe", func(t *testing.T) []string {
 			run := copyRun(t, demo)
-			m, err := pipeline.ReadManifest(run)
-			if err != nil {
-				t.Fatal(err)
-			}
+			m := readManifest(t, run)
 			for _, o := range m.Outputs {
 				if o.Format == "openai-chat" && o.Split == "train" {
 					fifo(t, filepath.Join(run, filepath.FromSlash(o.Path)))

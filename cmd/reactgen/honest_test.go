@@ -163,10 +163,7 @@ func TestBackOffNeverExportedAsReAct(t *testing.T) {
 			t.Errorf("cot row %d: %+v, want the winning chain %q", i, row.Messages, want)
 		}
 	}
-	m, err := pipeline.ReadManifest(out)
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := readManifest(t, out)
 	if c := m.Stages["export"].Counts; c["view:react"] != walked || c["outside:react"] != backOff || c["view:cot"] != backOff {
 		t.Errorf("export counts %v: want view:react %d, outside:react %d, view:cot %d", c, walked, backOff, backOff)
 	}
@@ -335,10 +332,7 @@ func TestTargetCountsKept(t *testing.T) {
 		if kept < target || kept > target+conc-1 {
 			t.Errorf("target %d: kept.jsonl holds %d (of %d episodes), want the target, past it by at most the %d in flight", target, kept, len(eps), conc-1)
 		}
-		m, err := pipeline.ReadManifest(out)
-		if err != nil {
-			t.Fatal(err)
-		}
+		m := readManifest(t, out)
 		if c := m.Stages["generate"].Counts; c["will_keep_total"] != kept {
 			t.Errorf("generate counted %d toward the target, the filter kept %d", c["will_keep_total"], kept)
 		}

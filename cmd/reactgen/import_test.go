@@ -28,10 +28,7 @@ func TestImportFireActMultimethod(t *testing.T) {
 	if res.code != 0 {
 		t.Fatalf("import: exit %d: %s", res.code, res.stderr)
 	}
-	m, err := pipeline.ReadManifest(out)
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := readManifest(t, out)
 	if got := m.Stages["import"].Counts["imported"]; got != 733 {
 		t.Errorf("imported: got %d, want 733", got)
 	}
@@ -226,10 +223,7 @@ func TestImportInterchangeFiltersAndExports(t *testing.T) {
 			if res.code != 0 {
 				t.Fatalf("import: exit %d: %s", res.code, res.stderr)
 			}
-			m, err := pipeline.ReadManifest(out)
-			if err != nil {
-				t.Fatal(err)
-			}
+			m := readManifest(t, out)
 			if f := m.Stages["filter"].Counts; f["kept"] != tt.kept {
 				t.Errorf("filter kept %d, want %d (%v)", f["kept"], tt.kept, f)
 			}

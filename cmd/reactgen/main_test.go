@@ -108,10 +108,7 @@ func TestDemoRunEndToEnd(t *testing.T) {
 	if kept < 200 {
 		t.Errorf("kept: got %d, want at least 200 (the expert answers every demo question)", kept)
 	}
-	m, err := pipeline.ReadManifest(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := readManifest(t, dir)
 	roles := map[string]bool{}
 	for _, in := range m.Inputs {
 		if in.SHA256 == "" {

@@ -90,10 +90,7 @@ func TestShardsMergeToTheUnshardedRun(t *testing.T) {
 			t.Fatalf("episode %s differs:\n got %s\nwant %s", id, got[id], w)
 		}
 	}
-	m, err := pipeline.ReadManifest(out)
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := readManifest(t, out)
 	um, _ := pipeline.ReadManifest(demo)
 	if m.RunID != um.RunID || len(m.Shards) != 4 || m.Shards[2].Shard != "2/4" || m.Shards[2].EpisodesSHA256 == "" || len(m.Shards[2].Inputs) == 0 {
 		t.Errorf("merged manifest: run id %s (unsharded %s), shards %+v", m.RunID, um.RunID, m.Shards)

@@ -33,10 +33,7 @@ func TestStagesWithoutConfigReuseTheRecordedConfig(t *testing.T) {
 	if res.code != 0 {
 		t.Fatalf("export without --config: exit %d: %s", res.code, res.stderr)
 	}
-	m, err := pipeline.ReadManifest(run)
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := readManifest(t, run)
 	var formats []string
 	for _, o := range m.Outputs {
 		if o.Stage == pipeline.StageExport && o.Format != "card" {

@@ -78,10 +78,7 @@ func TestStarTwoRounds(t *testing.T) {
 	if len(byQuestion) != 45 || rounds[1] != len(solved1) || rounds[2] != 45-len(solved1) {
 		t.Errorf("kept %d questions, by round %v; want 45, round 1 %d", len(byQuestion), rounds, len(solved1))
 	}
-	m, err := pipeline.ReadManifest(r2)
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := readManifest(t, r2)
 	if m.Round != 2 || len(m.Rounds) != 1 || m.Rounds[0].Model != "weak-base" || m.Rounds[0].Kept != len(solved1) {
 		t.Errorf("manifest round %d, rounds %+v", m.Round, m.Rounds)
 	}

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/reactgen/reactgen/finetune/finetunetest"
-	"github.com/reactgen/reactgen/pipeline"
 )
 
 // TestTrainCommand fine-tunes on a demo run's export against the fake service: the job
@@ -29,10 +28,7 @@ func TestTrainCommand(t *testing.T) {
 	if res.code != 0 {
 		t.Fatalf("train exit %d: %s", res.code, res.stderr)
 	}
-	m, err := pipeline.ReadManifest(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := readManifest(t, dir)
 	if len(m.Training) != 1 || m.Training[0].FineTunedModel == "" {
 		t.Fatalf("manifest training = %+v", m.Training)
 	}
@@ -108,10 +104,7 @@ func TestTrainKilledAtEveryPaidCallCreatesOneJob(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("final run: exit %d: %s", code, stderr)
 	}
-	m, err := pipeline.ReadManifest(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := readManifest(t, dir)
 	if len(m.Training) != 1 {
 		t.Fatalf("manifest has %d training records, want 1: %+v", len(m.Training), m.Training)
 	}
