@@ -25,6 +25,8 @@ import (
 	"github.com/reactgen/reactgen/env"
 	"github.com/reactgen/reactgen/index"
 	"github.com/reactgen/reactgen/index/synth"
+	"github.com/reactgen/reactgen/index/wikidump"
+	"github.com/reactgen/reactgen/internal/jsonl"
 )
 
 func main() {
@@ -141,22 +143,22 @@ func sampleTitles(path string, n int) ([]string, error) {
 		return nil, err
 	}
 	defer f.Close()
-	r := bufio.NewReaderSize(f, 1<<20)
+	lines := jsonl.NewReader(bufio.NewReaderSize(f, 1<<20), wikidump.MaxLineBytes)
 	var all []string
 	for {
-		line, err := r.ReadBytes('\n')
+		line, err := lines.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s line %d: %w", path, lines.Line(), err)
+		}
 		if len(line) > 0 {
 			var rec struct{ Title string }
 			if err := json.Unmarshal(line, &rec); err != nil {
 				return nil, err
 			}
 			all = append(all, rec.Title)
-		}
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return nil, err
 		}
 	}
 	step := max(1, len(all)/n)
