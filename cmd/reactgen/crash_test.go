@@ -293,18 +293,10 @@ func (f *fakeModel) move(q string, steps int) (thought, action string) {
 // with sets (dotted keys) applied on top, and returns its path.
 func testConfig(t *testing.T, dir, baseURL string, sets map[string]any) string {
 	t.Helper()
-	tasks, err := filepath.Abs(demoTasks)
-	if err != nil {
-		t.Fatal(err)
-	}
-	corpus, err := filepath.Abs(demoCorpus)
-	if err != nil {
-		t.Fatal(err)
-	}
 	cfg := map[string]map[string]any{
 		"run":      {"grace_period": "5s"},
-		"task":     {"name": "hotpotqa", "path": tasks, "limit": 60},
-		"corpus":   {"path": corpus},
+		"task":     {"name": "hotpotqa", "path": mustAbs(t, demoTasks), "limit": 60},
+		"corpus":   {"path": mustAbs(t, demoCorpus)},
 		"llm":      {"base_url": baseURL, "model": "fake-model", "cache": true, "max_retries": 2, "backoff_base": "5ms", "backoff_max": "20ms", "timeout": "10s"},
 		"generate": {"policy": "llm", "method": "react", "format": "chat", "attempts": 1, "concurrency": 8, "target_correct": 0, "progress": "off"},
 		"filter":   {"rules": []string{"finished", "correct"}},
@@ -836,10 +828,7 @@ func TestKillFilterExportAndIndexMatchUninterrupted(t *testing.T) {
 	}
 	rng := killRNG(t, 0x66696c74)
 	tmp := t.TempDir()
-	cfg, err := filepath.Abs("../../configs/demo.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg := mustAbs(t, "../../configs/demo.yaml")
 	whole, killed := filepath.Join(tmp, "whole"), filepath.Join(tmp, "killed")
 	sets := []string{"--set", "export.formats=[openai-chat,sharegpt,arrow-file,arrow,parquet]", "--set", "generate.progress=off"}
 	if code, _, stderr := runChild(t, childEnv{}, append([]string{"generate", "--config", cfg, "--out", whole}, sets...)...); code != 0 {
@@ -907,7 +896,7 @@ func TestKillFilterExportAndIndexMatchUninterrupted(t *testing.T) {
 		if err := os.WriteFile(corpus, []byte(b.String()), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		demo, _ := filepath.Abs(demoCorpus)
+		demo := mustAbs(t, demoCorpus)
 		wholeIx, killedIx := filepath.Join(tmp, "ix-whole", "index"), filepath.Join(tmp, "ix-killed", "index")
 		span := timed(t, "index", "--corpus", corpus, "--out", wholeIx)
 		// The killed one starts from an index of another corpus, which a forced rebuild

@@ -89,10 +89,7 @@ func TestEveryHelpExampleRuns(t *testing.T) {
 		t.Skip("runs every example against the demo")
 	}
 	bin := reactgenBinary(t)
-	repo, err := filepath.Abs("../..")
-	if err != nil {
-		t.Fatal(err)
-	}
+	repo := mustAbs(t, "../..")
 	dir := t.TempDir()
 	// configs/ as committed; data/ with a copy of the demo world, which demo-world
 	// rewrites, and the rest linked.

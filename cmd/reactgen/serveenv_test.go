@@ -154,10 +154,7 @@ func TestServeEnvSIGTERMDrains(t *testing.T) {
 		t.Skip("builds the binary")
 	}
 	dir, _ := demoRun(t)
-	cfg, err := filepath.Abs("../../configs/demo.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg := mustAbs(t, "../../configs/demo.yaml")
 	addr := llmtest.FreeAddr(t)
 	c := startChild(t, childEnv{}, "serve-env", "--config", cfg, "--out", dir, "--listen", addr)
 	base := "http://" + addr
