@@ -838,23 +838,25 @@ func TestKillFilterExportAndIndexMatchUninterrupted(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	t.Run("filter", func(t *testing.T) {
-		args := func(dir string) []string { return append([]string{"filter", "--config", cfg, "--out", dir}, sets...) }
+	// runKilled runs stage on whole uninterrupted, then on killed with kills at random
+	// moments within the time that took, and then to its end.
+	runKilled := func(t *testing.T, stage string) {
+		t.Helper()
+		args := func(dir string) []string { return append([]string{stage, "--config", cfg, "--out", dir}, sets...) }
 		span := timed(t, args(whole)...)
 		landed := killAtRandom(t, rng, kills, span, nil, args(killed)...)
 		timed(t, args(killed)...)
 		t.Logf("%d kills landed within %s", landed, span)
+	}
+	t.Run("filter", func(t *testing.T) {
+		runKilled(t, "filter")
 		sameFiles(t, "filter", whole, killed, pipeline.KeptFile, pipeline.RejectedFile)
 		if lo := leftovers(t, killed); len(lo) > 0 {
 			t.Errorf("temporary files left after the last filter: %v", lo)
 		}
 	})
 	t.Run("export", func(t *testing.T) {
-		args := func(dir string) []string { return append([]string{"export", "--config", cfg, "--out", dir}, sets...) }
-		span := timed(t, args(whole)...)
-		landed := killAtRandom(t, rng, kills, span, nil, args(killed)...)
-		timed(t, args(killed)...)
-		t.Logf("%d kills landed within %s", landed, span)
+		runKilled(t, "export")
 		want, got := outputsOf(t, whole, pipeline.StageExport), outputsOf(t, killed, pipeline.StageExport)
 		if len(want) == 0 {
 			t.Fatal("the uninterrupted export wrote nothing")
