@@ -15,6 +15,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/reactgen/reactgen/internal/atomicfile"
 	"github.com/reactgen/reactgen/internal/bpe"
 	"github.com/reactgen/reactgen/internal/dirswap"
 	"github.com/reactgen/reactgen/pipeline"
@@ -242,7 +243,7 @@ func makeStage(dir string) (string, error) {
 		return "", fmt.Errorf("export dir %s: %w", dir, err)
 	}
 	base := filepath.Base(dir)
-	pipeline.RemoveStale(parent, nil, []string{"." + base + ".tmp-", dirswap.AsidePrefix(base)})
+	atomicfile.RemoveStale(parent, nil, []string{"." + base + ".tmp-", dirswap.AsidePrefix(base)})
 	stage, err := os.MkdirTemp(parent, "."+base+".tmp-")
 	if err != nil {
 		return "", fmt.Errorf("export dir %s: %w", dir, err)

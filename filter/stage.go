@@ -4,6 +4,7 @@ import (
 	"context"
 	"path/filepath"
 
+	"github.com/reactgen/reactgen/internal/atomicfile"
 	"github.com/reactgen/reactgen/pipeline"
 )
 
@@ -36,9 +37,9 @@ func (s Stage) Run(ctx context.Context, r *pipeline.Run) (pipeline.Counts, error
 		return nil, err
 	}
 	// What a killed filter left: its temporary kept and rejected files.
-	pipeline.RemoveStale(r.Dir.Path, []string{pipeline.KeptFile, pipeline.RejectedFile}, nil)
+	atomicfile.RemoveStale(r.Dir.Path, []string{pipeline.KeptFile, pipeline.RejectedFile}, nil)
 	// Both are hashed as they are written: the manifest's sha256 without reading the
-	// files back (pipeline.CreateHashedAtomic says why they are the bytes committed).
+	// files back (atomicfile.CreateHashed says why they are the bytes committed).
 	kept, err := pipeline.CreateHashedJSONL(r.Dir.File(pipeline.KeptFile))
 	if err != nil {
 		return nil, err

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/reactgen/reactgen/internal/atomicfile"
 	"github.com/reactgen/reactgen/internal/safefile"
 )
 
@@ -52,7 +53,7 @@ var CommitHook func(stage string, step int)
 func (r *Run) Commit(stage string, moves []Move, remove []string, outputs []Output, exportedFrom string) error {
 	j := commitJournal{Stage: stage, Moves: moves, Remove: remove, Outputs: outputs, ExportedFrom: exportedFrom}
 	path := r.Dir.File(CommitFile)
-	if err := WriteFileAtomic(path, func(w io.Writer) error { return json.NewEncoder(w).Encode(j) }); err != nil {
+	if err := atomicfile.WriteFile(path, func(w io.Writer) error { return json.NewEncoder(w).Encode(j) }); err != nil {
 		return fmt.Errorf("commit %s: %w", stage, err)
 	}
 	if CommitHook != nil {
@@ -83,7 +84,7 @@ func (r *Run) finish(j commitJournal) error {
 		if err := os.Rename(from, to); err != nil {
 			return fmt.Errorf("move %s to %s: %w", m.From, m.To, err)
 		}
-		syncDir(filepath.Dir(to))
+		atomicfile.SyncDir(filepath.Dir(to))
 		if CommitHook != nil {
 			CommitHook(j.Stage, i+1)
 		}
@@ -103,7 +104,7 @@ func (r *Run) finish(j commitJournal) error {
 	if err := os.Remove(r.Dir.File(CommitFile)); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return err
 	}
-	syncDir(r.Dir.Path)
+	atomicfile.SyncDir(r.Dir.Path)
 	return nil
 }
 

@@ -9,6 +9,8 @@ import (
 	"slices"
 	"syscall"
 	"testing"
+
+	"github.com/reactgen/reactgen/internal/atomicfile"
 )
 
 // killed is what CommitHook panics with to stop a commit where a kill would: no deferred
@@ -27,7 +29,7 @@ func (s commitStage) Run(_ context.Context, r *Run) (Counts, error) {
 	var moves []Move
 	var outs []Output
 	for _, f := range []struct{ name, data string }{{KeptFile, s.kept}, {RejectedFile, s.rejected}} {
-		a, err := CreateAtomic(r.Dir.File(f.name))
+		a, err := atomicfile.Create(r.Dir.File(f.name))
 		if err != nil {
 			return nil, err
 		}

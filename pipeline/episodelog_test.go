@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/reactgen/reactgen/internal/atomicfile"
 	"github.com/reactgen/reactgen/internal/episodetest"
 	"github.com/reactgen/reactgen/pipeline"
 )
@@ -133,7 +134,7 @@ func TestWriteFileAtomicFailureKeepsOld(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "f.json")
 	os.WriteFile(path, []byte("old"), 0o644)
-	err := pipeline.WriteFileAtomic(path, func(w io.Writer) error {
+	err := atomicfile.WriteFile(path, func(w io.Writer) error {
 		io.WriteString(w, "half")
 		return errors.New("disk full")
 	})

@@ -5,20 +5,22 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+
+	"github.com/reactgen/reactgen/internal/atomicfile"
 )
 
 // JSONLWriter writes records to a file atomically: lines go to a temporary file that
 // Commit renames into place, so a half-written file never stands under its final name.
 type JSONLWriter struct {
 	path string
-	a    *AtomicFile
+	a    *atomicfile.File
 	w    *bufio.Writer
 	Rows int
 }
 
 // CreateJSONL starts an atomic JSONL file at path.
 func CreateJSONL(path string) (*JSONLWriter, error) {
-	a, err := CreateAtomic(path)
+	a, err := atomicfile.Create(path)
 	if err != nil {
 		return nil, err
 	}
@@ -26,9 +28,9 @@ func CreateJSONL(path string) (*JSONLWriter, error) {
 }
 
 // CreateHashedJSONL starts an atomic JSONL file at path that hashes its bytes as it
-// writes them (CreateHashedAtomic), for Digest after Ready or Commit.
+// writes them (atomicfile.CreateHashed), for Digest after Ready or Commit.
 func CreateHashedJSONL(path string) (*JSONLWriter, error) {
-	a, err := CreateHashedAtomic(path)
+	a, err := atomicfile.CreateHashed(path)
 	if err != nil {
 		return nil, err
 	}
@@ -94,11 +96,11 @@ func (j *JSONLWriter) WriteRejected(line []byte, rejects []Reject) error {
 func (j *JSONLWriter) Commit() error { return j.a.Commit() }
 
 // Ready syncs the file and leaves it under its temporary name, which it returns, for
-// Run.Commit (AtomicFile.Ready).
+// Run.Commit (atomicfile.File.Ready).
 func (j *JSONLWriter) Ready() (string, error) { return j.a.Ready() }
 
 // Digest is the size and sha256 of a CreateHashedJSONL file after Ready or Commit
-// (AtomicFile.Digest).
+// (atomicfile.File.Digest).
 func (j *JSONLWriter) Digest() (int64, string, error) { return j.a.Digest() }
 
 // Abort removes the temporary file; the final name is untouched.

@@ -17,6 +17,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/reactgen/reactgen/internal/atomicfile"
 	"github.com/reactgen/reactgen/internal/safefile"
 )
 
@@ -89,7 +90,7 @@ func Merge(ctx context.Context, out string, shards []string, o MergeOptions) (Me
 	}
 	defer lock.Release()
 	// What a killed merge into out left: its episode log and manifest being written.
-	RemoveStale(out, []string{EpisodesFile, ManifestFile}, nil)
+	atomicfile.RemoveStale(out, []string{EpisodesFile, ManifestFile}, nil)
 
 	inputs := make([]ShardInput, len(shards))
 	for i, dir := range shards {

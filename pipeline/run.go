@@ -12,6 +12,8 @@ import (
 	"slices"
 	"syscall"
 	"time"
+
+	"github.com/reactgen/reactgen/internal/atomicfile"
 )
 
 // ManifestSchema is the version of manifest.json's layout.
@@ -177,7 +179,7 @@ func open(spec Spec, stages []Stage) (*Run, error) {
 	err = r.Dir.CheckLinks()
 	if err == nil {
 		// What a process killed while it wrote the manifest left.
-		RemoveStale(spec.Dir, []string{ManifestFile}, nil)
+		atomicfile.RemoveStale(spec.Dir, []string{ManifestFile}, nil)
 	}
 	if err == nil {
 		err = r.start(spec, stages)
@@ -232,7 +234,7 @@ func (r *Run) start(spec Spec, stages []Stage) error {
 			r.log.Warn(msg)
 			m.Recovered = append(m.Recovered, msg)
 		}
-		RemoveStale(r.Dir.Path, []string{CommitFile}, nil) // a journal a kill cut short while it was written
+		atomicfile.RemoveStale(r.Dir.Path, []string{CommitFile}, nil) // a journal a kill cut short while it was written
 	}
 	if spec.Mode == Existing {
 		if m == nil {

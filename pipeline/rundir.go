@@ -13,6 +13,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/reactgen/reactgen/internal/atomicfile"
 )
 
 // Names of the files in a run directory.
@@ -255,7 +257,7 @@ func ReadManifest(dir string) (*Manifest, error) {
 // Write stores the manifest atomically.
 func (m *Manifest) Write(dir string) error {
 	m.Updated = time.Now().UTC()
-	return WriteFileAtomic(filepath.Join(dir, ManifestFile), func(w io.Writer) error {
+	return atomicfile.WriteFile(filepath.Join(dir, ManifestFile), func(w io.Writer) error {
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
 		return enc.Encode(m)
@@ -276,7 +278,7 @@ func (m *Manifest) SetOutputs(stage string, outs []Output) {
 
 // DescribeOutput hashes a written file of the run directory into an Output.
 func DescribeOutput(runDir, path, stage, format, split string, rows int) (Output, error) {
-	n, sum, err := FileDigest(path)
+	n, sum, err := atomicfile.Digest(path)
 	if err != nil {
 		return Output{}, err
 	}
@@ -289,7 +291,7 @@ func DescribeOutput(runDir, path, stage, format, split string, rows int) (Output
 
 // DescribeInput hashes an input file.
 func DescribeInput(role, path string) (Input, error) {
-	n, sum, err := FileDigest(path)
+	n, sum, err := atomicfile.Digest(path)
 	if err != nil {
 		return Input{}, fmt.Errorf("%s %s: %w", role, path, err)
 	}

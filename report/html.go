@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/reactgen/reactgen/internal/atomicfile"
 	"github.com/reactgen/reactgen/internal/chart"
 	"github.com/reactgen/reactgen/pipeline"
 )
@@ -345,7 +346,7 @@ func Write(dir string, runs []*Run, now time.Time) ([]string, error) {
 	var paths []string
 	for _, c := range charts {
 		p := filepath.Join(dir, ChartsDir, c.Name+".svg")
-		if err := pipeline.WriteFileAtomic(p, func(w io.Writer) error {
+		if err := atomicfile.WriteFile(p, func(w io.Writer) error {
 			_, err := io.WriteString(w, `<?xml version="1.0" encoding="UTF-8"?>`+"\n"+c.SVG+"\n")
 			return err
 		}); err != nil {
@@ -354,7 +355,7 @@ func Write(dir string, runs []*Run, now time.Time) ([]string, error) {
 		paths = append(paths, p)
 	}
 	p := filepath.Join(dir, ReportFile)
-	if err := pipeline.WriteFileAtomic(p, func(w io.Writer) error { return WriteHTML(w, runs, charts, now) }); err != nil {
+	if err := atomicfile.WriteFile(p, func(w io.Writer) error { return WriteHTML(w, runs, charts, now) }); err != nil {
 		return nil, err
 	}
 	return append([]string{p}, paths...), nil

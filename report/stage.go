@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"io"
 
+	"github.com/reactgen/reactgen/internal/atomicfile"
 	"github.com/reactgen/reactgen/pipeline"
 )
 
@@ -31,8 +32,8 @@ func (Stage) Run(ctx context.Context, r *pipeline.Run) (pipeline.Counts, error) 
 		return nil, err
 	}
 	path := r.Dir.File(EvalFile)
-	pipeline.RemoveStale(r.Dir.Path, []string{EvalFile}, nil) // what a killed eval left
-	if err := pipeline.WriteFileAtomic(path, func(w io.Writer) error {
+	atomicfile.RemoveStale(r.Dir.Path, []string{EvalFile}, nil) // what a killed eval left
+	if err := atomicfile.WriteFile(path, func(w io.Writer) error {
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
 		return enc.Encode(s)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/reactgen/reactgen/internal/atomicfile"
 	"github.com/reactgen/reactgen/pipeline"
 )
 
@@ -129,7 +130,7 @@ func TestDemoRunEndToEnd(t *testing.T) {
 	formats := map[string]bool{}
 	for _, o := range m.Outputs {
 		formats[o.Format] = true
-		n, sum, err := pipeline.FileDigest(filepath.Join(dir, o.Path))
+		n, sum, err := atomicfile.Digest(filepath.Join(dir, o.Path))
 		if err != nil || n != o.Bytes || sum != o.SHA256 {
 			t.Errorf("output %s: manifest says %d bytes %s, file has %d %s (%v)", o.Path, o.Bytes, o.SHA256, n, sum, err)
 		}

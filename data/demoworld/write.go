@@ -8,7 +8,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/reactgen/reactgen/pipeline"
+	"github.com/reactgen/reactgen/internal/atomicfile"
 )
 
 // Write saves the world under dir (created if missing) as corpus.jsonl (one
@@ -50,7 +50,7 @@ func (w *World) Write(dir string) error {
 		name string
 		data []byte
 	}{{"corpus.jsonl", corpus.Bytes()}, {"hotpotqa.json", hotpot.Bytes()}, {"fever.jsonl", fever.Bytes()}} {
-		if err := pipeline.WriteFileAtomic(filepath.Join(dir, f.name), func(w io.Writer) error {
+		if err := atomicfile.WriteFile(filepath.Join(dir, f.name), func(w io.Writer) error {
 			_, err := w.Write(f.data)
 			return err
 		}); err != nil {

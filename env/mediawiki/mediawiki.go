@@ -29,6 +29,7 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/reactgen/reactgen/env"
+	"github.com/reactgen/reactgen/internal/atomicfile"
 	"github.com/reactgen/reactgen/internal/retry"
 	"github.com/reactgen/reactgen/internal/safefile"
 	"github.com/reactgen/reactgen/internal/sentence"
@@ -261,7 +262,7 @@ func (c *Client) get(ctx context.Context, q url.Values, v *queryResponse) error 
 		return &APIError{Status: http.StatusOK, Code: v.Error.Code, Info: v.Error.Info, URL: shown}
 	}
 	if path != "" {
-		if err := pipeline.WriteFileAtomic(path, func(w io.Writer) error { _, err := w.Write(body); return err }); err != nil {
+		if err := atomicfile.WriteFile(path, func(w io.Writer) error { _, err := w.Write(body); return err }); err != nil {
 			return fmt.Errorf("cache %s: %w", shown, err)
 		}
 	}

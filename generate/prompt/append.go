@@ -7,8 +7,8 @@ import (
 	"io"
 	"os"
 
+	"github.com/reactgen/reactgen/internal/atomicfile"
 	"github.com/reactgen/reactgen/internal/safefile"
-	"github.com/reactgen/reactgen/pipeline"
 )
 
 // ErrNotExemplarFile is wrapped by AppendExemplar's error when the file it would append
@@ -29,7 +29,7 @@ func AppendExemplar(path, task string, ex Exemplar) (int, error) {
 		return 0, err
 	}
 	set.Exemplars = append(set.Exemplars, ex)
-	if err := pipeline.WriteFileAtomic(path, func(w io.Writer) error {
+	if err := atomicfile.WriteFile(path, func(w io.Writer) error {
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
 		return enc.Encode(set)

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/reactgen/reactgen/data"
-	"github.com/reactgen/reactgen/pipeline"
+	"github.com/reactgen/reactgen/internal/atomicfile"
 )
 
 func TestInputPinsTheExemplarFile(t *testing.T) {
@@ -23,7 +23,7 @@ func TestInputPinsTheExemplarFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, sum, _ := pipeline.FileDigest(path)
+	_, sum, _ := atomicfile.Digest(path)
 	if in.SHA256 != sum || in.Path != path+"#webthink_simple6" {
 		t.Errorf("file#key: %+v, want sha256 %s", in, sum)
 	}

@@ -10,8 +10,8 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/reactgen/reactgen/internal/atomicfile"
 	"github.com/reactgen/reactgen/internal/retry"
-	"github.com/reactgen/reactgen/pipeline"
 )
 
 // A wave's life: closed from the pending requests and written as an input file, sent
@@ -94,7 +94,7 @@ func (bt *Batcher) closeWave() (*batchWave, error) {
 	if w.Lines == 0 {
 		return nil, nil
 	}
-	if err := pipeline.WriteFileAtomic(filepath.Join(bt.o.Dir, w.Input), func(wr io.Writer) error {
+	if err := atomicfile.WriteFile(filepath.Join(bt.o.Dir, w.Input), func(wr io.Writer) error {
 		_, err := wr.Write(buf.Bytes())
 		return err
 	}); err != nil {
@@ -117,7 +117,7 @@ func (bt *Batcher) fail(w *batchWave, err error) {
 
 // saveLocked writes batches.json. bt.mu is held.
 func (bt *Batcher) saveLocked() error {
-	return pipeline.WriteFileAtomic(filepath.Join(bt.o.Dir, BatchStateFile), func(w io.Writer) error {
+	return atomicfile.WriteFile(filepath.Join(bt.o.Dir, BatchStateFile), func(w io.Writer) error {
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
 		return enc.Encode(bt.state)

@@ -1,6 +1,12 @@
-package pipeline
+// Package atomicfile writes files that readers may open, whole or not at all: a file is
+// written under a temporary name beside its final path and renamed into place after an
+// fsync, so a crash or a kill never leaves half a file under the final name. It imports
+// only internal/safefile and the standard library; pipeline, the stages and the index use it.
+package atomicfile
 
 import (
+	"github.com/reactgen/reactgen/internal/safefile"
+
 	"bufio"
 	"crypto/sha256"
 	"encoding/hex"
@@ -12,24 +18,24 @@ import (
 	"strings"
 )
 
-// AtomicFile is a file being written under a temporary name beside its final path:
+// File is a file being written under a temporary name beside its final path:
 // Commit syncs it and renames it into place, Abort removes it, and until Commit nothing
 // stands under the final name, so a crash or a kill never leaves half a file there. It
 // is reactgen's one way to write a file that readers may open (run directory files,
 // the MediaWiki cache, the demo world). Writes are buffered; it is not safe for
 // concurrent use.
-type AtomicFile struct {
+type File struct {
 	path string
 	f    *os.File
 	w    *bufio.Writer
-	sum  *hashingFile // CreateHashedAtomic's, or nil
+	sum  *hashingFile // CreateHashed's, or nil
 	done bool         // Ready wrote, synced and closed the whole file
 }
 
-var _ io.Writer = (*AtomicFile)(nil)
+var _ io.Writer = (*File)(nil)
 
-// CreateAtomic starts an atomic file at path, creating its folder.
-func CreateAtomic(path string) (*AtomicFile, error) {
+// Create starts an atomic file at path, creating its folder.
+func Create(path string) (*File, error) {
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("create %s: %w", dir, err)
@@ -38,18 +44,18 @@ func CreateAtomic(path string) (*AtomicFile, error) {
 	if err != nil {
 		return nil, fmt.Errorf("create temporary file for %s: %w", path, err)
 	}
-	return &AtomicFile{path: path, f: f, w: bufio.NewWriterSize(f, 1<<20)}, nil
+	return &File{path: path, f: f, w: bufio.NewWriterSize(f, 1<<20)}, nil
 }
 
-// CreateHashedAtomic is CreateAtomic for a file whose size and sha256 the caller wants
+// CreateHashed is Create for a file whose size and sha256 the caller wants
 // (a manifest's Output): every byte is hashed on its way to the file, and Digest gives
-// what FileDigest would read back, without reading it. They are the file's bytes: the
+// what Digest would read back, without reading it. They are the file's bytes: the
 // temporary file is new and empty (os.CreateTemp opens it O_EXCL), only this
-// AtomicFile's descriptor writes it, each write at the end of the last one (no seek),
+// File's descriptor writes it, each write at the end of the last one (no seek),
 // every byte passes through hashingFile.Write, which hashes exactly the bytes the
 // kernel accepted, and a rename moves a file without changing its content.
-func CreateHashedAtomic(path string) (*AtomicFile, error) {
-	a, err := CreateAtomic(path)
+func CreateHashed(path string) (*File, error) {
+	a, err := Create(path)
 	if err != nil {
 		return nil, err
 	}
@@ -74,12 +80,12 @@ func (w *hashingFile) Write(p []byte) (int, error) {
 	return n, err
 }
 
-// Digest is the size and sha256 (hex) of a file from CreateHashedAtomic, once Ready or
-// Commit has written all of it: FileDigest's answer for the committed file.
-func (a *AtomicFile) Digest() (int64, string, error) {
+// Digest is the size and sha256 (hex) of a file from CreateHashed, once Ready or
+// Commit has written all of it: Digest's answer for the committed file.
+func (a *File) Digest() (int64, string, error) {
 	switch {
 	case a.sum == nil:
-		return 0, "", fmt.Errorf("digest %s: not created by CreateHashedAtomic", a.path)
+		return 0, "", fmt.Errorf("digest %s: not created by CreateHashed", a.path)
 	case !a.done:
 		return 0, "", fmt.Errorf("digest %s: not written (Ready or Commit has not succeeded)", a.path)
 	}
@@ -87,7 +93,7 @@ func (a *AtomicFile) Digest() (int64, string, error) {
 }
 
 // Write buffers p. Its error names the final path.
-func (a *AtomicFile) Write(p []byte) (int, error) {
+func (a *File) Write(p []byte) (int, error) {
 	n, err := a.w.Write(p)
 	if err != nil {
 		return n, fmt.Errorf("write %s: %w", a.path, err)
@@ -97,12 +103,12 @@ func (a *AtomicFile) Write(p []byte) (int, error) {
 
 // Buffer is the file's buffered writer, for callers that write many small pieces.
 // Errors surface in Commit.
-func (a *AtomicFile) Buffer() *bufio.Writer { return a.w }
+func (a *File) Buffer() *bufio.Writer { return a.w }
 
 // Commit flushes, syncs and closes the file, makes it readable by all (0644, as
 // os.Create would under the usual umask), and renames it into place. On error the
 // temporary file is removed and the final path is untouched.
-func (a *AtomicFile) Commit() error {
+func (a *File) Commit() error {
 	if a.f == nil {
 		return fmt.Errorf("commit %s: already committed or aborted", a.path)
 	}
@@ -115,7 +121,7 @@ func (a *AtomicFile) Commit() error {
 		a.done = false
 		return fmt.Errorf("rename into %s: %w", a.path, err)
 	}
-	syncDir(filepath.Dir(a.path))
+	SyncDir(filepath.Dir(a.path))
 	return nil
 }
 
@@ -124,7 +130,7 @@ func (a *AtomicFile) Commit() error {
 // others as one unit. After Ready, Abort does nothing: the temporary file is the
 // commit's (a journal names it), and a later stage's CleanTemps removes it if no commit
 // took it.
-func (a *AtomicFile) Ready() (string, error) {
+func (a *File) Ready() (string, error) {
 	if a.f == nil {
 		return "", fmt.Errorf("finish %s: already committed or aborted", a.path)
 	}
@@ -154,7 +160,7 @@ func (a *AtomicFile) Ready() (string, error) {
 
 // Abort removes the temporary file; the final path is untouched. It is a no-op after
 // Commit or a previous Abort.
-func (a *AtomicFile) Abort() {
+func (a *File) Abort() {
 	if a.f != nil {
 		name := a.f.Name()
 		a.f.Close()
@@ -163,10 +169,10 @@ func (a *AtomicFile) Abort() {
 	}
 }
 
-// WriteFileAtomic writes a file through fn with an AtomicFile. On any error the
+// WriteFile writes a file through fn with an File. On any error the
 // temporary file is removed and path is untouched.
-func WriteFileAtomic(path string, fn func(w io.Writer) error) error {
-	a, err := CreateAtomic(path)
+func WriteFile(path string, fn func(w io.Writer) error) error {
+	a, err := Create(path)
 	if err != nil {
 		return err
 	}
@@ -177,18 +183,18 @@ func WriteFileAtomic(path string, fn func(w io.Writer) error) error {
 	return a.Commit()
 }
 
-// syncDir makes a rename in dir durable. Errors are ignored: some file systems do not
+// SyncDir makes a rename in dir durable. Errors are ignored: some file systems do not
 // support syncing a directory, and the rename itself has already succeeded.
-func syncDir(dir string) {
+func SyncDir(dir string) {
 	if d, err := os.Open(dir); err == nil {
 		d.Sync()
 		d.Close()
 	}
 }
 
-// FileDigest returns the size and sha256 (hex) of a file.
-func FileDigest(path string) (int64, string, error) {
-	f, err := OpenInput(path)
+// Digest returns the size and sha256 (hex) of a file.
+func Digest(path string) (int64, string, error) {
+	f, err := safefile.Open(path)
 	if err != nil {
 		return 0, "", err
 	}

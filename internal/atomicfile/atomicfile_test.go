@@ -1,10 +1,8 @@
-package pipeline
+package atomicfile
 
 import (
-	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 )
 
@@ -13,7 +11,7 @@ import (
 func TestAtomicFile(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "sub", "f.jsonl")
-	a, err := CreateAtomic(path)
+	a, err := Create(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,7 +37,7 @@ func TestAtomicFile(t *testing.T) {
 	}
 	a.Abort() // a no-op after Commit
 
-	a, err = CreateAtomic(path)
+	a, err = Create(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,13 +52,13 @@ func TestAtomicFile(t *testing.T) {
 	}
 }
 
-// TestHashedAtomicDigest: a CreateHashedAtomic file's Digest is FileDigest of the file
+// TestHashedAtomicDigest: a CreateHashed file's Digest is Digest of the file
 // committed, whichever way its bytes went in: Write, the buffer's small writes, a write
 // larger than the buffer (which goes past it), a copy from another file (which would be
 // os.File's copy_file_range, around the hash, had bufio reached the file itself), and
 // the JSONL writer's lines and rejected records; Ready and then a rename, as Run.Commit
 // moves the filter's files, as well as Commit. Before Ready, or for a plain
-// CreateAtomic file, Digest is an error.
+// Create file, Digest is an error.
 func TestHashedAtomicDigest(t *testing.T) {
 	dir := t.TempDir()
 	src := filepath.Join(dir, "src")
@@ -73,7 +71,7 @@ func TestHashedAtomicDigest(t *testing.T) {
 	}
 
 	path := filepath.Join(dir, "a.bin")
-	a, err := CreateHashedAtomic(path)
+	a, err := CreateHashed(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,32 +94,7 @@ func TestHashedAtomicDigest(t *testing.T) {
 	}
 	checkDigest(t, a.Digest, path)
 
-	j, err := CreateHashedJSONL(filepath.Join(dir, "kept.jsonl"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := range 5000 {
-		line := fmt.Appendf(nil, `{"id":"e%d","text":"%s"}`, i, strings.Repeat("x", i%700))
-		if i%3 == 0 {
-			err = j.WriteRejected(line, []Reject{{Rule: "correct", Code: "wrong_answer"}})
-		} else {
-			err = j.WriteLine(line)
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
-	tmp, err := j.Ready()
-	if err != nil {
-		t.Fatal(err)
-	}
-	final := filepath.Join(dir, "kept.jsonl")
-	if err := os.Rename(tmp, final); err != nil {
-		t.Fatal(err)
-	}
-	checkDigest(t, j.Digest, final)
-
-	plain, err := CreateAtomic(filepath.Join(dir, "plain"))
+	plain, err := Create(filepath.Join(dir, "plain"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,7 +102,7 @@ func TestHashedAtomicDigest(t *testing.T) {
 		t.Fatal(err)
 	}
 	if _, _, err := plain.Digest(); err == nil {
-		t.Error("Digest of a CreateAtomic file: got nil error")
+		t.Error("Digest of a Create file: got nil error")
 	}
 }
 
@@ -139,11 +112,11 @@ func checkDigest(t *testing.T, digest func() (int64, string, error), path string
 	if err != nil {
 		t.Fatal(err)
 	}
-	wn, wsum, err := FileDigest(path)
+	wn, wsum, err := Digest(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if n != wn || sum != wsum {
-		t.Errorf("%s: Digest %d bytes %s, FileDigest %d bytes %s", path, n, sum, wn, wsum)
+		t.Errorf("%s: the writer's digest %d bytes %s, the file's %d bytes %s", path, n, sum, wn, wsum)
 	}
 }
