@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/reactgen/reactgen/internal/redact"
 	"github.com/reactgen/reactgen/pipeline"
 )
 
@@ -85,7 +86,7 @@ func (s Stage) card(r *pipeline.Run, sum *pipeline.Summary) CardInfo {
 	card := s.Card
 	card.RunID = r.Manifest.RunID
 	card.PromptHash = r.Manifest.Results["generate.exemplars"]
-	card.CorpusHash = pipeline.RedactURL(r.Manifest.Results["corpus"])
+	card.CorpusHash = redact.URL(r.Manifest.Results["corpus"])
 	card.Summary = *sum
 	if im, ok := pipeline.ImportedOf(r.Manifest.Results); ok {
 		// Imported: the card names the corpus and its model, not the importing config's.

@@ -28,8 +28,8 @@ import (
 
 	"github.com/reactgen/reactgen/internal/llm/openaiclient"
 	"github.com/reactgen/reactgen/internal/origin"
+	"github.com/reactgen/reactgen/internal/redact"
 	"github.com/reactgen/reactgen/internal/retry"
-	"github.com/reactgen/reactgen/pipeline"
 )
 
 // APIOptions say where the fine-tuning service is. Its String method redacts the key.
@@ -48,7 +48,7 @@ func (o APIOptions) String() string {
 	if o.APIKey != "" {
 		key = "[redacted]"
 	}
-	return fmt.Sprintf("finetune.APIOptions{BaseURL:%s APIKey:%s}", pipeline.RedactURL(o.BaseURL), key)
+	return fmt.Sprintf("finetune.APIOptions{BaseURL:%s APIKey:%s}", redact.URL(o.BaseURL), key)
 }
 
 // GoString is String, so that %#v redacts the key too.
@@ -259,7 +259,7 @@ func (a *API) wrap(op string, err error) error {
 }
 
 // scrub removes the key, plain or base64-encoded, from text the service sent back.
-func (a *API) scrub(s string) string { return pipeline.Scrub(s, []string{a.key}) }
+func (a *API) scrub(s string) string { return redact.Scrub(s, []string{a.key}) }
 
 func snippet(b []byte) string {
 	if len(b) > 300 {

@@ -18,6 +18,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/reactgen/reactgen/internal/redact"
 	"github.com/reactgen/reactgen/internal/retry"
 	"github.com/reactgen/reactgen/internal/safefile"
 	"github.com/reactgen/reactgen/pipeline"
@@ -129,7 +130,7 @@ func (t *trainer) run(ctx context.Context) (pipeline.TrainingJob, error) {
 		hp.Epochs = EpochsForSteps(hp.Steps, max(hp.BatchSize, 1), files[0].Rows)
 		fmt.Fprintf(t.o.Progress, "%d steps at batch size %d over %d training rows: %d epochs\n", hp.Steps, hp.BatchSize, files[0].Rows, hp.Epochs)
 	}
-	want := pipeline.TrainingJob{Provider: "openai", BaseURL: pipeline.RedactURL(t.api.base), BaseModel: t.o.BaseModel, Format: format,
+	want := pipeline.TrainingJob{Provider: "openai", BaseURL: redact.URL(t.api.base), BaseModel: t.o.BaseModel, Format: format,
 		Suffix: t.o.Suffix, Hyperparameters: hp, Files: files}
 
 	var rec pipeline.TrainingJob
@@ -343,7 +344,7 @@ func newIntent() string {
 func (t *trainer) uploaded(sum string) string {
 	for _, j := range t.m.Training {
 		for _, f := range j.Files {
-			if f.SHA256 == sum && f.FileID != "" && j.BaseURL == pipeline.RedactURL(t.api.base) {
+			if f.SHA256 == sum && f.FileID != "" && j.BaseURL == redact.URL(t.api.base) {
 				return f.FileID
 			}
 		}

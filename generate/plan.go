@@ -15,6 +15,7 @@ import (
 	"github.com/reactgen/reactgen/generate/prompt"
 	"github.com/reactgen/reactgen/internal/dataset"
 	"github.com/reactgen/reactgen/internal/llm"
+	"github.com/reactgen/reactgen/internal/redact"
 	"github.com/reactgen/reactgen/pipeline"
 )
 
@@ -292,7 +293,7 @@ func checkKeys(cfg *pipeline.Config, getenv func(string) string) error {
 			}
 			return &pipeline.ConfigError{Key: key, Message: fmt.Sprintf(
 				"the environment variable %s is empty, and %s needs a key (export %s=..., or point llm.base_url / OPENAI_BASE_URL at your own server)",
-				e.APIKeyEnv, pipeline.RedactURL(e.BaseURL), e.APIKeyEnv)}
+				e.APIKeyEnv, redact.URL(e.BaseURL), e.APIKeyEnv)}
 		}
 	}
 	return nil

@@ -15,6 +15,7 @@ import (
 	"github.com/reactgen/reactgen/env/agentgym"
 	"github.com/reactgen/reactgen/generate/prompt"
 	"github.com/reactgen/reactgen/internal/llm"
+	"github.com/reactgen/reactgen/internal/redact"
 	"github.com/reactgen/reactgen/pipeline"
 )
 
@@ -321,11 +322,11 @@ func (t *errorTally) Write(ctx context.Context, ep pipeline.Episode) error {
 func servers(c pipeline.LLMConfig) string {
 	eps := c.ResolvedEndpoints()
 	if len(eps) == 0 || c.Mode == "batch" {
-		return pipeline.RedactURL(c.BaseURL)
+		return redact.URL(c.BaseURL)
 	}
 	names := make([]string, len(eps))
 	for i, e := range eps {
-		names[i] = pipeline.RedactURL(e.BaseURL)
+		names[i] = redact.URL(e.BaseURL)
 	}
 	return "the endpoints " + strings.Join(names, ", ")
 }

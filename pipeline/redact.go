@@ -1,12 +1,10 @@
 package pipeline
 
 import (
-	"encoding/base64"
-	"net/url"
 	"reflect"
-	"regexp"
-	"strings"
 	"time"
+
+	"github.com/reactgen/reactgen/internal/redact"
 )
 
 // Redacted is the config as a map keyed like the config file, for `reactgen config show`
@@ -56,7 +54,7 @@ func plain(key string, v reflect.Value) any {
 		}
 		return out
 	case reflect.String:
-		return RedactURL(v.String()) // llm.base_url, env.mediawiki_url: no user:password@
+		return redact.URL(v.String()) // llm.base_url, env.mediawiki_url: no user:password@
 	}
 	return v.Interface()
 }
@@ -67,21 +65,18 @@ func plainScalars(v reflect.Value) any {
 	case []string:
 		out := make([]string, len(x))
 		for i, s := range x {
-			out[i] = RedactURL(s)
+			out[i] = redact.URL(s)
 		}
 		return out
 	case map[string]string:
 		out := make(map[string]string, len(x))
 		for k, s := range x {
-			out[k] = RedactURL(s)
+			out[k] = redact.URL(s)
 		}
 		return out
 	}
 	return v.Interface()
 }
-
-// RedactedValue is the value that stands for a hidden header value.
-const RedactedValue = "[redacted]"
 
 // redactHeaders hides the value of every configured header: Authorization and API keys,
 // and just as well Cookie, a proxy's credentials or a tenant id, which no name tells
@@ -89,59 +84,7 @@ const RedactedValue = "[redacted]"
 func redactHeaders(h map[string]string) map[string]string {
 	out := map[string]string{}
 	for k := range h {
-		out[k] = RedactedValue
+		out[k] = redact.Value
 	}
 	return out
-}
-
-// RedactURL hides the user information of every URL in s: the password
-// ("https://user:secret@host" becomes "https://user:[redacted]@host") or a user name
-// given alone, which is often a token ("https://[redacted]@host"). The rest of s is
-// kept as it was, so it also cleans an error message or a log line that quotes a URL.
-func RedactURL(s string) string {
-	if !strings.Contains(s, "@") {
-		return s
-	}
-	return userinfo.ReplaceAllStringFunc(s, func(m string) string {
-		scheme, info, _ := strings.Cut(strings.TrimSuffix(m, "@"), "://")
-		if name, _, pass := strings.Cut(info, ":"); pass {
-			return scheme + "://" + name + ":" + RedactedValue + "@"
-		}
-		return scheme + "://" + RedactedValue + "@"
-	})
-}
-
-// userinfo matches a URL's scheme and user information up to the "@".
-var userinfo = regexp.MustCompile(`[a-zA-Z][a-zA-Z0-9+.-]*://[^/?#@\s"'<>]+@`)
-
-// URLSecrets lists the secrets in a URL's user information: the password and the
-// "user:password" pair (sent base64-encoded as Basic credentials), or a user name given
-// alone.
-func URLSecrets(raw string) []string {
-	u, err := url.Parse(raw)
-	if err != nil || u.User == nil {
-		return nil
-	}
-	if pass, ok := u.User.Password(); ok {
-		return []string{u.User.Username() + ":" + pass, pass}
-	}
-	return []string{u.User.Username()}
-}
-
-// Scrub replaces every secret in s, as is and base64-encoded (a proxy that echoes
-// request headers may quote them so, and Basic credentials are), with RedactedValue.
-// Empty secrets are ignored.
-func Scrub(s string, secrets []string) string {
-	for _, secret := range secrets {
-		if secret == "" {
-			continue
-		}
-		for _, v := range []string{secret, "Bearer " + secret} {
-			for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.RawStdEncoding, base64.URLEncoding, base64.RawURLEncoding} {
-				s = strings.ReplaceAll(s, enc.EncodeToString([]byte(v)), RedactedValue)
-			}
-		}
-		s = strings.ReplaceAll(s, secret, RedactedValue)
-	}
-	return s
 }

@@ -28,6 +28,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/reactgen/reactgen/internal/redact"
 	"github.com/reactgen/reactgen/internal/retry"
 	"github.com/reactgen/reactgen/pipeline"
 )
@@ -138,7 +139,7 @@ type Client struct {
 func New(o Options) (*Client, error) {
 	u, err := url.Parse(o.URL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("AgentGym server URL %q is not an http(s) URL such as http://127.0.0.1:36001", pipeline.RedactURL(o.URL))
+		return nil, fmt.Errorf("AgentGym server URL %q is not an http(s) URL such as http://127.0.0.1:36001", redact.URL(o.URL))
 	}
 	if o.Dialect.IDField == "" {
 		return nil, errors.New("agentgym: a dialect is required")
@@ -341,7 +342,7 @@ func (c *Client) post(ctx context.Context, route string, body any, out any, idem
 		if cerr := ctx.Err(); cerr != nil {
 			return cerr
 		}
-		return fmt.Errorf("AgentGym server %s: %w", pipeline.RedactURL(c.base), err)
+		return fmt.Errorf("AgentGym server %s: %w", redact.URL(c.base), err)
 	}
 	if err := json.Unmarshal(reply, out); err != nil {
 		return &ServerError{Route: route, Status: http.StatusOK, Message: fmt.Sprintf("reply %s is not JSON: %v", clip(reply), err)}

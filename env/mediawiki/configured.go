@@ -2,13 +2,14 @@ package mediawiki
 
 import (
 	"github.com/reactgen/reactgen/env"
+	"github.com/reactgen/reactgen/internal/redact"
 	"github.com/reactgen/reactgen/pipeline"
 )
 
 // IdentityFor is the identity a run pins for the config's MediaWiki (env.backend:
 // mediawiki): its endpoint, credentials redacted. It adds no inputs.
 func IdentityFor(cfg *pipeline.Config) (string, []pipeline.Input, error) {
-	return "mediawiki:" + pipeline.RedactURL(cfg.Env.MediaWikiURL), nil, nil
+	return "mediawiki:" + redact.URL(cfg.Env.MediaWikiURL), nil, nil
 }
 
 // OpenFor opens the config's MediaWiki with its rate, timeout, retries and cache

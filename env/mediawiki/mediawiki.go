@@ -30,6 +30,7 @@ import (
 
 	"github.com/reactgen/reactgen/env"
 	"github.com/reactgen/reactgen/internal/atomicfile"
+	"github.com/reactgen/reactgen/internal/redact"
 	"github.com/reactgen/reactgen/internal/retry"
 	"github.com/reactgen/reactgen/internal/safefile"
 	"github.com/reactgen/reactgen/internal/sentence"
@@ -254,7 +255,7 @@ func (c *Client) get(ctx context.Context, q url.Values, v *queryResponse) error 
 	if err != nil {
 		return err
 	}
-	shown := pipeline.RedactURL(u)
+	shown := redact.URL(u)
 	if err := json.Unmarshal(body, v); err != nil {
 		return fmt.Errorf("decode %s: %w", shown, err)
 	}
@@ -275,7 +276,7 @@ func (c *Client) cachePath(u string) string {
 	if c.opts.CacheDir == "" {
 		return ""
 	}
-	sum := sha256.Sum256([]byte(pipeline.RedactURL(u))) // a changed password keeps the cache
+	sum := sha256.Sum256([]byte(redact.URL(u))) // a changed password keeps the cache
 	h := hex.EncodeToString(sum[:])
 	return filepath.Join(c.opts.CacheDir, h[:2], h+".json")
 }
@@ -330,10 +331,10 @@ func (c *Client) once(ctx context.Context, u string) ([]byte, error) {
 		return nil, &retryable{err: redacted(err)}
 	}
 	defer resp.Body.Close()
-	body, err := pipeline.ReadBounded(resp.Body, "MediaWiki response from "+pipeline.RedactURL(u), maxBody)
+	body, err := pipeline.ReadBounded(resp.Body, "MediaWiki response from "+redact.URL(u), maxBody)
 	// The endpoint's credentials, which a server may echo, never reach the cache.
-	if secrets := pipeline.URLSecrets(c.endpoint); len(secrets) > 0 && err == nil {
-		body = []byte(pipeline.Scrub(string(body), secrets))
+	if secrets := redact.URLSecrets(c.endpoint); len(secrets) > 0 && err == nil {
+		body = []byte(redact.Scrub(string(body), secrets))
 	}
 	if resp.StatusCode == http.StatusOK {
 		var tl *pipeline.TooLargeError
@@ -345,7 +346,7 @@ func (c *Client) once(ctx context.Context, u string) ([]byte, error) {
 		}
 		return body, nil
 	}
-	apiErr := &APIError{Status: resp.StatusCode, URL: pipeline.RedactURL(u)}
+	apiErr := &APIError{Status: resp.StatusCode, URL: redact.URL(u)}
 	if resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode >= 500 {
 		return nil, &retryable{err: apiErr, after: retry.ParseAfter(resp.Header.Get("Retry-After"), time.Now())}
 	}
@@ -355,7 +356,7 @@ func (c *Client) once(ctx context.Context, u string) ([]byte, error) {
 // redacted is err with the user information of the endpoint's URL hidden in its text
 // (net/http hides a password, not a user name that is a token), keeping the chain.
 func redacted(err error) error {
-	if msg := pipeline.RedactURL(err.Error()); msg != err.Error() {
+	if msg := redact.URL(err.Error()); msg != err.Error() {
 		return &redactedError{msg: msg, err: err}
 	}
 	return err

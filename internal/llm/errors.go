@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"github.com/reactgen/reactgen/internal/origin"
+	"github.com/reactgen/reactgen/internal/redact"
 	"github.com/reactgen/reactgen/internal/retry"
-	"github.com/reactgen/reactgen/pipeline"
 )
 
 // ErrBudget is returned by a budgeted client once a limit of its Budget is reached; the
@@ -156,13 +156,13 @@ type redactedError struct {
 func (e *redactedError) Error() string { return e.msg }
 func (e *redactedError) Unwrap() error { return e.err }
 
-// redact removes the secrets (and the user information of any URL) from err's text,
+// redactErr removes the secrets (and the user information of any URL) from err's text,
 // keeping the chain.
-func redact(err error, secrets ...string) error {
+func redactErr(err error, secrets ...string) error {
 	if err == nil {
 		return nil
 	}
-	msg := pipeline.RedactURL(scrubSecrets(err.Error(), secrets))
+	msg := redact.URL(scrubSecrets(err.Error(), secrets))
 	if msg == err.Error() {
 		return err
 	}

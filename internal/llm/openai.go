@@ -14,7 +14,7 @@ import (
 	openai "github.com/sashabaranov/go-openai"
 
 	"github.com/reactgen/reactgen/internal/llm/openaiclient"
-	"github.com/reactgen/reactgen/pipeline"
+	"github.com/reactgen/reactgen/internal/redact"
 )
 
 // OpenAIOptions configures the OpenAI-compatible adapter. Its String method redacts the
@@ -47,7 +47,7 @@ func (o OpenAIOptions) String() string {
 	for k := range o.Headers {
 		names = append(names, k)
 	}
-	return fmt.Sprintf("OpenAIOptions{BaseURL:%s APIKey:%s Headers:%v Timeout:%s}", pipeline.RedactURL(o.BaseURL), key, names, o.Timeout)
+	return fmt.Sprintf("OpenAIOptions{BaseURL:%s APIKey:%s Headers:%v Timeout:%s}", redact.URL(o.BaseURL), key, names, o.Timeout)
 }
 
 // GoString is String, so that %#v redacts the key too.
@@ -77,7 +77,7 @@ func NewOpenAI(opts OpenAIOptions) (*OpenAI, error) {
 		BaseURLKey: cmp.Or(opts.BaseURLKey, "llm.base_url"), APIKey: opts.APIKey, Headers: opts.Headers, HTTPClient: opts.HTTPClient,
 		Check: func(base string) error {
 			if strings.HasSuffix(base, "/chat/completions") || strings.HasSuffix(base, "/completions") {
-				return fmt.Errorf("llm base url %q: give the API root (ending in /v1), not an endpoint", pipeline.RedactURL(base))
+				return fmt.Errorf("llm base url %q: give the API root (ending in /v1), not an endpoint", redact.URL(base))
 			}
 			if opts.Timeout < 0 {
 				return fmt.Errorf("llm timeout %s: must not be negative", opts.Timeout)
@@ -90,7 +90,7 @@ func NewOpenAI(opts OpenAIOptions) (*OpenAI, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &OpenAI{client: client, baseURL: pipeline.RedactURL(base), key: opts.APIKey, keyEnv: opts.KeyEnv,
+	return &OpenAI{client: client, baseURL: redact.URL(base), key: opts.APIKey, keyEnv: opts.KeyEnv,
 		secrets: secretsOf(opts.APIKey, base, opts.Headers), timeout: opts.Timeout}, nil
 }
 
@@ -116,7 +116,7 @@ func secretsOf(key, base string, headers map[string]string) []string {
 			add(cred)
 		}
 	}
-	for _, s := range pipeline.URLSecrets(base) {
+	for _, s := range redact.URLSecrets(base) {
 		add(s)
 	}
 	return out
@@ -191,7 +191,7 @@ func (o *OpenAI) Complete(ctx context.Context, req Request) (Response, error) {
 	// cut at a generous bound for the requested tokens and reported as cut; a reply with
 	// more tool calls than any step makes is refused.
 	if err := boundReply(&resp, req.MaxTokens); err != nil {
-		return Response{}, redact(fmt.Errorf("llm request to %s: %w", o.baseURL, err), o.secrets...)
+		return Response{}, redactErr(fmt.Errorf("llm request to %s: %w", o.baseURL, err), o.secrets...)
 	}
 	o.scrubResponse(&resp)
 	if resp.Model == "" {

@@ -135,7 +135,7 @@ func (o *OpenAI) mapError(parent context.Context, seen *capture, err error) erro
 		return fmt.Errorf("llm request to %s: %w", o.baseURL, perr)
 	}
 	if errors.Is(err, ErrResponseTooLarge) {
-		return redact(fmt.Errorf("llm request to %s: %w (the most reactgen reads of a response to this request)", o.baseURL, err), o.secrets...)
+		return redactErr(fmt.Errorf("llm request to %s: %w (the most reactgen reads of a response to this request)", o.baseURL, err), o.secrets...)
 	}
 	status, header, body, readErr := seen.result()
 	var oe *openai.APIError
@@ -172,12 +172,12 @@ func (o *OpenAI) mapError(parent context.Context, seen *capture, err error) erro
 		return o.unreadable(status, header, body)
 	}
 	if errors.Is(err, context.DeadlineExceeded) && o.timeout > 0 {
-		return redact(fmt.Errorf("llm request to %s: timed out after %s: %w", o.baseURL, o.timeout, err), o.secrets...)
+		return redactErr(fmt.Errorf("llm request to %s: timed out after %s: %w", o.baseURL, o.timeout, err), o.secrets...)
 	}
 	if status != 0 && readErr != nil {
-		return redact(fmt.Errorf("llm request to %s: connection closed mid-response (status %d): %w", o.baseURL, status, err), o.secrets...)
+		return redactErr(fmt.Errorf("llm request to %s: connection closed mid-response (status %d): %w", o.baseURL, status, err), o.secrets...)
 	}
-	return redact(fmt.Errorf("llm request to %s: %w", o.baseURL, err), o.secrets...)
+	return redactErr(fmt.Errorf("llm request to %s: %w", o.baseURL, err), o.secrets...)
 }
 
 // looseError reads the error bodies of servers that do not use OpenAI's nesting: vLLM's

@@ -1,6 +1,6 @@
 package llm
 
-import "github.com/reactgen/reactgen/pipeline"
+import "github.com/reactgen/reactgen/internal/redact"
 
 // The one place where what a server sent back loses the run's secrets (the API key, the
 // configured header values, the base URL's user information), online and in batch mode
@@ -10,7 +10,7 @@ import "github.com/reactgen/reactgen/pipeline"
 // manifest and the terminal. OpenAI.Complete scrubs every reply and error it returns; the
 // Batcher scrubs every line result as soon as it is read from a batch's files (scrubLine).
 
-func scrubSecrets(s string, secrets []string) string { return pipeline.Scrub(s, secrets) }
+func scrubSecrets(s string, secrets []string) string { return redact.Scrub(s, secrets) }
 
 // longSecrets are the secrets of minSecret bytes or more: a short key ("EMPTY", "k")
 // would garble the completion text it is cut from.
@@ -55,7 +55,7 @@ func scrubError(err error, secrets []string) error {
 		cp.Type, cp.Code = scrubSecrets(cp.Type, secrets), scrubSecrets(cp.Code, secrets)
 		return &cp
 	}
-	return redact(err, secrets...)
+	return redactErr(err, secrets...)
 }
 
 // scrubLine is a batch line's result with the secrets removed from its response (a copy:

@@ -18,7 +18,7 @@ import (
 	openai "github.com/sashabaranov/go-openai"
 
 	"github.com/reactgen/reactgen/internal/origin"
-	"github.com/reactgen/reactgen/pipeline"
+	"github.com/reactgen/reactgen/internal/redact"
 )
 
 // DefaultBaseURL is OpenAI's API root, the base URL when none is given.
@@ -57,7 +57,7 @@ func New(o Options) (*openai.Client, *http.Client, string, error) {
 		base = DefaultBaseURL
 	}
 	if !strings.HasPrefix(base, "http://") && !strings.HasPrefix(base, "https://") {
-		return nil, nil, "", fmt.Errorf("%s base url %q: must start with http:// or https://", o.Name, pipeline.RedactURL(base))
+		return nil, nil, "", fmt.Errorf("%s base url %q: must start with http:// or https://", o.Name, redact.URL(base))
 	}
 	if o.Check != nil {
 		if err := o.Check(base); err != nil {
