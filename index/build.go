@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/reactgen/reactgen/index/wikidump"
+	"github.com/reactgen/reactgen/internal/safefile"
 	"github.com/reactgen/reactgen/pipeline"
 )
 
@@ -120,7 +121,7 @@ const maxInfoBytes = 64 << 20
 
 // ReadInfo reads the info.json of the index in dir.
 func ReadInfo(dir string) (Info, error) {
-	b, err := pipeline.ReadInputFile(filepath.Join(dir, infoFile), maxInfoBytes)
+	b, err := safefile.ReadFile(filepath.Join(dir, infoFile), maxInfoBytes)
 	if err != nil {
 		return Info{}, fmt.Errorf("read index info: %w", err)
 	}

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/reactgen/reactgen/internal/dataset"
+	"github.com/reactgen/reactgen/internal/safefile"
 	"github.com/reactgen/reactgen/internal/tool"
 	"github.com/reactgen/reactgen/pipeline"
 )
@@ -453,7 +454,7 @@ func addATIFStep(r *record, st *atifStep, msg string, last bool, model string) {
 // lines of a JSON Lines file, or the one JSON document a file holds (pretty-printed, as
 // Harbor writes trajectory.json), each named for errors by its record number or line.
 func eachDocument(path string, fn func(where string, raw []byte) error) error {
-	f, err := pipeline.OpenInput(path)
+	f, err := safefile.Open(path)
 	if err != nil {
 		return fmt.Errorf("import: %w", err)
 	}
@@ -469,7 +470,7 @@ func eachDocument(path string, fn func(where string, raw []byte) error) error {
 	case json.Valid([]byte(first)):
 		return eachLine(path, func(line int, b []byte) error { return fn(fmt.Sprintf("line %d", line), b) })
 	}
-	f, err = pipeline.OpenInput(path)
+	f, err = safefile.Open(path)
 	if err != nil {
 		return fmt.Errorf("import: %w", err)
 	}

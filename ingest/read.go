@@ -13,6 +13,7 @@ import (
 
 	"github.com/reactgen/reactgen/internal/dataset"
 	"github.com/reactgen/reactgen/internal/jsonl"
+	"github.com/reactgen/reactgen/internal/safefile"
 	"github.com/reactgen/reactgen/pipeline"
 )
 
@@ -188,7 +189,7 @@ func truthy(v any) (bool, bool) {
 
 // eachLine calls fn with each non-blank line of a JSONL file.
 func eachLine(path string, fn func(line int, b []byte) error) error {
-	f, err := pipeline.OpenInput(path)
+	f, err := safefile.Open(path)
 	if err != nil {
 		return fmt.Errorf("import: %w", err)
 	}
@@ -200,7 +201,7 @@ func eachLine(path string, fn func(line int, b []byte) error) error {
 		case errors.Is(err, io.EOF):
 			return nil
 		case errors.Is(err, jsonl.ErrTooLong):
-			return fmt.Errorf("read %s line %d: a line over %s, the most reactgen reads of one record", path, lines.Line(), pipeline.FormatBytes(dataset.MaxRecordBytes))
+			return fmt.Errorf("read %s line %d: a line over %s, the most reactgen reads of one record", path, lines.Line(), safefile.FormatBytes(dataset.MaxRecordBytes))
 		case err != nil:
 			return fmt.Errorf("read %s: %w", path, err)
 		}
@@ -216,7 +217,7 @@ func eachLine(path string, fn func(line int, b []byte) error) error {
 // openJSON opens the JSON file path for streaming, past the delim that opens its
 // container; want names that container in the error when it is not there.
 func openJSON(path string, delim json.Delim, want string) (*dataset.RecordDecoder, *os.File, error) {
-	f, err := pipeline.OpenInput(path)
+	f, err := safefile.Open(path)
 	if err != nil {
 		return nil, nil, fmt.Errorf("import: %w", err)
 	}

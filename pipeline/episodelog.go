@@ -61,7 +61,7 @@ func OpenEpisodeLog(path string, fsyncEvery int, fsyncInterval time.Duration) (*
 	if err != nil {
 		return nil, state, rec, err
 	}
-	f, err := OpenNoFollow(path, os.O_RDWR|os.O_CREATE, 0o644)
+	f, err := safefile.OpenNoFollow(path, os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
 		return nil, state, rec, fmt.Errorf("open episode log: %w", err)
 	}
@@ -89,7 +89,7 @@ func OpenEpisodeLog(path string, fsyncEvery int, fsyncInterval time.Duration) (*
 func scanLog(path string) (LogState, Recovery, int64, error) {
 	state := LogState{Done: map[string]bool{}}
 	var rec Recovery
-	f, err := OpenNoFollow(path, os.O_RDONLY, 0)
+	f, err := safefile.OpenNoFollow(path, os.O_RDONLY, 0)
 	if errors.Is(err, os.ErrNotExist) {
 		return state, rec, 0, nil
 	}

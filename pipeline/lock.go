@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"syscall"
 	"time"
+
+	"github.com/reactgen/reactgen/internal/safefile"
 )
 
 // LockFile is the name of the lock inside a run directory.
@@ -63,7 +65,7 @@ func AcquireLockFile(path, what, target, command string) (*Lock, error) {
 
 func acquire(path, target, what, command string) (*Lock, error) {
 	for {
-		f, err := OpenNoFollow(path, os.O_RDWR|os.O_CREATE, 0o644)
+		f, err := safefile.OpenNoFollow(path, os.O_RDWR|os.O_CREATE, 0o644)
 		if err != nil {
 			return nil, fmt.Errorf("open lock: %w", err)
 		}
@@ -71,7 +73,7 @@ func acquire(path, target, what, command string) (*Lock, error) {
 			defer f.Close()
 			if errors.Is(err, syscall.EWOULDBLOCK) {
 				var h Holder
-				if b, rerr := ReadBounded(f, path, 64<<10); rerr == nil {
+				if b, rerr := safefile.ReadBounded(f, path, 64<<10); rerr == nil {
 					json.Unmarshal(b, &h)
 				}
 				return nil, &LockedError{Dir: target, What: what, Holder: h}

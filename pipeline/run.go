@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/reactgen/reactgen/internal/atomicfile"
+	"github.com/reactgen/reactgen/internal/safefile"
 )
 
 // ManifestSchema is the version of manifest.json's layout.
@@ -406,7 +407,7 @@ func (e *InputError) Error() string { return e.Err.Error() }
 func (e *InputError) Unwrap() error { return e.Err }
 
 // IsBadInput reports whether err is the user's input to fix (*InputError, *ConfigError,
-// *LinkError)
+// *safefile.LinkError)
 // rather than a failure of the run.
 // IsDiskFailure reports an error of the disk rather than of the input: no space left, a
 // quota, a read-only file system, an I/O error, or SQLite saying the same (full,
@@ -429,6 +430,6 @@ func IsDiskFailure(err error) bool {
 func IsBadInput(err error) bool {
 	var ie *InputError
 	var ce *ConfigError
-	var le *LinkError
+	var le *safefile.LinkError
 	return errors.As(err, &ie) || errors.As(err, &ce) || errors.As(err, &le)
 }

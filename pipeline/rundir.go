@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/reactgen/reactgen/internal/atomicfile"
+	"github.com/reactgen/reactgen/internal/safefile"
 )
 
 // Names of the files in a run directory.
@@ -62,11 +63,11 @@ func Owned(name string) bool {
 
 // CheckLinks refuses a run directory in which an entry reactgen owns is a symbolic
 // link: reactgen would write through it (truncate the file a lock links to, append
-// episodes to another file, export into another folder). The error is a *LinkError
+// episodes to another file, export into another folder). The error is a *safefile.LinkError
 // naming the path.
 func (d RunDir) CheckLinks() error {
 	for _, name := range ownedNames {
-		if err := NotLink(d.File(name)); err != nil {
+		if err := safefile.NotLink(d.File(name)); err != nil {
 			return err
 		}
 	}
@@ -234,10 +235,10 @@ const maxManifestBytes = 64 << 20
 // ReadManifest reads a run directory's manifest.
 func ReadManifest(dir string) (*Manifest, error) {
 	path := filepath.Join(dir, ManifestFile)
-	if err := NotLink(path); err != nil {
+	if err := safefile.NotLink(path); err != nil {
 		return nil, err
 	}
-	b, err := ReadInputFile(path, maxManifestBytes)
+	b, err := safefile.ReadFile(path, maxManifestBytes)
 	if err != nil {
 		return nil, err
 	}

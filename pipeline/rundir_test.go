@@ -5,6 +5,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/reactgen/reactgen/internal/safefile"
 )
 
 func TestOwned(t *testing.T) {
@@ -31,7 +33,7 @@ func TestExecuteRefusesWhatIsNotARunDirectory(t *testing.T) {
 		{"another program's manifest.json", func(dir string) {
 			os.WriteFile(filepath.Join(dir, ManifestFile), []byte(`{"name": "app"}`), 0o644)
 		}, new(*InputError)},
-		{"a linked lock", func(dir string) { os.Symlink(filepath.Join(tmp, "victim"), filepath.Join(dir, LockFile)) }, new(*LinkError)},
+		{"a linked lock", func(dir string) { os.Symlink(filepath.Join(tmp, "victim"), filepath.Join(dir, LockFile)) }, new(*safefile.LinkError)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), "run")

@@ -17,6 +17,7 @@ import (
 
 	"github.com/reactgen/reactgen/internal/atomicfile"
 	"github.com/reactgen/reactgen/internal/chart"
+	"github.com/reactgen/reactgen/internal/safefile"
 	"github.com/reactgen/reactgen/pipeline"
 )
 
@@ -292,7 +293,7 @@ func (e *NotReportError) Error() string {
 // the hidden temporary files of a killed compare, which it removes. A missing or empty
 // directory is fine.
 func CheckOut(dir string) error {
-	if err := pipeline.NotLink(filepath.Clean(dir)); err != nil {
+	if err := safefile.NotLink(filepath.Clean(dir)); err != nil {
 		return &NotReportError{Dir: dir, Entry: dir, Why: "is a symbolic link"}
 	}
 	ents, err := os.ReadDir(dir)

@@ -22,6 +22,7 @@ import (
 	"github.com/reactgen/reactgen/data/download"
 	"github.com/reactgen/reactgen/finetune"
 	"github.com/reactgen/reactgen/index"
+	"github.com/reactgen/reactgen/internal/safefile"
 	"github.com/reactgen/reactgen/pipeline"
 )
 
@@ -88,7 +89,7 @@ func Get(ctx context.Context, o Options) error {
 func selectFiles(o Options) ([]download.File, error) {
 	files := download.Paper
 	if o.Manifest != "" {
-		b, err := pipeline.ReadInputFile(o.Manifest, 1<<20)
+		b, err := safefile.ReadFile(o.Manifest, 1<<20)
 		if err != nil {
 			return nil, &pipeline.InputError{Err: fmt.Errorf("--manifest: %w", err)}
 		}

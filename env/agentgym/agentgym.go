@@ -30,7 +30,7 @@ import (
 
 	"github.com/reactgen/reactgen/internal/redact"
 	"github.com/reactgen/reactgen/internal/retry"
-	"github.com/reactgen/reactgen/pipeline"
+	"github.com/reactgen/reactgen/internal/safefile"
 )
 
 // Dialect is what one AgentGym server speaks over the shared routes.
@@ -369,10 +369,10 @@ func (c *Client) once(ctx context.Context, route string, data []byte, idempotent
 		return nil, err
 	}
 	defer resp.Body.Close()
-	reply, err := pipeline.ReadBounded(resp.Body, "AgentGym /"+route+" reply", maxBody)
+	reply, err := safefile.ReadBounded(resp.Body, "AgentGym /"+route+" reply", maxBody)
 	if resp.StatusCode == http.StatusOK {
 		if err != nil {
-			var tl *pipeline.TooLargeError
+			var tl *safefile.TooLargeError
 			if idempotent && !errors.As(err, &tl) {
 				return nil, &again{err: err}
 			}

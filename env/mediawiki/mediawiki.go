@@ -34,7 +34,6 @@ import (
 	"github.com/reactgen/reactgen/internal/retry"
 	"github.com/reactgen/reactgen/internal/safefile"
 	"github.com/reactgen/reactgen/internal/sentence"
-	"github.com/reactgen/reactgen/pipeline"
 )
 
 // DefaultUserAgent is sent when Options.UserAgent is empty. Wikimedia asks every client
@@ -331,13 +330,13 @@ func (c *Client) once(ctx context.Context, u string) ([]byte, error) {
 		return nil, &retryable{err: redacted(err)}
 	}
 	defer resp.Body.Close()
-	body, err := pipeline.ReadBounded(resp.Body, "MediaWiki response from "+redact.URL(u), maxBody)
+	body, err := safefile.ReadBounded(resp.Body, "MediaWiki response from "+redact.URL(u), maxBody)
 	// The endpoint's credentials, which a server may echo, never reach the cache.
 	if secrets := redact.URLSecrets(c.endpoint); len(secrets) > 0 && err == nil {
 		body = []byte(redact.Scrub(string(body), secrets))
 	}
 	if resp.StatusCode == http.StatusOK {
-		var tl *pipeline.TooLargeError
+		var tl *safefile.TooLargeError
 		if errors.As(err, &tl) {
 			return nil, err // a page that large is not one; asking again would not help
 		}

@@ -15,7 +15,7 @@ import (
 
 	"github.com/reactgen/reactgen/env"
 	"github.com/reactgen/reactgen/env/envtest"
-	"github.com/reactgen/reactgen/pipeline"
+	"github.com/reactgen/reactgen/internal/safefile"
 )
 
 func newClient(t *testing.T, endpoint string, mod func(*Options)) *Client {
@@ -203,7 +203,7 @@ func TestEndlessResponseStopsAtTheBound(t *testing.T) {
 	endpoint := strings.Replace(srv.URL, "http://", "http://user:s3cret@", 1) + "/w/api.php"
 	c := newClient(t, endpoint, func(o *Options) { o.MaxRetries = 3 })
 	_, _, err := c.Page(t.Context(), "Orla Vint", env.MatchPaper)
-	var tl *pipeline.TooLargeError
+	var tl *safefile.TooLargeError
 	if !errors.As(err, &tl) || !strings.Contains(err.Error(), "16 MiB") {
 		t.Fatalf("got %v, want a TooLargeError naming the bound", err)
 	}

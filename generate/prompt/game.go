@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/reactgen/reactgen/internal/llm"
+	"github.com/reactgen/reactgen/internal/safefile"
 	"github.com/reactgen/reactgen/internal/tool"
 	"github.com/reactgen/reactgen/pipeline"
 )
@@ -50,7 +51,7 @@ type GameLayout struct {
 func LoadGameEntries(ref string) (map[string]string, error) {
 	file, _, _ := strings.Cut(ref, "#")
 	const maxBytes = 16 << 20
-	b, err := pipeline.ReadInputFile(file, maxBytes)
+	b, err := safefile.ReadFile(file, maxBytes)
 	if err != nil {
 		return nil, fmt.Errorf("load prompt file: %w", err)
 	}

@@ -14,6 +14,7 @@ import (
 	"io/fs"
 	"strings"
 
+	"github.com/reactgen/reactgen/internal/safefile"
 	"github.com/reactgen/reactgen/pipeline"
 )
 
@@ -96,7 +97,7 @@ func Load(ref, task string, fsys fs.FS) (Set, error) {
 		return decodeSet(name, b, task)
 	}
 	file, key, paper := strings.Cut(ref, "#")
-	b, err := pipeline.ReadInputFile(file, maxExemplarBytes)
+	b, err := safefile.ReadFile(file, maxExemplarBytes)
 	if err != nil {
 		return Set{}, fmt.Errorf("load exemplars: %w", err)
 	}

@@ -14,7 +14,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/reactgen/reactgen/pipeline"
+	"github.com/reactgen/reactgen/internal/safefile"
 )
 
 // Format names accepted by Open.
@@ -121,7 +121,7 @@ func DetectFormat(path string) (string, error) {
 		return FormatHotpotWiki, nil
 	}
 	if !st.Mode().IsRegular() {
-		return "", &pipeline.NotRegularError{Path: path, Mode: st.Mode()}
+		return "", &safefile.NotRegularError{Path: path, Mode: st.Mode()}
 	}
 	switch strings.ToLower(filepath.Ext(path)) {
 	case ".bz2":
@@ -146,7 +146,7 @@ func DetectFormat(path string) (string, error) {
 
 // firstByte returns the first non-space byte of a file.
 func firstByte(path string) (byte, error) {
-	f, err := pipeline.OpenInput(path)
+	f, err := safefile.Open(path)
 	if err != nil {
 		return 0, err
 	}

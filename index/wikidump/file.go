@@ -13,7 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/reactgen/reactgen/internal/jsonl"
-	"github.com/reactgen/reactgen/pipeline"
+	"github.com/reactgen/reactgen/internal/safefile"
 )
 
 // hashedFile reads a file through a SHA-256 so its hash is known once it is read to
@@ -27,7 +27,7 @@ type hashedFile struct {
 }
 
 func openHashed(path, format string) (*hashedFile, error) {
-	f, err := pipeline.OpenInput(path)
+	f, err := safefile.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("open corpus: %w", err)
 	}
@@ -137,7 +137,7 @@ func HashSource(path, format string) ([]File, error) {
 const MaxLineBytes = 64 << 20
 
 // errLineTooLong is a line over MaxLineBytes.
-var errLineTooLong = fmt.Errorf("line over %s (the most reactgen reads of one page)", pipeline.FormatBytes(MaxLineBytes))
+var errLineTooLong = fmt.Errorf("line over %s (the most reactgen reads of one page)", safefile.FormatBytes(MaxLineBytes))
 
 // lineReader reads a corpus file's lines through jsonl.Reader, a line over MaxLineBytes
 // being errLineTooLong.

@@ -11,9 +11,8 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/reactgen/reactgen/internal/safefile"
 	"github.com/tiktoken-go/tokenizer"
-
-	"github.com/reactgen/reactgen/pipeline"
 )
 
 // Counter counts the tokens of a text. Count is safe for concurrent use and never returns a
@@ -95,7 +94,7 @@ func Open(name string) (Counter, error) {
 		if !LooksLikePath(name) {
 			return nil, fmt.Errorf("tokenizer %q: not one of %s, nor the path of a tokenizer.json", name, strings.Join(Names, ", "))
 		}
-		f, err := pipeline.OpenInput(name)
+		f, err := safefile.Open(name)
 		if err != nil {
 			return nil, fmt.Errorf("tokenizer: %w", err)
 		}
@@ -103,7 +102,7 @@ func Open(name string) (Counter, error) {
 		// The largest tokenizer.json files (Gemma's) are about 35 MB.
 		const maxTokenizerBytes = 512 << 20
 		if st, err := f.Stat(); err == nil && st.Size() > maxTokenizerBytes {
-			return nil, &pipeline.TooLargeError{What: "tokenizer " + name, Limit: maxTokenizerBytes}
+			return nil, &safefile.TooLargeError{What: "tokenizer " + name, Limit: maxTokenizerBytes}
 		}
 		hf, err := LoadHF(io.LimitReader(f, maxTokenizerBytes))
 		if err != nil {

@@ -41,6 +41,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/reactgen/reactgen/internal/jsonl"
+	"github.com/reactgen/reactgen/internal/safefile"
 	"github.com/reactgen/reactgen/pipeline"
 )
 
@@ -66,7 +67,7 @@ const (
 )
 
 // errRecordTooLarge is a record over MaxRecordBytes.
-var errRecordTooLarge = fmt.Errorf("record over %s (the most reactgen reads of one question)", pipeline.FormatBytes(MaxRecordBytes))
+var errRecordTooLarge = fmt.Errorf("record over %s (the most reactgen reads of one question)", safefile.FormatBytes(MaxRecordBytes))
 
 // Options select what a Reader reads.
 type Options struct {
@@ -136,7 +137,7 @@ type Reader struct {
 
 // Open opens the question file at path. Close it when done.
 func Open(path string, opts Options) (*Reader, error) {
-	f, err := pipeline.OpenInput(path)
+	f, err := safefile.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("open question file: %w", err)
 	}
@@ -213,7 +214,7 @@ func (r *Reader) next() (Record, error) {
 			q, err = r.parse(raw.raw, raw.index, parseOpts{task: r.task, answersOptional: r.opts.AnswersOptional})
 		}
 		if err == nil && max(len(q.Question), len(q.Answer)) > MaxTextBytes {
-			err = fmt.Errorf("question or answer over %s (%d and %d bytes)", pipeline.FormatBytes(MaxTextBytes), len(q.Question), len(q.Answer))
+			err = fmt.Errorf("question or answer over %s (%d and %d bytes)", safefile.FormatBytes(MaxTextBytes), len(q.Question), len(q.Answer))
 		}
 		if err == nil {
 			if first, dup := r.seen[q.ID]; dup {

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/reactgen/reactgen/pipeline"
+	"github.com/reactgen/reactgen/internal/safefile"
 )
 
 // captureKey carries a *capture through the request context to the transport.
@@ -138,7 +138,7 @@ func (b *boundedBody) Read(p []byte) (int, error) {
 	b.read += int64(n)
 	if int64(n) > b.left {
 		b.left = -1
-		return 0, fmt.Errorf("%w: over %s", ErrResponseTooLarge, pipeline.FormatBytes(b.read-1))
+		return 0, fmt.Errorf("%w: over %s", ErrResponseTooLarge, safefile.FormatBytes(b.read-1))
 	}
 	b.left -= int64(n)
 	return n, err

@@ -17,6 +17,7 @@ import (
 
 	"github.com/reactgen/reactgen/internal/bpe"
 	"github.com/reactgen/reactgen/internal/levenshtein"
+	"github.com/reactgen/reactgen/internal/safefile"
 	"github.com/reactgen/reactgen/pipeline"
 )
 
@@ -156,7 +157,7 @@ func (ld *Loaded) where(key string) string {
 // setFile sets the keys of the YAML file, each checked against known; relative paths
 // are resolved against the file's folder.
 func setFile(v *viper.Viper, file string, keys []keyInfo, known map[string]keyInfo, ld *Loaded) error {
-	b, err := pipeline.ReadInputFile(file, maxConfigBytes)
+	b, err := safefile.ReadFile(file, maxConfigBytes)
 	if err != nil {
 		return usagef("read config: %w", err)
 	}
