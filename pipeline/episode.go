@@ -10,8 +10,10 @@
 // pipeline, never on each other; pipeline never imports an LLM client, an environment
 // or a file format.
 //
-// Imports: only the leaf libraries internal/fastjson, internal/safefile and
-// internal/origin; every other package may import pipeline.
+// Imports: only the leaf libraries internal/fastjson, internal/safefile,
+// internal/atomicfile, internal/redact and internal/origin; every other package may
+// import pipeline. Generic file safety (opening inputs, atomic writes, directory swaps)
+// and secret redaction are those leaf libraries', not pipeline's.
 package pipeline
 
 import (
