@@ -24,14 +24,20 @@ func (c *Chain) classOf(ep *pipeline.Episode) class {
 }
 
 func (c *Chain) countIn(st *Stats, cl class) {
+	st.bumpClass(cl, func(s *ClassStats) { s.In++ })
+}
+
+// bumpClass applies add to the counts of cl's question type and of its label, where the
+// episode has them.
+func (st *Stats) bumpClass(cl class, add func(*ClassStats)) {
 	if cl.qtype != "" {
 		s := st.ByType[cl.qtype]
-		s.In++
+		add(&s)
 		st.ByType[cl.qtype] = s
 	}
 	if cl.labeled {
 		s := st.ByLabel[cl.label]
-		s.In++
+		add(&s)
 		st.ByLabel[cl.label] = s
 	}
 }
@@ -47,16 +53,7 @@ func (c *Chain) emitKeep(st *Stats, rec record, cl class, keep func(record) erro
 			st.Masked[m.Code]++
 		}
 	}
-	if cl.qtype != "" {
-		s := st.ByType[cl.qtype]
-		s.Kept++
-		st.ByType[cl.qtype] = s
-	}
-	if cl.labeled {
-		s := st.ByLabel[cl.label]
-		s.Kept++
-		st.ByLabel[cl.label] = s
-	}
+	st.bumpClass(cl, func(s *ClassStats) { s.Kept++ })
 	if keep == nil {
 		return nil
 	}

@@ -68,14 +68,7 @@ func appendChoiceJSON(b []byte, c *Choice) []byte {
 		b = appendJSONString(append(b, `,"Reasoning":`...), c.Reasoning)
 	}
 	if len(c.Logprobs) > 0 {
-		b = append(b, `,"Logprobs":[`...)
-		for i, f := range c.Logprobs {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = appendJSONFloat(b, f)
-		}
-		b = append(b, ']')
+		b = appendList(append(b, `,"Logprobs":`...), c.Logprobs, appendJSONFloat)
 	}
 	if len(c.TokenIDs) > 0 {
 		b = appendInts(append(b, `,"TokenIDs":`...), c.TokenIDs)
@@ -83,14 +76,19 @@ func appendChoiceJSON(b []byte, c *Choice) []byte {
 	return append(b, '}')
 }
 
-// appendInts appends a non-empty list of integers as JSON.
+// appendInts appends a list of integers as JSON.
 func appendInts(b []byte, ns []int64) []byte {
+	return appendList(b, ns, func(b []byte, n int64) []byte { return strconv.AppendInt(b, n, 10) })
+}
+
+// appendList appends xs as a JSON array, each element by appendElem.
+func appendList[T any](b []byte, xs []T, appendElem func([]byte, T) []byte) []byte {
 	b = append(b, '[')
-	for i, n := range ns {
+	for i, x := range xs {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = strconv.AppendInt(b, n, 10)
+		b = appendElem(b, x)
 	}
 	return append(b, ']')
 }

@@ -66,14 +66,7 @@ func appendSettingsJSON(b []byte, req *Request) []byte {
 	}
 	b = appendIntField(b, `,"max_tokens":`, req.MaxTokens)
 	if len(req.Stop) > 0 {
-		b = append(b, `,"stop":[`...)
-		for i, s := range req.Stop {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = appendJSONString(b, s)
-		}
-		b = append(b, ']')
+		b = appendList(append(b, `,"stop":`...), req.Stop, appendJSONString)
 	}
 	if req.Seed != nil {
 		b = append(b, `,"seed":`...)
