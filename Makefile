@@ -42,11 +42,17 @@ demo-world: build
 
 # Benchmarks: figures are written down in BENCHMARKS.md with these commands. Each
 # prints CPU time (user+sys) beside wall time and the load average: on a shared machine
-# CPU time is the figure to compare. The three of issue 25: CallCPU's CPU-µs/call
-# (generate, client only), BenchmarkExport's filter-cpu-s/op and export-cpu-s/op.
-bench: bench-generate bench-export
-	@uptime
-	$(GO) test -run '^$$' -bench . -benchtime 1x ./filter/... ./internal/sentence/...
+# CPU time is the figure to compare. `make bench` ends with issue 25's three figures in
+# one table (internal/benchmeter/benchsummary): CallCPU's CPU-µs/call (generate, client
+# only, at 16, 64 and 256 in flight), BenchmarkExport's filter-cpu-s/op and
+# export-cpu-s/op (BENCH_EPISODES episodes, BENCH_FORMATS formats). The whole output is
+# kept in $(BENCH_LOG).
+BENCH_LOG ?= bin/bench.txt
+bench:
+	@mkdir -p $(dir $(BENCH_LOG))
+	@bash -o pipefail -c '{ $(MAKE) --no-print-directory bench-generate bench-export && uptime && \
+		$(GO) test -run "^$$" -bench . -benchtime 1x ./filter/... ./internal/sentence/...; } 2>&1 | tee $(BENCH_LOG)'
+	@echo; $(GO) run ./internal/benchmeter/benchsummary < $(BENCH_LOG)
 
 BENCH_PAGES ?= 1000000
 bench-index:
@@ -65,9 +71,10 @@ bench-generate:
 	$(GO) test -run '^$$' -bench 'BenchmarkScheduler|BenchmarkCallCPU' -benchtime 1x -timeout 30m ./generate/
 
 BENCH_EPISODES ?= 100000
+BENCH_FORMATS  ?= all
 bench-export:
 	@uptime
-	EXPORT_BENCH_EPISODES=$(BENCH_EPISODES) $(GO) test -run '^$$' -bench 'Export$$' -benchtime 1x -timeout 30m ./export/
+	EXPORT_BENCH_EPISODES=$(BENCH_EPISODES) EXPORT_BENCH_FORMATS=$(BENCH_FORMATS) $(GO) test -run '^$$' -bench 'Export$$' -benchtime 1x -timeout 30m ./export/
 
 # `reactgen eval` on the demo world with a fake "fine-tuned" model (the expert policy
 # behind an OpenAI-compatible test server on 127.0.0.1) answering in the trained layout:
