@@ -67,6 +67,7 @@ func checkMasks(path, format string, trainObs bool) (rows int, err error) {
 		list = "conversations"
 	}
 	var turns []maskTurn
+	scan := maskScanner{list: list, trainObs: trainObs}
 	for {
 		line, err := lines.Next()
 		if errors.Is(err, io.EOF) {
@@ -76,7 +77,7 @@ func checkMasks(path, format string, trainObs bool) (rows int, err error) {
 			return rows, fmt.Errorf("loss mask check %s line %d: %w", path, rows+1, err)
 		}
 		rows++
-		turns, err = scanMaskLine(line, list, trainObs, turns[:0])
+		turns, err = scan.scan(line, turns[:0])
 		if err != nil {
 			return rows, fmt.Errorf("loss mask check %s line %d: %w", path, rows, err)
 		}
@@ -123,13 +124,25 @@ type maskTurn struct {
 	obs    bool
 }
 
-// maskRow is the part of a written row that the mask check reads.
-type maskRow struct {
-	Messages      []maskJSON `json:"messages"`
-	Conversations []maskJSON `json:"conversations"`
+// maskRow is the part of a written row that the mask check reads. Without trainObs the
+// turns' texts are not decoded: goccy skips them by the grammar of JSON (an invalid string
+// there is still a syntax error), without unescaping or copying them.
+type maskRow[T any] struct {
+	Messages      []T `json:"messages"`
+	Conversations []T `json:"conversations"`
 }
 
+// maskJSON is a turn's mask fields.
 type maskJSON struct {
+	Role   string              `json:"role"`
+	From   string              `json:"from"`
+	Weight fastjson.RawMessage `json:"weight"`
+	Train  *bool               `json:"train"`
+	Loss   *bool               `json:"loss"`
+}
+
+// maskJSONText is maskJSON with the turn's text, read under export.train_observations.
+type maskJSONText struct {
 	Role    string              `json:"role"`
 	From    string              `json:"from"`
 	Content string              `json:"content"`
@@ -139,31 +152,62 @@ type maskJSON struct {
 	Loss    *bool               `json:"loss"`
 }
 
+// maskScanner decodes rows into the same arrays from one line to the next.
+type maskScanner struct {
+	list     string // "messages" or "conversations"
+	trainObs bool
+	row      maskRow[maskJSON]
+	rowText  maskRow[maskJSONText]
+}
+
 // scanMaskLine decodes line, one JSON object, with github.com/goccy/go-json (the
 // episodes' decoder; a hand-written scanner here measured no gain on the export's wall
 // time, BENCHMARKS.md "Codecs") and appends the turns of its array list ("messages" or
 // "conversations").
 func scanMaskLine(line []byte, list string, trainObs bool, turns []maskTurn) ([]maskTurn, error) {
-	var row maskRow
-	if err := fastjson.Unmarshal(line, &row); err != nil {
+	s := maskScanner{list: list, trainObs: trainObs}
+	return s.scan(line, turns)
+}
+
+// scan is scanMaskLine with s's arrays.
+func (s *maskScanner) scan(line []byte, turns []maskTurn) ([]maskTurn, error) {
+	if s.trainObs {
+		ts, err := decodeMaskRow(line, s.list, &s.rowText)
+		for _, w := range ts {
+			turns = append(turns, maskTurnOf(w.Role+w.From, w.Weight, w.Train, w.Loss))
+			turns[len(turns)-1].obs = strings.HasPrefix(w.Content+w.Value, "Observation: ")
+		}
+		return turns, err
+	}
+	ts, err := decodeMaskRow(line, s.list, &s.row)
+	for _, w := range ts {
+		turns = append(turns, maskTurnOf(w.Role+w.From, w.Weight, w.Train, w.Loss))
+	}
+	return turns, err
+}
+
+// decodeMaskRow decodes line into row, whose arrays it reuses, and returns the turns of
+// list. Every element of the arrays is zeroed first, so nothing of the line before is read.
+func decodeMaskRow[T any](line []byte, list string, row *maskRow[T]) ([]T, error) {
+	clear(row.Messages[:cap(row.Messages)])
+	clear(row.Conversations[:cap(row.Conversations)])
+	row.Messages, row.Conversations = row.Messages[:0], row.Conversations[:0]
+	if err := fastjson.Unmarshal(line, row); err != nil {
 		return nil, fmt.Errorf("invalid JSON: %w", err)
 	}
-	ts := row.Messages
 	if list == "conversations" {
-		ts = row.Conversations
+		return row.Conversations, nil
 	}
-	for _, w := range ts {
-		t := maskTurn{
-			role:   internRole(w.Role + w.From),
-			weight: len(w.Weight) > 0 && string(w.Weight) != "null",
-			train:  (w.Train != nil && *w.Train) || (w.Loss != nil && *w.Loss),
-		}
-		if trainObs {
-			t.obs = strings.HasPrefix(w.Content+w.Value, "Observation: ")
-		}
-		turns = append(turns, t)
+	return row.Messages, nil
+}
+
+// maskTurnOf is the mask of a turn decoded with role, weight, train and loss.
+func maskTurnOf(role string, weight fastjson.RawMessage, train, loss *bool) maskTurn {
+	return maskTurn{
+		role:   internRole(role),
+		weight: len(weight) > 0 && string(weight) != "null",
+		train:  (train != nil && *train) || (loss != nil && *loss),
 	}
-	return turns, nil
 }
 
 // internRole returns the constant for a known role, so the per-turn string is not kept.

@@ -2,13 +2,16 @@ package export
 
 import (
 	"encoding/json"
+	"slices"
 	"testing"
 )
 
 // TestScanMaskLine holds the mask reader to encoding/json: it accepts the lines
 // encoding/json reads as an object, reads the same mask fields, and rejects malformed
-// lines. (goccy also reads two kinds of line that encoding/json refuses and no JSON
-// encoder writes: a raw control character inside a string, and a number such as 01.)
+// lines, with export.train_observations (which decodes the turns' texts) and without
+// (which skips them, by the grammar of JSON all the same). (goccy also reads two kinds
+// of line that encoding/json refuses and no JSON encoder writes: a raw control character
+// inside a string, and a number such as 01.)
 func TestScanMaskLine(t *testing.T) {
 	tests := []struct {
 		name string
@@ -29,6 +32,9 @@ func TestScanMaskLine(t *testing.T) {
 		{"two objects", `{}{}`},
 		{"unterminated string", `{"messages":[{"role":"user}]}`},
 		{"bad escape", `{"messages":[{"role":"\x"}]}`},
+		{"bad escape in a text", `{"messages":[{"role":"user","content":"a\x"}]}`},
+		{"bad escape in an unknown field", `{"messages":[{"role":"user","name":"\x"}]}`},
+		{"unterminated text", `{"messages":[{"role":"user","content":"abc}]}`},
 		{"short unicode escape", `{"messages":[{"role":"\u12"}]}`},
 		{"missing colon", `{"messages" [{"role":"user"}]}`},
 		{"trailing comma", `{"messages":[{"role":"user"},]}`},
@@ -47,8 +53,12 @@ func TestScanMaskLine(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			for _, list := range []string{"messages", "conversations"} {
-				got, err := scanMaskLine([]byte(tt.line), list, true, nil)
+			for _, c := range []struct {
+				list     string
+				trainObs bool
+			}{{"messages", true}, {"conversations", true}, {"messages", false}, {"conversations", false}} {
+				list := c.list
+				got, err := scanMaskLine([]byte(tt.line), list, c.trainObs, nil)
 				// A row is valid when encoding/json reads it as an object.
 				var obj map[string]json.RawMessage
 				valid := json.Unmarshal([]byte(tt.line), &obj) == nil && obj != nil
@@ -69,7 +79,7 @@ func TestScanMaskLine(t *testing.T) {
 				for i, w := range want {
 					role, text := w.Role+w.From, w.Content+w.Value
 					train := (w.Train != nil && *w.Train) || (w.Loss != nil && *w.Loss)
-					obs := len(text) >= 13 && text[:13] == "Observation: "
+					obs := c.trainObs && len(text) >= 13 && text[:13] == "Observation: "
 					wt := maskTurn{role: role, weight: w.Weight != nil, train: train, obs: obs}
 					if got[i] != wt {
 						t.Errorf("%s turn %d: got %+v, want %+v", list, i, got[i], wt)
@@ -77,6 +87,35 @@ func TestScanMaskLine(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestMaskScannerReusesNothing scans rows one after another with one maskScanner, which
+// decodes into the same arrays, and checks each row's turns against a fresh scan: a
+// field of an earlier row (a weight, train: true, a longer list) never shows in a later.
+func TestMaskScannerReusesNothing(t *testing.T) {
+	rows := []string{
+		`{"messages":[{"role":"system","content":"s"},{"role":"user","content":"Observation: o","train":true},{"role":"assistant","content":"a","weight":1},{"role":"user","content":"x","weight":0}]}`,
+		`{"messages":[{"role":"user","content":"q"},{"role":"assistant","content":"a"}]}`,
+		`{"messages":[{"role":"user"},{"role":"assistant","loss":true},{"role":"user"},{"role":"assistant"},{"role":"user","train":false}]}`,
+		`{"conversations":[{"from":"human","loss":true,"value":"Observation: o"},{"from":"gpt","loss":true}]}`,
+		`{"messages":[{"role":"user"}]}`,
+		`{"conversations":[{"from":"human","value":"Observation: p"}]}`,
+	}
+	for _, list := range []string{"messages", "conversations"} {
+		for _, trainObs := range []bool{false, true} {
+			s := maskScanner{list: list, trainObs: trainObs}
+			for i, row := range rows {
+				got, err := s.scan([]byte(row), nil)
+				want, werr := scanMaskLine([]byte(row), list, trainObs, nil)
+				if err != nil || werr != nil {
+					t.Fatalf("row %d: %v, %v", i, err, werr)
+				}
+				if !slices.Equal(got, want) {
+					t.Errorf("%s, trainObs %v, row %d: scanned after the rows before it %+v, alone %+v", list, trainObs, i, got, want)
+				}
+			}
+		}
 	}
 }
 
