@@ -127,7 +127,9 @@ type job struct {
 // generate.rationalize, questions whose attempts all failed get one more attempt, index
 // generate.attempts, with the answer as a hint. Every episode is written to Sink and
 // dropped. The error is non-nil only for llm.ErrUnusable, ErrToolsRefused,
-// ErrEnvironmentDown (from an environment NewEnv guarded) or a Sink failure.
+// ErrEnvironmentDown (from an environment NewEnv guarded) or a Sink failure. While it
+// runs, the collector lets the heap grow by 64 MiB above the live heap unless GOGC or
+// GOMEMLIMIT is set (see paceGC).
 func Run(ctx context.Context, o RunOptions) (Summary, error) {
 	return RunGraceful(ctx, ctx, o)
 }
@@ -137,6 +139,7 @@ func Run(ctx context.Context, o RunOptions) (Summary, error) {
 // period) cuts them short (StopInterrupted).
 func RunGraceful(ctx, hard context.Context, o RunOptions) (Summary, error) {
 	start := time.Now()
+	defer paceGC()()
 	b, err := newBootstrap(o)
 	if err != nil {
 		return Summary{}, err
