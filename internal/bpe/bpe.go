@@ -44,16 +44,7 @@ func (t *tiktoken) Name() string { return t.name }
 // mode, which is not the mode used here, so an error cannot happen.
 func (t *tiktoken) Count(s string) int {
 	if t.fast && isASCII(s) {
-		n := 0
-		splitASCII(s, func(p string) {
-			c, ok := t.cache.get(p)
-			if !ok {
-				c, _ = t.codec.Count(p)
-				t.cache.put(p, c)
-			}
-			n += c
-		})
-		return n
+		return t.cache.count(s, t.codec)
 	}
 	n, _ := t.codec.Count(s)
 	return n

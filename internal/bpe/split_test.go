@@ -1,10 +1,12 @@
 package bpe
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/tiktoken-go/tokenizer"
@@ -63,6 +65,48 @@ func TestSplitASCIIMatchesTheLibrary(t *testing.T) {
 			b.WriteByte(alphabet[r.IntN(len(alphabet))])
 		}
 		check("random", b.String())
+	}
+}
+
+// TestPieceCacheConcurrentCounts counts the reference texts' lines from several
+// goroutines at once, on a fresh cache that each count fills while the others read it
+// (the lock is let go while a missed piece is counted), and holds every count to the
+// library's. Run with -race (make race) it checks the cache's locking.
+func TestPieceCacheConcurrentCounts(t *testing.T) {
+	lib, err := tokenizer.Get(tokenizer.O200kBase)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lines []string
+	for _, text := range referenceTexts(t) {
+		for _, line := range strings.Split(text, "\n") {
+			if isASCII(line) {
+				lines = append(lines, line)
+			}
+		}
+	}
+	want := make([]int, len(lines))
+	for i, line := range lines {
+		want[i], _ = lib.Count(line)
+	}
+	c := &tiktoken{name: "o200k_base", codec: lib, fast: true}
+	var wg sync.WaitGroup
+	errs := make(chan string, 4)
+	for g := range 4 {
+		wg.Go(func() {
+			for k := range lines {
+				i := (k + g*len(lines)/4) % len(lines) // each goroutine starts elsewhere
+				if got := c.Count(lines[i]); got != want[i] {
+					errs <- fmt.Sprintf("line %q: %d tokens, the library counts %d", lines[i], got, want[i])
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for e := range errs {
+		t.Error(e)
 	}
 }
 
