@@ -80,7 +80,9 @@ func NewJSONL(dir, format, view string, cfg pipeline.ExportConfig) (*JSONL, erro
 	sharded := cfg.ShardRows > 0 || cfg.ShardBytes > 0
 	e := &JSONL{set: shardSet{
 		stage: dir, format: format, view: view, maxRows: cfg.ShardRows, maxBytes: cfg.ShardBytes,
-		newEnc: func(w io.Writer) (encoder, error) { return newJSONLEncoder(w, cfg.Compression, line, o) },
+		newEnc: func(w io.Writer) (encoder, error) {
+			return newJSONLEncoder(w, cfg.Compression, line, rowAppenders[format], o)
+		},
 		name: func(split string, i, n int) string {
 			base := format + viewSuffix(view) + "." + split
 			if sharded {
@@ -113,18 +115,21 @@ func (e *JSONL) Close() error {
 // Files lists the files written.
 func (e *JSONL) Files() []File { return e.files }
 
-// jsonlEncoder writes rows as JSON lines, optionally compressed.
+// jsonlEncoder writes rows as JSON lines, optionally compressed: appended by the
+// format's rowAppender where it has one, else encoded from line's structs.
 type jsonlEncoder struct {
 	w    io.Writer
 	zc   io.WriteCloser // the compressor, nil for none
 	line lineFormat
+	rows rowAppender // nil: every row is encoded from line's structs
 	o    lineOptions
+	row  []byte // rows appends here
 	buf  bytes.Buffer
 	enc  *fastjson.Encoder
 }
 
-func newJSONLEncoder(w io.Writer, compression string, line lineFormat, o lineOptions) (*jsonlEncoder, error) {
-	e := &jsonlEncoder{w: w, line: line, o: o}
+func newJSONLEncoder(w io.Writer, compression string, line lineFormat, rows rowAppender, o lineOptions) (*jsonlEncoder, error) {
+	e := &jsonlEncoder{w: w, line: line, rows: rows, o: o}
 	e.buf.Grow(16 << 10)
 	e.enc = fastjson.NewEncoder(&e.buf)
 	e.enc.SetEscapeHTML(false)
@@ -149,6 +154,17 @@ func newJSONLEncoder(w io.Writer, compression string, line lineFormat, o lineOpt
 // their bytes, newlines included, before compression. An example with no trained step
 // (completion and alpaca) writes none.
 func (e *jsonlEncoder) write(ex *Example) (int, int64, error) {
+	if e.rows != nil {
+		row, n, ok := e.rows(e.row[:0], ex, e.o)
+		e.row = row
+		if ok {
+			if n == 0 {
+				return 0, 0, nil
+			}
+			_, err := e.w.Write(row)
+			return n, int64(len(row)), err
+		}
+	}
 	e.buf.Reset()
 	rows := e.line(ex, e.o)
 	for _, row := range rows {

@@ -20,9 +20,12 @@ type lineOptions struct {
 
 // lineFormat builds the rows of ex in one JSONL format: structs whose JSON tags, in their
 // order, are the format's keys, usually one (completion and alpaca may make several or
-// none; textRows). jsonlEncoder writes each as a line with github.com/goccy/go-json,
-// without HTML escaping. (Hand-written appenders measured no gain on the export's wall
-// time over the library: BENCHMARKS.md, "Codecs".)
+// none; textRows). They define the format: jsonlEncoder writes the bytes that
+// github.com/goccy/go-json writes for them without HTML escaping, through the format's
+// rowAppender (rows.go), which appends the same bytes without building the structs
+// (TestRowAppendersMatchEncoders), or through the encoder itself where the appender
+// gives up. (docs/bench-export.md, "Third round: JSONL rows", has what the appenders
+// save.)
 type lineFormat func(ex *Example, o lineOptions) []any
 
 // jsonlFormats are the JSONL training formats by export.formats name.

@@ -16,7 +16,7 @@ import (
 func encodeLine(t testing.TB, format string, ex *Example, o lineOptions) []byte {
 	t.Helper()
 	var buf bytes.Buffer
-	e, err := newJSONLEncoder(&buf, "none", jsonlFormats[format], o)
+	e, err := newJSONLEncoder(&buf, "none", jsonlFormats[format], rowAppenders[format], o)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -94,7 +94,7 @@ func writePairs(stage string, cfg pipeline.ExportConfig, ropts RenderOptions,
 	if err != nil {
 		return File{}, 0, err
 	}
-	enc, err := newJSONLEncoder(out, cfg.Compression, nil, lineOptions{})
+	enc, err := newJSONLEncoder(out, cfg.Compression, nil, nil, lineOptions{})
 	if err != nil {
 		out.close()
 		return File{}, 0, err

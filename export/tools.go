@@ -1,6 +1,7 @@
 package export
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -13,6 +14,7 @@ import (
 	"github.com/apache/arrow/go/v15/arrow"
 	"github.com/apache/arrow/go/v15/arrow/array"
 
+	"github.com/reactgen/reactgen/internal/fastjson"
 	"github.com/reactgen/reactgen/internal/tool"
 	"github.com/reactgen/reactgen/pipeline"
 )
@@ -50,6 +52,10 @@ type toolSet struct {
 	defs       []tool.Def
 	json       string   // the defs as a JSON array
 	parameters []string // each def's parameters as JSON, for the Arrow column
+	// encoded is the defs as the JSONL rows' encoder writes them (openai-tools' tools,
+	// atif's tool_definitions), quoted the json string as a JSON string (hf-tools' and
+	// sharegpt-tools' tools): what the row appenders copy into every row.
+	encoded, quoted string
 }
 
 var (
@@ -86,6 +92,14 @@ func toolsOf(task, view string) *toolSet {
 		}
 		ts.parameters = append(ts.parameters, string(p))
 	}
+	var enc bytes.Buffer
+	e := fastjson.NewEncoder(&enc)
+	e.SetEscapeHTML(false)
+	if err := e.Encode(ts.defs); err != nil {
+		panic(err) // built from constants
+	}
+	ts.encoded = strings.TrimSuffix(enc.String(), "\n")
+	ts.quoted = string(appendString(nil, ts.json))
 	toolSets[key] = ts
 	return ts
 }

@@ -1,0 +1,577 @@
+package export
+
+import (
+	"strconv"
+	"strings"
+
+	"github.com/reactgen/reactgen/pipeline"
+)
+
+// rowAppender appends the rows of ex in one JSONL format, each followed by a newline: the
+// bytes jsonlEncoder wrote by encoding the structs of the format's lineFormat (lines.go,
+// tools.go, interchange.go), without building them. It returns the rows appended, or ok
+// false when ex holds something it does not write exactly as the encoder (rowjson.go);
+// the caller then drops what it appended and encodes the structs.
+type rowAppender func(dst []byte, ex *Example, o lineOptions) (out []byte, rows int, ok bool)
+
+// rowAppenders are the JSONL formats written by hand; chat-text is encoded from its
+// struct.
+var rowAppenders = map[string]rowAppender{
+	"openai-chat":    appendOpenAIChat,
+	"axolotl-chat":   appendAxolotlChat,
+	"completion":     appendCompletion,
+	"alpaca":         appendAlpaca,
+	"sharegpt":       appendShareGPT,
+	"agentgym":       appendAgentGym,
+	"openai-tools":   appendOpenAITools,
+	"hf-tools":       appendHFTools,
+	"sharegpt-tools": appendShareGPTTools,
+	"adp":            appendADP,
+	"atif":           appendATIF,
+}
+
+// appendKey appends ,"key": (without the comma for the first key of an object, which
+// the caller writes with its brace).
+func appendKey(dst []byte, key string) []byte {
+	dst = append(dst, ",\""...)
+	dst = append(dst, key...)
+	return append(dst, "\":"...)
+}
+
+// appendStringKey appends ,"key":"s", and nothing when omit and s is empty (omitempty).
+func appendStringKey(dst []byte, key, s string, omit bool) []byte {
+	if omit && s == "" {
+		return dst
+	}
+	return appendString(appendKey(dst, key), s)
+}
+
+// appendOpenAIChat writes openAIChatLine's row.
+func appendOpenAIChat(dst []byte, ex *Example, o lineOptions) ([]byte, int, bool) {
+	dst = append(dst, `{"messages":[`...)
+	for i, m := range ex.Messages {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = appendString(append(dst, `{"role":`...), m.Role)
+		dst = appendStringKey(dst, "content", m.Content, false)
+		dst = appendStringKey(dst, "reasoning_content", m.Reasoning, true)
+		if o.Weights && m.Role == RoleAssistant {
+			if m.Trainable {
+				dst = append(dst, `,"weight":1`...)
+			} else {
+				dst = append(dst, `,"weight":0`...)
+			}
+		}
+		dst = append(dst, '}')
+	}
+	return append(dst, "]}\n"...), 1, true
+}
+
+// appendAxolotlChat writes axolotlChatLine's row.
+func appendAxolotlChat(dst []byte, ex *Example, _ lineOptions) ([]byte, int, bool) {
+	dst = append(dst, `{"messages":[`...)
+	for i, m := range ex.Messages {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = appendString(append(dst, `{"role":`...), m.Role)
+		dst = appendStringKey(dst, "content", m.Content, false)
+		dst = appendStringKey(dst, "reasoning_content", m.Reasoning, true)
+		dst = appendBool(append(dst, `,"train":`...), m.Trainable)
+		dst = append(dst, '}')
+	}
+	return append(dst, "]}\n"...), 1, true
+}
+
+// appendTextRows appends the rows of textRows with row, which writes one.
+func appendTextRows(dst []byte, ex *Example, o lineOptions, row func(dst []byte, history, completion string) []byte) ([]byte, int) {
+	if o.TrainObservations || len(ex.spans) == 0 {
+		return row(dst, "", ex.Completion()), 1
+	}
+	head := len(ex.Prompt())
+	rows := 0
+	for _, sp := range ex.spans {
+		if !ex.Messages[sp.msg].Trainable {
+			continue
+		}
+		dst = row(dst, ex.Text[head:sp.start], ex.Text[sp.start:sp.end])
+		rows++
+	}
+	return dst, rows
+}
+
+// appendCompletion writes completionLine's rows.
+func appendCompletion(dst []byte, ex *Example, o lineOptions) ([]byte, int, bool) {
+	qline := QuestionLine(ex.Task, ex.Question)
+	dst, rows := appendTextRows(dst, ex, o, func(dst []byte, history, completion string) []byte {
+		dst = append(dst, `{"prompt":"`...)
+		if o.System != "" {
+			dst = append(appendEscaped(dst, o.System), `\n\n`...)
+		}
+		dst = append(appendEscaped(dst, qline), `\n`...)
+		dst = append(appendEscaped(dst, history), `","completion":`...)
+		return append(appendString(dst, completion), "}\n"...)
+	})
+	return dst, rows, true
+}
+
+// appendAlpaca writes alpacaLine's rows.
+func appendAlpaca(dst []byte, ex *Example, o lineOptions) ([]byte, int, bool) {
+	qline := QuestionLine(ex.Task, ex.Question)
+	dst, rows := appendTextRows(dst, ex, o, func(dst []byte, history, completion string) []byte {
+		dst = appendString(append(dst, `{"instruction":`...), qline)
+		dst = appendStringKey(dst, "input", strings.TrimSuffix(history, "\n"), false)
+		dst = appendStringKey(dst, "output", completion, false)
+		dst = appendStringKey(dst, "system", o.System, true)
+		return append(dst, "}\n"...)
+	})
+	return dst, rows, true
+}
+
+// appendWithReasoning appends withReasoning(reasoning, content) as a JSON string.
+func appendWithReasoning(dst []byte, reasoning, content string) []byte {
+	dst = append(dst, '"')
+	if reasoning != "" {
+		dst = appendEscaped(append(dst, `<think>\n`...), reasoning)
+		dst = append(dst, `\n</think>\n\n`...)
+	}
+	return append(appendEscaped(dst, content), '"')
+}
+
+// appendShareGPT writes shareGPTLine's row.
+func appendShareGPT(dst []byte, ex *Example, o lineOptions) ([]byte, int, bool) {
+	dst = append(dst, `{"conversations":[`...)
+	for i, m := range ex.Messages {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		from := "human"
+		switch {
+		case m.Role == RoleSystem:
+			from = "system"
+		case m.Role == RoleAssistant:
+			from = "gpt"
+		case o.ObservationRole && isObservation(i, m):
+			from = "observation"
+		}
+		dst = append(append(append(dst, `{"from":"`...), from...), `","value":`...)
+		dst = append(appendWithReasoning(dst, m.Reasoning, m.Content), '}')
+	}
+	return append(dst, "]}\n"...), 1, true
+}
+
+// appendAgentGym writes agentGymLine's row.
+func appendAgentGym(dst []byte, ex *Example, _ lineOptions) ([]byte, int, bool) {
+	dst = append(dst, `{"conversations":[`...)
+	first, system := true, ""
+	for _, m := range ex.Messages {
+		if m.Role == RoleSystem {
+			system = m.Content
+			continue
+		}
+		if !first {
+			dst = append(dst, ',')
+		}
+		from, loss := "human", "null"
+		switch {
+		case m.Role == RoleAssistant:
+			from, loss = "gpt", strconv.FormatBool(m.Trainable)
+		case m.Trainable:
+			loss = "true"
+		}
+		dst = append(append(append(dst, `{"from":"`...), from...), `","loss":`...)
+		dst = append(append(dst, loss...), `,"value":"`...)
+		if first && system != "" {
+			dst = append(appendEscaped(dst, system), `\n\n`...)
+		}
+		first = false
+		dst = append(appendEscaped(dst, m.Content), '"')
+		if m.Role == RoleAssistant {
+			dst = appendStringKey(dst, "reasoning_content", m.Reasoning, true)
+		}
+		dst = append(dst, '}')
+	}
+	dst = append(dst, `],"item_id":"`...)
+	dst = append(appendEscaped(dst, ex.Task), '_')
+	return append(appendEscaped(dst, ex.ID), "\"}\n"...), 1, true
+}
+
+// appendCall appends one tool call in OpenAI's layout (openAIToolCall).
+func appendCall(dst []byte, c ToolCall) []byte {
+	dst = appendString(append(dst, `{"id":`...), c.ID)
+	dst = appendString(append(dst, `,"type":"function","function":{"name":`...), c.Name)
+	dst = appendString(append(dst, `,"arguments":`...), c.Arguments)
+	return append(dst, "}}"...)
+}
+
+// appendCalls appends ,"tool_calls":[…], or nothing for none (omitempty).
+func appendCalls(dst []byte, calls []ToolCall) []byte {
+	if len(calls) == 0 {
+		return dst
+	}
+	dst = append(dst, `,"tool_calls":[`...)
+	for i, c := range calls {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = appendCall(dst, c)
+	}
+	return append(dst, ']')
+}
+
+// appendOpenAITools writes openAIToolsLine's row.
+func appendOpenAITools(dst []byte, ex *Example, o lineOptions) ([]byte, int, bool) {
+	dst = append(dst, `{"messages":[`...)
+	for i, m := range ex.ToolMessages {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = appendString(append(dst, `{"role":`...), m.Role)
+		inline := o.Reasoning == ReasoningInline && m.Reasoning != ""
+		if inline || m.Content != "" || len(m.ToolCalls) == 0 {
+			dst = append(dst, `,"content":"`...)
+			if inline {
+				dst = append(appendEscaped(append(dst, `<think>\n`...), m.Reasoning), `\n</think>\n\n`...)
+			}
+			dst = append(appendEscaped(dst, m.Content), '"')
+		}
+		if o.Reasoning != ReasoningInline {
+			dst = appendStringKey(dst, "reasoning_content", m.Reasoning, true)
+		}
+		dst = appendCalls(dst, m.ToolCalls)
+		dst = appendStringKey(dst, "tool_call_id", m.ToolCallID, true)
+		if m.Role == RoleAssistant {
+			if m.Trainable {
+				dst = append(dst, `,"weight":1`...)
+			} else {
+				dst = append(dst, `,"weight":0`...)
+			}
+		}
+		dst = append(dst, '}')
+	}
+	dst = append(append(dst, `],"tools":`...), toolsOf(ex.Task, ex.View).encoded...)
+	return append(dst, ",\"parallel_tool_calls\":false}\n"...), 1, true
+}
+
+// appendHFTools writes hfToolsLine's row.
+func appendHFTools(dst []byte, ex *Example, _ lineOptions) ([]byte, int, bool) {
+	dst = append(dst, `{"messages":[`...)
+	for i, m := range ex.ToolMessages {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = appendString(append(dst, `{"role":`...), m.Role)
+		dst = appendStringKey(dst, "content", m.Content, false)
+		dst = appendStringKey(dst, "reasoning_content", m.Reasoning, true)
+		dst = appendCalls(dst, m.ToolCalls)
+		dst = appendStringKey(dst, "tool_call_id", m.ToolCallID, true)
+		dst = appendStringKey(dst, "name", m.Name, true)
+		dst = append(dst, '}')
+	}
+	dst = append(append(dst, `],"tools":`...), toolsOf(ex.Task, ex.View).quoted...)
+	return append(dst, "}\n"...), 1, true
+}
+
+// appendShareGPTTools writes shareGPTToolsLine's row.
+func appendShareGPTTools(dst []byte, ex *Example, _ lineOptions) ([]byte, int, bool) {
+	dst = append(dst, `{"conversations":[`...)
+	system, n := "", 0
+	turn := func(from string) {
+		if n > 0 {
+			dst = append(dst, ',')
+		}
+		n++
+		dst = append(append(append(dst, `{"from":"`...), from...), `","value":`...)
+	}
+	for _, m := range ex.ToolMessages {
+		switch {
+		case m.Role == RoleSystem:
+			system = m.Content
+			continue
+		case m.Role == RoleUser && n == 0:
+			turn("human")
+			dst = appendString(dst, m.Content)
+		case m.Role == RoleUser, m.Role == RoleTool:
+			turn("observation")
+			dst = appendString(dst, m.Content)
+		case len(m.ToolCalls) == 0:
+			turn("gpt")
+			dst = appendWithReasoning(dst, m.Reasoning, m.Content)
+		default:
+			c := m.ToolCalls[0]
+			if !plainName(c.Name) {
+				return dst, 0, false // json.Marshal of the name would escape it
+			}
+			turn("function_call")
+			dst = append(dst, '"')
+			if m.Reasoning != "" {
+				dst = append(appendEscaped(append(dst, `<think>\n`...), m.Reasoning), `\n</think>\n\n`...)
+			}
+			if m.Content != "" {
+				dst = append(appendEscaped(dst, m.Content), `\n`...)
+			}
+			dst = append(append(dst, `<tool_call>{\"name\": \"`...), c.Name...)
+			dst = append(dst, `\", \"arguments\": `...)
+			dst = append(appendEscaped(dst, c.Arguments), `}</tool_call>"`...)
+		}
+		dst = append(dst, '}')
+	}
+	dst = append(dst, ']')
+	dst = appendStringKey(dst, "system", system, true)
+	dst = append(append(dst, `,"tools":`...), toolsOf(ex.Task, ex.View).quoted...)
+	return append(dst, "}\n"...), 1, true
+}
+
+// plainName reports whether json.Marshal writes name as it is between quotes: no byte
+// it escapes (with HTML escaping) and nothing but ASCII.
+func plainName(name string) bool {
+	for i := 0; i < len(name); i++ {
+		if c := name[i]; !plainByte[c] || c == '<' || c == '>' || c == '&' {
+			return false
+		}
+	}
+	return true
+}
+
+// appendReward appends ,"reward":r, or nothing for none; ok is false for a reward the
+// encoder refuses.
+func appendReward(dst []byte, key string, r *float64) ([]byte, bool) {
+	if r == nil {
+		return dst, true
+	}
+	return appendFloat(appendKey(dst, key), *r)
+}
+
+// appendADP writes adpLine's row.
+func appendADP(dst []byte, ex *Example, _ lineOptions) ([]byte, int, bool) {
+	steps := ex.interchangeSteps()
+	dst = append(dst, `{"schema_version":"`+ADPSchemaVersion+`","id":"`...)
+	dst = append(appendEscaped(appendEscaped(dst, ex.ID), viewSuffix(ex.View)), `","content":[`...)
+	// Every item but the last is closed as the next one starts: the last one takes the
+	// reward.
+	dst = appendString(append(dst, `{"class_":"text_observation","content":`...), QuestionLine(ex.Task, ex.Question))
+	dst = append(dst, `,"source":"user"`...)
+	for _, s := range steps {
+		if s.Call != nil {
+			if !rawAsIs(s.Call.Arguments) {
+				return dst, 0, false
+			}
+			dst = appendString(append(dst, `},{"class_":"api_action","function":`...), s.Call.Name)
+			dst = append(append(dst, `,"kwargs":`...), s.Call.Arguments...)
+		} else {
+			dst = appendString(append(dst, `},{"class_":"message_action","content":`...), s.Action)
+		}
+		dst = appendStringKey(dst, "description", s.Thought, true)
+		dst = appendStringKey(dst, "reasoning_content", s.Reasoning, true)
+		if s.HasObservation {
+			dst = appendString(append(dst, `},{"class_":"text_observation","content":`...), s.Observation)
+			dst = append(dst, `,"source":"environment"`...)
+		}
+	}
+	var ok bool
+	if dst, ok = appendReward(dst, "reward", ex.Reward); !ok {
+		return dst, 0, false
+	}
+	dst = append(dst, `}],"details":{"source":"reactgen"`...)
+	dst = appendStringKey(dst, "episode_id", ex.ID, false)
+	dst = appendStringKey(dst, "run_id", ex.RunID, false)
+	dst = appendStringKey(dst, "task", ex.Task, false)
+	dst = appendStringKey(dst, "question_id", ex.QuestionID, false)
+	dst = appendStringKey(dst, "question", ex.Question, false)
+	dst = appendStringKey(dst, "answer", ex.Answer, false)
+	dst = appendStringKey(dst, "prediction", ex.Prediction, false)
+	dst = appendBool(append(dst, `,"correct":"`...), ex.Correct)
+	dst = strconv.AppendFloat(append(dst, `","em":"`...), ex.EM, 'g', -1, 64)
+	dst = strconv.AppendFloat(append(dst, `","f1":"`...), ex.F1, 'g', -1, 64)
+	dst = append(dst, '"')
+	if ex.Reward != nil {
+		dst = strconv.AppendFloat(append(dst, `,"reward":"`...), *ex.Reward, 'g', -1, 64)
+		dst = append(dst, '"')
+	}
+	dst = appendStringKey(dst, "method", ex.Method, false)
+	dst = appendStringKey(dst, "policy", ex.Policy, false)
+	dst = appendStringKey(dst, "view", ex.View, false)
+	dst = appendStringKey(dst, "split", ex.Split, false)
+	return append(dst, "}}\n"...), 1, true
+}
+
+// atifAgentVersion is the version in ATIF's agent object.
+var atifAgentVersion = "episode-schema-" + strconv.Itoa(pipeline.SchemaVersion)
+
+// appendIntsKey appends ,"key":[…], or nothing for none (omitempty).
+func appendIntsKey(dst []byte, key string, ns []int64) []byte {
+	if len(ns) == 0 {
+		return dst
+	}
+	dst = append(appendKey(dst, key), '[')
+	for i, n := range ns {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = strconv.AppendInt(dst, n, 10)
+	}
+	return append(dst, ']')
+}
+
+// appendIntKey appends ,"key":n, and nothing when omit and n is 0 (omitempty).
+func appendIntKey(dst []byte, key string, n int, omit bool) []byte {
+	if omit && n == 0 {
+		return dst
+	}
+	return strconv.AppendInt(appendKey(dst, key), int64(n), 10)
+}
+
+// appendFloatKey appends ,"key":f, and nothing when omit and f is 0 (omitempty); ok is
+// false for a float the encoder refuses.
+func appendFloatKey(dst []byte, key string, f float64, omit bool) ([]byte, bool) {
+	if omit && f == 0 {
+		return dst, true
+	}
+	return appendFloat(appendKey(dst, key), f)
+}
+
+// appendATIFMetrics appends a step's "metrics" object (atifMetrics).
+func appendATIFMetrics(dst []byte, m *atifMetrics) ([]byte, bool) {
+	dst = strconv.AppendInt(append(dst, `,"metrics":{"prompt_tokens":`...), int64(m.PromptTokens), 10)
+	dst = appendIntKey(dst, "completion_tokens", m.CompletionTokens, false)
+	dst = appendIntKey(dst, "cached_tokens", m.CachedTokens, true)
+	var ok bool
+	if dst, ok = appendFloatKey(dst, "cost_usd", m.CostUSD, true); !ok {
+		return dst, false
+	}
+	dst = appendIntsKey(dst, "prompt_token_ids", m.PromptTokenIDs)
+	dst = appendIntsKey(dst, "completion_token_ids", m.CompletionTokenIDs)
+	if len(m.Logprobs) > 0 {
+		dst = append(dst, `,"logprobs":[`...)
+		for i, f := range m.Logprobs {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			if dst, ok = appendFloat(dst, f); !ok {
+				return dst, false
+			}
+		}
+		dst = append(dst, ']')
+	}
+	return append(dst, '}'), true
+}
+
+// appendATIF writes atifLine's row.
+func appendATIF(dst []byte, ex *Example, o lineOptions) ([]byte, int, bool) {
+	steps := ex.interchangeSteps()
+	ts := toolsOf(ex.Task, ex.View)
+	defs := ts.encoded
+	switch {
+	case ex.Tools == nil:
+		defs = "null"
+	case len(ex.Tools) == 0:
+		defs = "[]"
+	case len(ex.Tools) != len(ts.defs) || &ex.Tools[0] != &ts.defs[0]:
+		return dst, 0, false // tools of the example's own: encoded from the struct
+	}
+	dst = append(dst, `{"schema_version":"`+ATIFSchemaVersion+`"`...)
+	dst = appendStringKey(dst, "session_id", ex.RunID, true)
+	dst = append(appendEscaped(appendEscaped(append(dst, `,"trajectory_id":"`...), ex.ID), viewSuffix(ex.View)), '"')
+	dst = append(dst, `,"agent":{"name":"`+atifAgentName+`","version":"`...)
+	dst = append(append(dst, atifAgentVersion...), '"')
+	dst = appendStringKey(dst, "model_name", ex.Policy, true)
+	dst = append(append(append(dst, `,"tool_definitions":`...), defs...), `},"steps":[`...)
+	id := 0
+	step := func(source string) {
+		if id > 0 {
+			dst = append(dst, ',')
+		}
+		id++
+		dst = strconv.AppendInt(append(dst, `{"step_id":`...), int64(id), 10)
+		dst = append(append(append(dst, `,"source":"`...), source...), '"')
+	}
+	if o.System != "" {
+		step("system")
+		dst = append(appendStringKey(dst, "message", o.System, false), '}')
+	}
+	step("user")
+	dst = append(appendStringKey(dst, "message", QuestionLine(ex.Task, ex.Question), false), '}')
+	var final atifFinalMetrics
+	metered := false
+	for _, s := range steps {
+		step("agent")
+		m, n, model, calls := atifStepMetrics(s.Calls)
+		if calls {
+			dst = appendStringKey(dst, "model_name", model, true)
+		}
+		dst = append(dst, `,"message":"`...)
+		if s.Call != nil {
+			dst = appendEscaped(dst, s.Thought)
+		} else {
+			if s.Thought != "" {
+				dst = append(appendEscaped(dst, s.Thought), `\n`...)
+			}
+			dst = appendEscaped(append(dst, "Action: "...), s.Action)
+		}
+		dst = append(dst, '"')
+		dst = appendStringKey(dst, "reasoning_content", s.Reasoning, true)
+		if s.Call != nil {
+			if !rawAsIs(s.Call.Arguments) {
+				return dst, 0, false
+			}
+			dst = appendString(append(dst, `,"tool_calls":[{"tool_call_id":`...), s.Call.ID)
+			dst = appendStringKey(dst, "function_name", s.Call.Name, false)
+			dst = append(append(append(dst, `,"arguments":`...), s.Call.Arguments...), "}]"...)
+		}
+		if s.HasObservation {
+			dst = append(dst, `,"observation":{"results":[{`...)
+			if s.Call != nil && s.Call.ID != "" {
+				dst = appendString(append(dst, `"source_call_id":`...), s.Call.ID)
+				dst = append(dst, ',')
+			}
+			dst = append(appendString(append(dst, `"content":`...), s.Observation), "}]}"...)
+		}
+		if calls {
+			var ok bool
+			if dst, ok = appendATIFMetrics(dst, &m); !ok {
+				return dst, 0, false
+			}
+			dst = strconv.AppendInt(append(dst, `,"llm_call_count":`...), int64(n), 10)
+			final.TotalPromptTokens += m.PromptTokens
+			final.TotalCompletionTokens += m.CompletionTokens
+			final.TotalCachedTokens += m.CachedTokens
+			final.TotalCostUSD += m.CostUSD
+			metered = true
+		}
+		dst = append(dst, '}')
+	}
+	dst = append(dst, ']')
+	var ok bool
+	if metered {
+		dst = strconv.AppendInt(append(dst, `,"final_metrics":{"total_prompt_tokens":`...), int64(final.TotalPromptTokens), 10)
+		dst = appendIntKey(dst, "total_completion_tokens", final.TotalCompletionTokens, false)
+		dst = appendIntKey(dst, "total_cached_tokens", final.TotalCachedTokens, true)
+		if dst, ok = appendFloatKey(dst, "total_cost_usd", final.TotalCostUSD, true); !ok {
+			return dst, 0, false
+		}
+		dst = append(appendIntKey(dst, "total_steps", id, false), '}')
+	}
+	dst = append(dst, `,"extra":{"source":"reactgen"`...)
+	dst = appendStringKey(dst, "episode_id", ex.ID, false)
+	dst = appendStringKey(dst, "task", ex.Task, false)
+	dst = appendStringKey(dst, "question_id", ex.QuestionID, false)
+	dst = appendStringKey(dst, "question", ex.Question, false)
+	dst = appendStringKey(dst, "answer", ex.Answer, false)
+	dst = appendStringKey(dst, "prediction", ex.Prediction, false)
+	dst = appendBool(append(dst, `,"correct":`...), ex.Correct)
+	if dst, ok = appendFloatKey(dst, "em", ex.EM, false); !ok {
+		return dst, 0, false
+	}
+	if dst, ok = appendFloatKey(dst, "f1", ex.F1, false); !ok {
+		return dst, 0, false
+	}
+	if dst, ok = appendReward(dst, "reward", ex.Reward); !ok {
+		return dst, 0, false
+	}
+	dst = appendStringKey(dst, "method", ex.Method, false)
+	dst = appendStringKey(dst, "policy", ex.Policy, false)
+	dst = appendStringKey(dst, "view", ex.View, false)
+	dst = appendStringKey(dst, "split", ex.Split, false)
+	return append(dst, "}}\n"...), 1, true
+}

@@ -1,0 +1,377 @@
+package export
+
+import (
+	"bytes"
+	"encoding/json"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/reactgen/reactgen/internal/episodetest"
+	"github.com/reactgen/reactgen/internal/tool"
+	"github.com/reactgen/reactgen/pipeline"
+)
+
+// trickyStrings need every escape the row appenders write: quotes, backslashes, every
+// control character, DEL, HTML, invalid UTF-8 (a lone byte, a sequence cut short, an
+// overlong form, a surrogate), U+2028 and U+2029, U+FFFD itself, two-, three- and
+// four-byte characters, at lengths around the appender's eight-byte words.
+var trickyStrings = func() []string {
+	var ctl strings.Builder
+	for c := range 0x20 {
+		ctl.WriteByte(byte(c))
+	}
+	return []string{
+		`quote " and \ backslash`, "tab\tnew\nline\rcr\b\f", ctl.String() + "\x7f", "<html>&amp;</html>",
+		"émoji 🚀 ünïcode 日本語", "bad \xff utf8 \xc3", "\xe2\x82", "over\xc0\xaflong", "sur\xed\xa0\x80rogate",
+		"line\u2028sep\u2029", "\ufffd", "\"", "\\", "\n", "é", "\xff", "1234567\n", "12345678\"", "123456789\u2028",
+		strings.Repeat("plain ascii words ", 5), strings.Repeat("日本\t", 9),
+	}
+}()
+
+// rowEpisodes are episodes of every shape the JSONL formats meet: the synthetic stream,
+// the full record, games with rewards, metered calls (usage, cost, log-probabilities,
+// token ids), tools-format episodes with invalid calls, reasoning, masked steps, an
+// invalid action, CoT answers, and episodes whose every text holds a tricky string.
+func rowEpisodes() []pipeline.Episode {
+	eps := []pipeline.Episode{episodetest.Small(), episodetest.Full(), metered()}
+	for i := range 24 {
+		eps = append(eps, episodetest.Synth(i), episodetest.Distinct(i, 18))
+	}
+	eps = append(eps, interchangeKept()...)
+	eps = append(eps, gameEpisodes()...)
+	for ep, err := range toolsFormatEpisodes(8)() {
+		if err == nil {
+			eps = append(eps, ep)
+		}
+	}
+	for ep, err := range reasoningEpisodes(6)() {
+		if err == nil {
+			eps = append(eps, ep)
+		}
+	}
+	for i, s := range trickyStrings {
+		ep := episodetest.Synth(100 + i)
+		ep.Steps = slices.Clone(ep.Steps)
+		ep.ID += s
+		ep.RunID, ep.Policy, ep.Question = s, s, "Q "+s
+		ep.Answer, ep.Prediction = s, s
+		for j := range ep.Steps {
+			st := &ep.Steps[j]
+			st.Thought += tricky(i + j)
+			st.Observation = tricky(i+j+1) + st.Observation
+			st.Reasoning = tricky(i + j + 2)
+			if st.ActionType != pipeline.ActionFinish {
+				st.Argument += tricky(i + j + 3)
+				st.Action = "Search[" + st.Argument + "]"
+				st.ActionType = pipeline.ActionSearch
+			}
+		}
+		last := &ep.Steps[len(ep.Steps)-1]
+		last.Argument, last.Action = s, "Finish["+s+"]"
+		if i%2 == 0 {
+			ep.MaskedSteps = []pipeline.MaskedStep{{Step: 1, Code: "repeated_search"}}
+		}
+		if i%3 == 0 {
+			r := float64(i) / 7
+			ep.Reward = &r
+		}
+		eps = append(eps, ep)
+	}
+	return eps
+}
+
+func tricky(i int) string { return trickyStrings[i%len(trickyStrings)] }
+
+// rowExamples renders rowEpisodes in every view that holds each, under render options
+// that change the rows (system message, trained observations, each reasoning mode), with
+// the interchange steps laid out ahead (as the export does for adp with atif) or not.
+func rowExamples(t *testing.T) []Example {
+	t.Helper()
+	opts := []RenderOptions{{}, {System: "Be <brief> & \"exact\".\n\t" + tricky(3), TrainObservations: true},
+		{Reasoning: ReasoningInline}, {Reasoning: ReasoningDrop, System: "s"}, {Reasoning: ReasoningKeep, TrainObservations: true}}
+	var exs []Example
+	for i, ep := range rowEpisodes() {
+		for _, view := range Views {
+			if !InView(&ep, view) {
+				continue
+			}
+			ro := opts[(i+len(exs))%len(opts)]
+			ex, err := Render(ep, view, ro)
+			if err != nil {
+				t.Fatalf("render %s in %s: %v", ep.ID, view, err)
+			}
+			ex.Split = []string{"train", "validation", tricky(i)}[i%3]
+			if i%2 == 0 {
+				ex.interchange = interchangeSteps(&ex)
+			}
+			exs = append(exs, ex)
+		}
+	}
+	return exs
+}
+
+// rowOptions are line options that change the rows, consistent with the rendering or not.
+var rowOptions = []lineOptions{
+	{},
+	{Weights: true, ObservationRole: true},
+	{System: "Be <brief>.\n" + tricky(5), Weights: true, TrainObservations: true, Reasoning: ReasoningInline},
+	{ObservationRole: true, Reasoning: ReasoningKeep, System: "s"},
+}
+
+// encodedRows is what the encoders write for format's structs: goccy's (the export's
+// before the row appenders) and encoding/json's, without HTML escaping.
+func encodedRows(t *testing.T, format string, ex *Example, o lineOptions) (goccy, std []byte) {
+	t.Helper()
+	var g bytes.Buffer
+	e, err := newJSONLEncoder(&g, "none", jsonlFormats[format], nil, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := e.write(ex); err != nil {
+		t.Fatalf("%s: %v", format, err)
+	}
+	var s bytes.Buffer
+	enc := json.NewEncoder(&s)
+	enc.SetEscapeHTML(false)
+	for _, row := range jsonlFormats[format](ex, o) {
+		if err := enc.Encode(row); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return g.Bytes(), s.Bytes()
+}
+
+// TestRowAppendersMatchEncoders: every row appender writes, for examples of every shape
+// and strings that need every escape, the bytes that github.com/goccy/go-json's encoder
+// (what the export wrote before) and encoding/json write for the format's structs, and
+// counts the same rows; it never falls back to the structs on these examples.
+func TestRowAppendersMatchEncoders(t *testing.T) {
+	exs := rowExamples(t)
+	if len(exs) < 150 {
+		t.Fatalf("only %d examples", len(exs))
+	}
+	for format, rows := range rowAppenders {
+		t.Run(format, func(t *testing.T) {
+			for i := range exs {
+				ex := &exs[i]
+				for _, o := range rowOptions {
+					got, n, ok := rows([]byte("kept"), ex, o)
+					if !ok {
+						t.Fatalf("%s (%s view): the appender gave up", ex.ID, ex.View)
+					}
+					goccy, std := encodedRows(t, format, ex, o)
+					if !bytes.Equal(goccy, std) {
+						t.Fatalf("%s (%s view): goccy and encoding/json differ:\n%s\n%s", ex.ID, ex.View, goccy, std)
+					}
+					if !bytes.HasPrefix(got, []byte("kept")) {
+						t.Fatalf("%s (%s view): the appender overwrote what was before", ex.ID, ex.View)
+					}
+					if got = got[len("kept"):]; !bytes.Equal(got, goccy) {
+						t.Fatalf("%s (%s view), %+v:\n got %q\nwant %q", ex.ID, ex.View, o, got, goccy)
+					}
+					if want := bytes.Count(goccy, []byte("\n")); n != want {
+						t.Fatalf("%s (%s view): %d rows, want %d", ex.ID, ex.View, n, want)
+					}
+				}
+			}
+		})
+	}
+	for format := range jsonlFormats {
+		if _, ok := rowAppenders[format]; !ok && format != ChatTextFormat {
+			t.Errorf("format %s has no row appender", format)
+		}
+	}
+}
+
+// TestRowAppendersFallBack: what an appender does not write as the encoders do (a reward
+// or a log-probability they refuse, raw arguments they would compact, tools of the
+// example's own, a function name json.Marshal escapes) makes it give up, and jsonlEncoder
+// then writes what the encoder writes, or fails as it does.
+func TestRowAppendersFallBack(t *testing.T) {
+	base, err := Render(metered(), ViewReAct, RenderOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	nan, inf := math.NaN(), math.Inf(-1)
+	cases := []struct {
+		name    string
+		formats []string
+		change  func(ex *Example)
+		fails   bool // the encoders refuse the row
+	}{
+		{"NaN reward", []string{"adp", "atif"}, func(ex *Example) { ex.Reward = &nan }, true},
+		{"-Inf EM", []string{"atif"}, func(ex *Example) { ex.EM = inf }, true},
+		{"NaN log-probability", []string{"atif"}, func(ex *Example) {
+			ex.src = slices.Clone(ex.src)
+			ex.src[0].Calls = slices.Clone(ex.src[0].Calls)
+			ex.src[0].Calls[0].Logprobs = []float64{-1, nan}
+		}, true},
+		{"arguments with spaces", []string{"adp", "atif"}, func(ex *Example) {
+			ex.interchange = interchangeSteps(ex)
+			c := *ex.interchange[0].Call
+			c.Arguments = `{"entity": "Oslo museum"}`
+			ex.interchange[0].Call = &c
+		}, false},
+		{"arguments that are no JSON", []string{"adp", "atif"}, func(ex *Example) {
+			ex.interchange = interchangeSteps(ex)
+			c := *ex.interchange[0].Call
+			c.Arguments = "{\"entity\":\"Oslo\tmuseum\"}"
+			ex.interchange[0].Call = &c
+		}, true},
+		{"tools of its own", []string{"atif"}, func(ex *Example) { ex.Tools = slices.Clone(ex.Tools) }, false},
+		{"a name to escape", []string{"sharegpt-tools"}, func(ex *Example) {
+			ex.ToolMessages = slices.Clone(ex.ToolMessages)
+			m := &ex.ToolMessages[1]
+			m.ToolCalls = []ToolCall{{ID: "x", Name: "a<b>", Arguments: `{}`}}
+		}, false},
+	}
+	for _, tc := range cases {
+		for _, format := range tc.formats {
+			t.Run(tc.name+"/"+format, func(t *testing.T) {
+				ex := base
+				ex.Split = "train"
+				tc.change(&ex)
+				if _, _, ok := rowAppenders[format](nil, &ex, lineOptions{}); ok {
+					t.Fatal("the appender wrote the row")
+				}
+				var got bytes.Buffer
+				e, err := newJSONLEncoder(&got, "none", jsonlFormats[format], rowAppenders[format], lineOptions{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				_, _, gerr := e.write(&ex)
+				if tc.fails {
+					if gerr == nil {
+						t.Fatalf("wrote %s, want the encoder's error", got.Bytes())
+					}
+					return
+				}
+				if gerr != nil {
+					t.Fatal(gerr)
+				}
+				if want, _ := encodedRows(t, format, &ex, lineOptions{}); !bytes.Equal(got.Bytes(), want) {
+					t.Fatalf("got  %s\nwant %s", got.Bytes(), want)
+				}
+			})
+		}
+	}
+}
+
+// TestAppendStringIsEncodingJSON holds appendString to encoding/json without HTML
+// escaping on every byte, every pair of bytes, and random strings of tricky bytes at
+// lengths around the eight-byte words it scans.
+func TestAppendStringIsEncodingJSON(t *testing.T) {
+	check := func(s string) {
+		t.Helper()
+		var want bytes.Buffer
+		enc := json.NewEncoder(&want)
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(s); err != nil {
+			t.Fatal(err)
+		}
+		if got := appendString(nil, s); string(got)+"\n" != want.String() {
+			t.Fatalf("%q: got %s, want %s", s, got, want.String())
+		}
+	}
+	for c := range 256 {
+		check(string([]byte{byte(c)}))
+		for d := range 256 {
+			check(string([]byte{byte(c), byte(d)}))
+		}
+	}
+	alphabet := []string{"a", "Z", " ", "\"", "\\", "\n", "\t", "\x00", "\x1f", "\x7f", "<", "&", "é", "日", "🚀",
+		"\u2028", "\u2029", "\ufffd", "\xff", "\xe2", "\x80", "\xe2\x80", "\xf0\x9f", "\xed\xa0\x80", "\xc0\xaf"}
+	r := rand.New(rand.NewPCG(1, 2))
+	for range 20000 {
+		var b strings.Builder
+		for n := r.IntN(40); b.Len() < n; {
+			if r.IntN(3) == 0 {
+				b.WriteString(alphabet[r.IntN(len(alphabet))])
+			} else {
+				b.WriteByte(byte('a' + r.IntN(26)))
+			}
+		}
+		check(b.String())
+	}
+	for _, s := range trickyStrings {
+		check(s)
+	}
+}
+
+// FuzzAppendString: appendString writes what encoding/json writes, for any bytes.
+func FuzzAppendString(f *testing.F) {
+	for _, s := range trickyStrings {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		var want bytes.Buffer
+		enc := json.NewEncoder(&want)
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(s); err != nil {
+			t.Fatal(err)
+		}
+		if got := appendString(nil, s); string(got)+"\n" != want.String() {
+			t.Fatalf("%q: got %s, want %s", s, got, want.String())
+		}
+	})
+}
+
+// TestAppendFloatIsEncodingJSON holds appendFloat to encoding/json's float64 on the
+// boundaries of its two layouts, signed zeros, extremes and random bit patterns, and
+// to its refusal of NaN and the infinities.
+func TestAppendFloatIsEncodingJSON(t *testing.T) {
+	fs := []float64{0, math.Copysign(0, -1), 1, -1, 0.1, 1.0 / 3, 1e-6, 1e-7, 9.999999e-7, 1e20, 1e21, 9.99e20, -1.5e-7,
+		0.00125, 1e-9, 2e-9, math.MaxFloat64, math.SmallestNonzeroFloat64, -math.MaxFloat64, 123456789.125, 1 << 53, 5e-324}
+	r := rand.New(rand.NewPCG(3, 4))
+	for range 20000 {
+		if f := math.Float64frombits(r.Uint64()); !math.IsNaN(f) && !math.IsInf(f, 0) {
+			fs = append(fs, f)
+		}
+		fs = append(fs, r.NormFloat64()*math.Pow(10, float64(r.IntN(50)-25)))
+	}
+	for _, f := range fs {
+		want, err := json.Marshal(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, ok := appendFloat(nil, f); !ok || string(got) != string(want) {
+			t.Fatalf("%v: got %s (%v), want %s", f, got, ok, want)
+		}
+	}
+	for _, f := range []float64{math.NaN(), math.Inf(1), math.Inf(-1)} {
+		if _, ok := appendFloat(nil, f); ok {
+			t.Errorf("%v: written", f)
+		}
+	}
+}
+
+// TestToolSetEncodings: the tools the appenders copy into every row are what the
+// encoders write for the definitions (openai-tools, atif) and for their JSON text
+// (hf-tools, sharegpt-tools), for every task and view.
+func TestToolSetEncodings(t *testing.T) {
+	for _, task := range []string{pipeline.TaskHotpotQA, pipeline.TaskFEVER, pipeline.TaskWebShop, pipeline.TaskALFWorld} {
+		for _, view := range Views {
+			ts := toolsOf(task, view)
+			var defs, text bytes.Buffer
+			for _, c := range []struct {
+				v   any
+				out *bytes.Buffer
+			}{{ts.defs, &defs}, {ts.json, &text}} {
+				enc := json.NewEncoder(c.out)
+				enc.SetEscapeHTML(false)
+				if err := enc.Encode(c.v); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if ts.encoded+"\n" != defs.String() || ts.quoted+"\n" != text.String() {
+				t.Errorf("%s, %s: encoded %s quoted %s, want %s and %s", task, view, ts.encoded, ts.quoted, defs.String(), text.String())
+			}
+			if len(ts.defs) == 0 || !tool.ValidFor(task, ts.defs[0].Function.Name) {
+				t.Errorf("%s, %s: no tools", task, view)
+			}
+		}
+	}
+}
