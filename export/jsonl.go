@@ -122,6 +122,7 @@ type jsonlEncoder struct {
 	zc   io.WriteCloser // the compressor, nil for none
 	line lineFormat
 	rows rowAppender // nil: every row is encoded from line's structs
+	rw   *rowWriter
 	o    lineOptions
 	row  []byte // rows appends here
 	buf  bytes.Buffer
@@ -129,7 +130,7 @@ type jsonlEncoder struct {
 }
 
 func newJSONLEncoder(w io.Writer, compression string, line lineFormat, rows rowAppender, o lineOptions) (*jsonlEncoder, error) {
-	e := &jsonlEncoder{w: w, line: line, rows: rows, o: o}
+	e := &jsonlEncoder{w: w, line: line, rows: rows, rw: newRowWriter(o), o: o}
 	e.buf.Grow(16 << 10)
 	e.enc = fastjson.NewEncoder(&e.buf)
 	e.enc.SetEscapeHTML(false)
@@ -155,7 +156,8 @@ func newJSONLEncoder(w io.Writer, compression string, line lineFormat, rows rowA
 // (completion and alpaca) writes none.
 func (e *jsonlEncoder) write(ex *Example) (int, int64, error) {
 	if e.rows != nil {
-		row, n, ok := e.rows(e.row[:0], ex, e.o)
+		e.rw.start(ex)
+		row, n, ok := e.rows(e.rw, e.row[:0])
 		e.row = row
 		if ok {
 			if n == 0 {

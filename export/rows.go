@@ -2,32 +2,32 @@ package export
 
 import (
 	"strconv"
-	"strings"
 
 	"github.com/reactgen/reactgen/pipeline"
 )
 
-// rowAppender appends the rows of ex in one JSONL format, each followed by a newline: the
-// bytes jsonlEncoder wrote by encoding the structs of the format's lineFormat (lines.go,
-// tools.go, interchange.go), without building them. It returns the rows appended, or ok
-// false when ex holds something it does not write exactly as the encoder (rowjson.go);
-// the caller then drops what it appended and encodes the structs.
-type rowAppender func(dst []byte, ex *Example, o lineOptions) (out []byte, rows int, ok bool)
+// rowAppender appends the rows of w's example in one JSONL format, each followed by a
+// newline: the bytes jsonlEncoder wrote by encoding the structs of the format's
+// lineFormat (lines.go, tools.go, interchange.go), without building them. It returns
+// the rows appended, or ok false when the example holds something it does not write
+// exactly as the encoder (rowjson.go); the caller then drops what it appended and
+// encodes the structs.
+type rowAppender func(w *rowWriter, dst []byte) (out []byte, rows int, ok bool)
 
 // rowAppenders are the JSONL formats written by hand; chat-text is encoded from its
 // struct.
 var rowAppenders = map[string]rowAppender{
-	"openai-chat":    appendOpenAIChat,
-	"axolotl-chat":   appendAxolotlChat,
-	"completion":     appendCompletion,
-	"alpaca":         appendAlpaca,
-	"sharegpt":       appendShareGPT,
-	"agentgym":       appendAgentGym,
-	"openai-tools":   appendOpenAITools,
-	"hf-tools":       appendHFTools,
-	"sharegpt-tools": appendShareGPTTools,
-	"adp":            appendADP,
-	"atif":           appendATIF,
+	"openai-chat":    (*rowWriter).openAIChat,
+	"axolotl-chat":   (*rowWriter).axolotlChat,
+	"completion":     (*rowWriter).completion,
+	"alpaca":         (*rowWriter).alpaca,
+	"sharegpt":       (*rowWriter).shareGPT,
+	"agentgym":       (*rowWriter).agentGym,
+	"openai-tools":   (*rowWriter).openAITools,
+	"hf-tools":       (*rowWriter).hfTools,
+	"sharegpt-tools": (*rowWriter).shareGPTTools,
+	"adp":            (*rowWriter).adp,
+	"atif":           (*rowWriter).atif,
 }
 
 // appendKey appends ,"key": (without the comma for the first key of an object, which
@@ -46,103 +46,121 @@ func appendStringKey(dst []byte, key, s string, omit bool) []byte {
 	return appendString(appendKey(dst, key), s)
 }
 
-// appendOpenAIChat writes openAIChatLine's row.
-func appendOpenAIChat(dst []byte, ex *Example, o lineOptions) ([]byte, int, bool) {
+// appendWeight appends ,"weight":1 or 0.
+func appendWeight(dst []byte, trainable bool) []byte {
+	if trainable {
+		return append(dst, `,"weight":1`...)
+	}
+	return append(dst, `,"weight":0`...)
+}
+
+// chatTurn appends the role, content and reasoning_content of message i (chatTurn,
+// axolotlTurn), the object left open.
+func (w *rowWriter) chatTurn(dst []byte, i int) []byte {
+	m := &w.ex.Messages[i]
+	dst = appendString(append(dst, `{"role":`...), m.Role)
+	dst = appendStringKey(dst, "content", m.Content, false)
+	return appendStringKey(dst, "reasoning_content", m.Reasoning, true)
+}
+
+// openAIChat writes openAIChatLine's row.
+func (w *rowWriter) openAIChat(dst []byte) ([]byte, int, bool) {
 	dst = append(dst, `{"messages":[`...)
-	for i, m := range ex.Messages {
+	for i, m := range w.ex.Messages {
 		if i > 0 {
 			dst = append(dst, ',')
 		}
-		dst = appendString(append(dst, `{"role":`...), m.Role)
-		dst = appendStringKey(dst, "content", m.Content, false)
-		dst = appendStringKey(dst, "reasoning_content", m.Reasoning, true)
-		if o.Weights && m.Role == RoleAssistant {
-			if m.Trainable {
-				dst = append(dst, `,"weight":1`...)
-			} else {
-				dst = append(dst, `,"weight":0`...)
-			}
+		dst = w.chatTurn(dst, i)
+		if w.o.Weights && m.Role == RoleAssistant {
+			dst = appendWeight(dst, m.Trainable)
 		}
 		dst = append(dst, '}')
 	}
 	return append(dst, "]}\n"...), 1, true
 }
 
-// appendAxolotlChat writes axolotlChatLine's row.
-func appendAxolotlChat(dst []byte, ex *Example, _ lineOptions) ([]byte, int, bool) {
+// axolotlChat writes axolotlChatLine's row.
+func (w *rowWriter) axolotlChat(dst []byte) ([]byte, int, bool) {
 	dst = append(dst, `{"messages":[`...)
-	for i, m := range ex.Messages {
+	for i, m := range w.ex.Messages {
 		if i > 0 {
 			dst = append(dst, ',')
 		}
-		dst = appendString(append(dst, `{"role":`...), m.Role)
-		dst = appendStringKey(dst, "content", m.Content, false)
-		dst = appendStringKey(dst, "reasoning_content", m.Reasoning, true)
-		dst = appendBool(append(dst, `,"train":`...), m.Trainable)
+		dst = appendBool(append(w.chatTurn(dst, i), `,"train":`...), m.Trainable)
 		dst = append(dst, '}')
 	}
 	return append(dst, "]}\n"...), 1, true
 }
 
-// appendTextRows appends the rows of textRows with row, which writes one.
-func appendTextRows(dst []byte, ex *Example, o lineOptions, row func(dst []byte, history, completion string) []byte) ([]byte, int) {
-	if o.TrainObservations || len(ex.spans) == 0 {
-		return row(dst, "", ex.Completion()), 1
-	}
+// textRows appends the rows of textRows with row, which writes one from the text's
+// history and completion ([start, end) in ex.Text).
+func (w *rowWriter) textRows(dst []byte, row func(dst []byte, history, completion [2]int) []byte) ([]byte, int) {
+	ex := w.ex
 	head := len(ex.Prompt())
+	if w.o.TrainObservations || len(ex.spans) == 0 {
+		if len(ex.Text) < head || ex.Text[:head] != ex.Prompt() {
+			head = 0 // Completion is the whole text
+		}
+		return row(dst, [2]int{head, head}, [2]int{head, len(ex.Text)}), 1
+	}
 	rows := 0
 	for _, sp := range ex.spans {
 		if !ex.Messages[sp.msg].Trainable {
 			continue
 		}
-		dst = row(dst, ex.Text[head:sp.start], ex.Text[sp.start:sp.end])
+		dst = row(dst, [2]int{head, sp.start}, [2]int{sp.start, sp.end})
 		rows++
 	}
 	return dst, rows
 }
 
-// appendCompletion writes completionLine's rows.
-func appendCompletion(dst []byte, ex *Example, o lineOptions) ([]byte, int, bool) {
-	qline := QuestionLine(ex.Task, ex.Question)
-	dst, rows := appendTextRows(dst, ex, o, func(dst []byte, history, completion string) []byte {
+// completion writes completionLine's rows.
+func (w *rowWriter) completion(dst []byte) ([]byte, int, bool) {
+	qline := QuestionLine(w.ex.Task, w.ex.Question)
+	dst, rows := w.textRows(dst, func(dst []byte, history, completion [2]int) []byte {
 		dst = append(dst, `{"prompt":"`...)
-		if o.System != "" {
-			dst = append(appendEscaped(dst, o.System), `\n\n`...)
+		if w.o.System != "" {
+			dst = append(append(dst, w.system...), `\n\n`...)
 		}
 		dst = append(appendEscaped(dst, qline), `\n`...)
-		dst = append(appendEscaped(dst, history), `","completion":`...)
-		return append(appendString(dst, completion), "}\n"...)
+		dst = append(w.textSpan(dst, history[0], history[1]), `","completion":"`...)
+		return append(w.textSpan(dst, completion[0], completion[1]), "\"}\n"...)
 	})
 	return dst, rows, true
 }
 
-// appendAlpaca writes alpacaLine's rows.
-func appendAlpaca(dst []byte, ex *Example, o lineOptions) ([]byte, int, bool) {
-	qline := QuestionLine(ex.Task, ex.Question)
-	dst, rows := appendTextRows(dst, ex, o, func(dst []byte, history, completion string) []byte {
+// alpaca writes alpacaLine's rows.
+func (w *rowWriter) alpaca(dst []byte) ([]byte, int, bool) {
+	qline := QuestionLine(w.ex.Task, w.ex.Question)
+	dst, rows := w.textRows(dst, func(dst []byte, history, completion [2]int) []byte {
 		dst = appendString(append(dst, `{"instruction":`...), qline)
-		dst = appendStringKey(dst, "input", strings.TrimSuffix(history, "\n"), false)
-		dst = appendStringKey(dst, "output", completion, false)
-		dst = appendStringKey(dst, "system", o.System, true)
+		dst = w.textSpan(append(dst, `,"input":"`...), history[0], history[1])
+		if history[1] > history[0] && w.ex.Text[history[1]-1] == '\n' {
+			dst = dst[:len(dst)-len(`\n`)] // strings.TrimSuffix(history, "\n")
+		}
+		dst = w.textSpan(append(dst, `","output":"`...), completion[0], completion[1])
+		dst = append(dst, '"')
+		if w.o.System != "" {
+			dst = append(append(append(dst, `,"system":"`...), w.system...), '"')
+		}
 		return append(dst, "}\n"...)
 	})
 	return dst, rows, true
 }
 
-// appendWithReasoning appends withReasoning(reasoning, content) as a JSON string.
+// appendWithReasoning appends withReasoning(reasoning, content) as the inside of a JSON
+// string.
 func appendWithReasoning(dst []byte, reasoning, content string) []byte {
-	dst = append(dst, '"')
 	if reasoning != "" {
-		dst = appendEscaped(append(dst, `<think>\n`...), reasoning)
-		dst = append(dst, `\n</think>\n\n`...)
+		dst = append(appendEscaped(append(dst, `<think>\n`...), reasoning), `\n</think>\n\n`...)
 	}
-	return append(appendEscaped(dst, content), '"')
+	return appendEscaped(dst, content)
 }
 
-// appendShareGPT writes shareGPTLine's row.
-func appendShareGPT(dst []byte, ex *Example, o lineOptions) ([]byte, int, bool) {
+// shareGPT writes shareGPTLine's row.
+func (w *rowWriter) shareGPT(dst []byte) ([]byte, int, bool) {
 	dst = append(dst, `{"conversations":[`...)
-	for i, m := range ex.Messages {
+	for i, m := range w.ex.Messages {
 		if i > 0 {
 			dst = append(dst, ',')
 		}
@@ -152,20 +170,20 @@ func appendShareGPT(dst []byte, ex *Example, o lineOptions) ([]byte, int, bool) 
 			from = "system"
 		case m.Role == RoleAssistant:
 			from = "gpt"
-		case o.ObservationRole && isObservation(i, m):
+		case w.o.ObservationRole && isObservation(i, m):
 			from = "observation"
 		}
-		dst = append(append(append(dst, `{"from":"`...), from...), `","value":`...)
-		dst = append(appendWithReasoning(dst, m.Reasoning, m.Content), '}')
+		dst = append(append(append(dst, `{"from":"`...), from...), `","value":"`...)
+		dst = append(appendWithReasoning(dst, m.Reasoning, m.Content), "\"}"...)
 	}
 	return append(dst, "]}\n"...), 1, true
 }
 
-// appendAgentGym writes agentGymLine's row.
-func appendAgentGym(dst []byte, ex *Example, _ lineOptions) ([]byte, int, bool) {
+// agentGym writes agentGymLine's row.
+func (w *rowWriter) agentGym(dst []byte) ([]byte, int, bool) {
 	dst = append(dst, `{"conversations":[`...)
 	first, system := true, ""
-	for _, m := range ex.Messages {
+	for _, m := range w.ex.Messages {
 		if m.Role == RoleSystem {
 			system = m.Content
 			continue
@@ -193,8 +211,8 @@ func appendAgentGym(dst []byte, ex *Example, _ lineOptions) ([]byte, int, bool) 
 		dst = append(dst, '}')
 	}
 	dst = append(dst, `],"item_id":"`...)
-	dst = append(appendEscaped(dst, ex.Task), '_')
-	return append(appendEscaped(dst, ex.ID), "\"}\n"...), 1, true
+	dst = append(appendEscaped(dst, w.ex.Task), '_')
+	return append(appendEscaped(dst, w.ex.ID), "\"}\n"...), 1, true
 }
 
 // appendCall appends one tool call in OpenAI's layout (openAIToolCall).
@@ -220,15 +238,16 @@ func appendCalls(dst []byte, calls []ToolCall) []byte {
 	return append(dst, ']')
 }
 
-// appendOpenAITools writes openAIToolsLine's row.
-func appendOpenAITools(dst []byte, ex *Example, o lineOptions) ([]byte, int, bool) {
+// openAITools writes openAIToolsLine's row.
+func (w *rowWriter) openAITools(dst []byte) ([]byte, int, bool) {
 	dst = append(dst, `{"messages":[`...)
-	for i, m := range ex.ToolMessages {
+	inlineMode := w.o.Reasoning == ReasoningInline
+	for i, m := range w.ex.ToolMessages {
 		if i > 0 {
 			dst = append(dst, ',')
 		}
 		dst = appendString(append(dst, `{"role":`...), m.Role)
-		inline := o.Reasoning == ReasoningInline && m.Reasoning != ""
+		inline := inlineMode && m.Reasoning != ""
 		if inline || m.Content != "" || len(m.ToolCalls) == 0 {
 			dst = append(dst, `,"content":"`...)
 			if inline {
@@ -236,28 +255,24 @@ func appendOpenAITools(dst []byte, ex *Example, o lineOptions) ([]byte, int, boo
 			}
 			dst = append(appendEscaped(dst, m.Content), '"')
 		}
-		if o.Reasoning != ReasoningInline {
+		if !inlineMode {
 			dst = appendStringKey(dst, "reasoning_content", m.Reasoning, true)
 		}
 		dst = appendCalls(dst, m.ToolCalls)
 		dst = appendStringKey(dst, "tool_call_id", m.ToolCallID, true)
 		if m.Role == RoleAssistant {
-			if m.Trainable {
-				dst = append(dst, `,"weight":1`...)
-			} else {
-				dst = append(dst, `,"weight":0`...)
-			}
+			dst = appendWeight(dst, m.Trainable)
 		}
 		dst = append(dst, '}')
 	}
-	dst = append(append(dst, `],"tools":`...), toolsOf(ex.Task, ex.View).encoded...)
+	dst = append(append(dst, `],"tools":`...), w.tools().encoded...)
 	return append(dst, ",\"parallel_tool_calls\":false}\n"...), 1, true
 }
 
-// appendHFTools writes hfToolsLine's row.
-func appendHFTools(dst []byte, ex *Example, _ lineOptions) ([]byte, int, bool) {
+// hfTools writes hfToolsLine's row.
+func (w *rowWriter) hfTools(dst []byte) ([]byte, int, bool) {
 	dst = append(dst, `{"messages":[`...)
-	for i, m := range ex.ToolMessages {
+	for i, m := range w.ex.ToolMessages {
 		if i > 0 {
 			dst = append(dst, ',')
 		}
@@ -269,12 +284,12 @@ func appendHFTools(dst []byte, ex *Example, _ lineOptions) ([]byte, int, bool) {
 		dst = appendStringKey(dst, "name", m.Name, true)
 		dst = append(dst, '}')
 	}
-	dst = append(append(dst, `],"tools":`...), toolsOf(ex.Task, ex.View).quoted...)
+	dst = append(append(dst, `],"tools":`...), w.tools().quoted...)
 	return append(dst, "}\n"...), 1, true
 }
 
-// appendShareGPTTools writes shareGPTToolsLine's row.
-func appendShareGPTTools(dst []byte, ex *Example, _ lineOptions) ([]byte, int, bool) {
+// shareGPTTools writes shareGPTToolsLine's row.
+func (w *rowWriter) shareGPTTools(dst []byte) ([]byte, int, bool) {
 	dst = append(dst, `{"conversations":[`...)
 	system, n := "", 0
 	turn := func(from string) {
@@ -282,19 +297,19 @@ func appendShareGPTTools(dst []byte, ex *Example, _ lineOptions) ([]byte, int, b
 			dst = append(dst, ',')
 		}
 		n++
-		dst = append(append(append(dst, `{"from":"`...), from...), `","value":`...)
+		dst = append(append(append(dst, `{"from":"`...), from...), `","value":"`...)
 	}
-	for _, m := range ex.ToolMessages {
+	for _, m := range w.ex.ToolMessages {
 		switch {
 		case m.Role == RoleSystem:
 			system = m.Content
 			continue
 		case m.Role == RoleUser && n == 0:
 			turn("human")
-			dst = appendString(dst, m.Content)
+			dst = appendEscaped(dst, m.Content)
 		case m.Role == RoleUser, m.Role == RoleTool:
 			turn("observation")
-			dst = appendString(dst, m.Content)
+			dst = appendEscaped(dst, m.Content)
 		case len(m.ToolCalls) == 0:
 			turn("gpt")
 			dst = appendWithReasoning(dst, m.Reasoning, m.Content)
@@ -304,7 +319,6 @@ func appendShareGPTTools(dst []byte, ex *Example, _ lineOptions) ([]byte, int, b
 				return dst, 0, false // json.Marshal of the name would escape it
 			}
 			turn("function_call")
-			dst = append(dst, '"')
 			if m.Reasoning != "" {
 				dst = append(appendEscaped(append(dst, `<think>\n`...), m.Reasoning), `\n</think>\n\n`...)
 			}
@@ -313,13 +327,13 @@ func appendShareGPTTools(dst []byte, ex *Example, _ lineOptions) ([]byte, int, b
 			}
 			dst = append(append(dst, `<tool_call>{\"name\": \"`...), c.Name...)
 			dst = append(dst, `\", \"arguments\": `...)
-			dst = append(appendEscaped(dst, c.Arguments), `}</tool_call>"`...)
+			dst = append(appendEscaped(dst, c.Arguments), `}</tool_call>`...)
 		}
-		dst = append(dst, '}')
+		dst = append(dst, "\"}"...)
 	}
 	dst = append(dst, ']')
 	dst = appendStringKey(dst, "system", system, true)
-	dst = append(append(dst, `,"tools":`...), toolsOf(ex.Task, ex.View).quoted...)
+	dst = append(append(dst, `,"tools":`...), w.tools().quoted...)
 	return append(dst, "}\n"...), 1, true
 }
 
@@ -343,8 +357,9 @@ func appendReward(dst []byte, key string, r *float64) ([]byte, bool) {
 	return appendFloat(appendKey(dst, key), *r)
 }
 
-// appendADP writes adpLine's row.
-func appendADP(dst []byte, ex *Example, _ lineOptions) ([]byte, int, bool) {
+// adp writes adpLine's row.
+func (w *rowWriter) adp(dst []byte) ([]byte, int, bool) {
+	ex := w.ex
 	steps := ex.interchangeSteps()
 	dst = append(dst, `{"schema_version":"`+ADPSchemaVersion+`","id":"`...)
 	dst = append(appendEscaped(appendEscaped(dst, ex.ID), viewSuffix(ex.View)), `","content":[`...)
@@ -352,7 +367,8 @@ func appendADP(dst []byte, ex *Example, _ lineOptions) ([]byte, int, bool) {
 	// reward.
 	dst = appendString(append(dst, `{"class_":"text_observation","content":`...), QuestionLine(ex.Task, ex.Question))
 	dst = append(dst, `,"source":"user"`...)
-	for _, s := range steps {
+	for i := range steps {
+		s := &steps[i]
 		if s.Call != nil {
 			if !rawAsIs(s.Call.Arguments) {
 				return dst, 0, false
@@ -457,10 +473,11 @@ func appendATIFMetrics(dst []byte, m *atifMetrics) ([]byte, bool) {
 	return append(dst, '}'), true
 }
 
-// appendATIF writes atifLine's row.
-func appendATIF(dst []byte, ex *Example, o lineOptions) ([]byte, int, bool) {
+// atif writes atifLine's row.
+func (w *rowWriter) atif(dst []byte) ([]byte, int, bool) {
+	ex := w.ex
 	steps := ex.interchangeSteps()
-	ts := toolsOf(ex.Task, ex.View)
+	ts := w.tools()
 	defs := ts.encoded
 	switch {
 	case ex.Tools == nil:
@@ -486,15 +503,16 @@ func appendATIF(dst []byte, ex *Example, o lineOptions) ([]byte, int, bool) {
 		dst = strconv.AppendInt(append(dst, `{"step_id":`...), int64(id), 10)
 		dst = append(append(append(dst, `,"source":"`...), source...), '"')
 	}
-	if o.System != "" {
+	if w.o.System != "" {
 		step("system")
-		dst = append(appendStringKey(dst, "message", o.System, false), '}')
+		dst = append(append(append(dst, `,"message":"`...), w.system...), "\"}"...)
 	}
 	step("user")
 	dst = append(appendStringKey(dst, "message", QuestionLine(ex.Task, ex.Question), false), '}')
 	var final atifFinalMetrics
 	metered := false
-	for _, s := range steps {
+	for i := range steps {
+		s := &steps[i]
 		step("agent")
 		m, n, model, calls := atifStepMetrics(s.Calls)
 		if calls {

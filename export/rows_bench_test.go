@@ -1,9 +1,11 @@
 package export
 
 import (
+	"maps"
 	"slices"
 	"testing"
 
+	"github.com/reactgen/reactgen/internal/benchmeter"
 	"github.com/reactgen/reactgen/internal/episodetest"
 )
 
@@ -33,7 +35,8 @@ func benchExamples(b *testing.B, n int) []Example {
 }
 
 // BenchmarkJSONLRows encodes 1,000 rendered examples into each JSONL format, nothing
-// written to a file: the rows' own cost in the export (b.SetBytes: the rows' bytes).
+// written to a file: the rows' own cost in the export (b.SetBytes: the rows' bytes;
+// cpu-ms/op: the process's CPU time per pass).
 func BenchmarkJSONLRows(b *testing.B) {
 	exs := benchExamples(b, 1000)
 	o := lineOptions{Weights: true}
@@ -58,6 +61,7 @@ func BenchmarkJSONLRows(b *testing.B) {
 			}
 			b.SetBytes(w.n)
 			b.ResetTimer()
+			cpu0 := benchmeter.CPUSeconds()
 			for b.Loop() {
 				for i := range exs {
 					if _, _, err := e.write(&exs[i]); err != nil {
@@ -65,6 +69,50 @@ func BenchmarkJSONLRows(b *testing.B) {
 					}
 				}
 			}
+			b.ReportMetric((benchmeter.CPUSeconds()-cpu0)*1e3/float64(b.N), "cpu-ms/op")
+		})
+	}
+}
+
+// BenchmarkJSONLRowsAll encodes 1,000 rendered examples into every JSONL format, as an
+// export of every format does: "appenders" through the row appenders, "goccy" through
+// goccy's encoder of the row structs, as the export did before them (cpu-ms/op: the
+// process's CPU time per pass, garbage collection included).
+func BenchmarkJSONLRowsAll(b *testing.B) {
+	exs := benchExamples(b, 1000)
+	o := lineOptions{Weights: true}
+	for _, appenders := range []bool{true, false} {
+		b.Run(map[bool]string{true: "appenders", false: "goccy"}[appenders], func(b *testing.B) {
+			var encs []*jsonlEncoder
+			var w countWriter
+			for _, format := range slices.Sorted(maps.Keys(rowAppenders)) {
+				rows := rowAppenders[format]
+				if !appenders {
+					rows = nil
+				}
+				e, err := newJSONLEncoder(&w, "none", jsonlFormats[format], rows, o)
+				if err != nil {
+					b.Fatal(err)
+				}
+				encs = append(encs, e)
+			}
+			pass := func() {
+				for _, e := range encs {
+					for i := range exs {
+						if _, _, err := e.write(&exs[i]); err != nil {
+							b.Fatal(err)
+						}
+					}
+				}
+			}
+			pass()
+			b.SetBytes(w.n)
+			b.ResetTimer()
+			cpu0 := benchmeter.CPUSeconds()
+			for b.Loop() {
+				pass()
+			}
+			b.ReportMetric((benchmeter.CPUSeconds()-cpu0)*1e3/float64(b.N), "cpu-ms/op")
 		})
 	}
 }

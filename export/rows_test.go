@@ -147,7 +147,8 @@ func encodedRows(t *testing.T, format string, ex *Example, o lineOptions) (goccy
 // TestRowAppendersMatchEncoders: every row appender writes, for examples of every shape
 // and strings that need every escape, the bytes that github.com/goccy/go-json's encoder
 // (what the export wrote before) and encoding/json write for the format's structs, and
-// counts the same rows; it never falls back to the structs on these examples.
+// counts the same rows; it never falls back to the structs on these examples. One
+// writer writes every example, as an encoder does.
 func TestRowAppendersMatchEncoders(t *testing.T) {
 	exs := rowExamples(t)
 	if len(exs) < 150 {
@@ -155,10 +156,12 @@ func TestRowAppendersMatchEncoders(t *testing.T) {
 	}
 	for format, rows := range rowAppenders {
 		t.Run(format, func(t *testing.T) {
-			for i := range exs {
-				ex := &exs[i]
-				for _, o := range rowOptions {
-					got, n, ok := rows([]byte("kept"), ex, o)
+			for _, o := range rowOptions {
+				w := newRowWriter(o) // one writer for every example, as an encoder has
+				for i := range exs {
+					ex := &exs[i]
+					w.start(ex)
+					got, n, ok := rows(w, []byte("kept"))
 					if !ok {
 						t.Fatalf("%s (%s view): the appender gave up", ex.ID, ex.View)
 					}
@@ -234,7 +237,9 @@ func TestRowAppendersFallBack(t *testing.T) {
 				ex := base
 				ex.Split = "train"
 				tc.change(&ex)
-				if _, _, ok := rowAppenders[format](nil, &ex, lineOptions{}); ok {
+				w := newRowWriter(lineOptions{})
+				w.start(&ex)
+				if _, _, ok := rowAppenders[format](w, nil); ok {
 					t.Fatal("the appender wrote the row")
 				}
 				var got bytes.Buffer
@@ -298,6 +303,51 @@ func TestAppendStringIsEncodingJSON(t *testing.T) {
 	}
 	for _, s := range trickyStrings {
 		check(s)
+	}
+}
+
+// TestEscapedTextSpans: a part of a text between two cuts, taken from the text escaped
+// once, is the part escaped on its own, for cuts anywhere in texts of tricky bytes (a cut
+// inside a character of several bytes, or between two of them, is not kept).
+func TestEscapedTextSpans(t *testing.T) {
+	alphabet := []string{"a", "\n", "\"", "\x00", "é", "日", "🚀", "\u2028", "\xff", "\xe2", "\x80", "\xe2\x80", "\xf0\x9f"}
+	r := rand.New(rand.NewPCG(5, 6))
+	var et escapedText
+	spans := 0
+	for range 5000 {
+		var b strings.Builder
+		for n := r.IntN(30); b.Len() < n; {
+			b.WriteString(alphabet[r.IntN(len(alphabet))])
+		}
+		text := b.String()
+		var cuts []int
+		for c := 0; c <= len(text); c++ {
+			if r.IntN(3) == 0 {
+				cuts = append(cuts, c)
+			}
+		}
+		et.fill(text, cuts)
+		if want := appendEscaped(nil, text); !bytes.Equal(et.esc, want) {
+			t.Fatalf("%q with cuts %v: escaped %q, want %q", text, cuts, et.esc, want)
+		}
+		for _, a := range append(cuts, 0) {
+			for _, b := range append(cuts, len(text)) {
+				if a > b {
+					continue
+				}
+				got, ok := et.span(a, b)
+				if !ok {
+					continue
+				}
+				spans++
+				if want := appendEscaped(nil, text[a:b]); !bytes.Equal(got, want) {
+					t.Fatalf("%q cut at %v: [%d:%d] is %q, want %q", text, cuts, a, b, got, want)
+				}
+			}
+		}
+	}
+	if spans < 10000 {
+		t.Fatalf("only %d spans kept", spans)
 	}
 }
 
