@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"math/rand/v2"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -227,9 +228,14 @@ func newBootstrap(o RunOptions) (*bootstrap, error) {
 	return b, nil
 }
 
-// done reports whether an earlier run finished attempt a of question qi.
+// done reports whether an earlier run finished attempt a of question qi. The key is
+// pipeline.Episode.Key's, built without fmt: done is asked of every attempt as it is
+// planned, started and ended.
 func (b *bootstrap) done(qi, a int) bool {
-	return b.o.Done[fmt.Sprintf("%s#%d", b.o.Questions[qi].ID, a)]
+	if len(b.o.Done) == 0 {
+		return false
+	}
+	return b.o.Done[b.o.Questions[qi].ID+"#"+strconv.Itoa(a)]
 }
 
 // stop reports why no new episode may start, or "".
