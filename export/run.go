@@ -143,6 +143,7 @@ func Run(ctx context.Context, opts RunOptions) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
+	defer paceGC()()
 	ropts := RenderOptions{System: cfg.System, TrainObservations: cfg.TrainObservations, Reasoning: cfg.Reasoning}
 	vopts := ValidateOptions{CorrectOnly: cfg.CorrectOnly, TrainObservations: cfg.TrainObservations}
 	wrong, err := wrongQuestions(cfg, opts.Rejected)
