@@ -3,8 +3,10 @@ package export
 import (
 	"bytes"
 	"encoding/json"
+	"iter"
 	"math"
 	"math/rand/v2"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -422,6 +424,59 @@ func TestToolSetEncodings(t *testing.T) {
 			if len(ts.defs) == 0 || !tool.ValidFor(task, ts.defs[0].Function.Name) {
 				t.Errorf("%s, %s: no tools", task, view)
 			}
+		}
+	}
+}
+
+// TestRunWritesWhatTheEncodersWrote exports episodes of every shape to every JSONL
+// format in every view, under options that change the rows and with shards, once
+// through the row appenders and once through goccy's encoder of the row structs (as the
+// export wrote before them), and finds the same files: names, rows, bytes and sha256.
+func TestRunWritesWhatTheEncodersWrote(t *testing.T) {
+	var eps []pipeline.Episode
+	for ep, err := range episodetest.Stream(200, nil)() {
+		if err != nil {
+			t.Fatal(err)
+		}
+		eps = append(eps, ep)
+	}
+	for _, stream := range []func() iter.Seq2[pipeline.Episode, error]{toolsFormatEpisodes(12), reasoningEpisodes(12)} {
+		for ep, err := range stream() {
+			if err != nil {
+				t.Fatal(err)
+			}
+			eps = append(eps, ep)
+		}
+	}
+	eps = append(append(eps, gameEpisodes()...), interchangeKept()...)
+	var formats []string
+	for f := range rowAppenders {
+		formats = append(formats, f)
+	}
+	slices.Sort(formats)
+	configs := []pipeline.ExportConfig{
+		{Formats: formats, Views: Views, System: "Answer <briefly> & \"well\".\n" + tricky(7), Weights: true,
+			Reasoning: ReasoningInline, ValidationFraction: 0.2, SplitSeed: 3},
+		{Formats: formats, Views: Views, ObservationRole: true, Weights: true, Reasoning: ReasoningKeep, ShardRows: 7,
+			ValidationFraction: 0.1, SplitSeed: 4},
+	}
+	export := func(cfg pipeline.ExportConfig) []File {
+		t.Helper()
+		res, err := Run(t.Context(), RunOptions{Config: cfg, Dir: filepath.Join(t.TempDir(), "export"),
+			Kept: func() iter.Seq2[pipeline.Episode, error] { return episodetest.Seq(eps) }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res.Files
+	}
+	for i, cfg := range configs {
+		got := export(cfg)
+		appenders := rowAppenders
+		rowAppenders = map[string]rowAppender{}
+		want := export(cfg)
+		rowAppenders = appenders
+		if len(got) < 2*len(formats) || !slices.Equal(got, want) {
+			t.Errorf("config %d: the files differ:\n got %v\nwant %v", i, got, want)
 		}
 	}
 }
