@@ -111,7 +111,12 @@ func FromAction(actionType, arg string) (name, arguments string, ok bool) {
 	}
 	// The bytes encoding/json writes for map[string]string{key: arg} without HTML
 	// escapes (the keys need no escaping), without encoding a map: the export converts
-	// every step of every episode, for several formats.
+	// every step of every episode, for several formats. An argument of printable ASCII
+	// without '"' or '\\' (most of them) is written as it is; any other goes through
+	// the encoder's escaping.
+	if plainJSON(arg) {
+		return actionType, `{"` + key + `":"` + arg + `"}`, true
+	}
 	var b bytes.Buffer
 	b.Grow(len(key) + len(arg) + 8)
 	b.WriteString(`{"` + key + `":`)
@@ -123,6 +128,17 @@ func FromAction(actionType, arg string) (name, arguments string, ok bool) {
 	out := b.Bytes()
 	out[len(out)-1] = '}' // Encode ends the value with a newline, where the object closes
 	return actionType, string(out), true
+}
+
+// plainJSON reports whether s is written in a JSON string as it is: printable ASCII
+// (0x20-0x7e) without '"' or '\\'.
+func plainJSON(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' {
+			return false
+		}
+	}
+	return true
 }
 
 // Action is the canonical action of a tool call: its type (search, lookup, finish), its

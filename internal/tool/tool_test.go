@@ -76,9 +76,10 @@ func TestToActionRejects(t *testing.T) {
 }
 
 // TestFromActionIsTheMapsEncoding holds FromAction's arguments to what encoding/json
-// writes for the one-key map without HTML escapes, on arguments that need escaping.
+// writes for the one-key map without HTML escapes, on arguments written as they are
+// (printable ASCII, HTML's characters included) and arguments that need escaping.
 func TestFromActionIsTheMapsEncoding(t *testing.T) {
-	args := []string{"", "Ada Lovelace", `Tom & "Jerry" <1940>`, "back\\slash", "tab\tnew\nline\r", "\x00\x01\x1f\x7f",
+	args := []string{"", "Ada Lovelace", `Tom & Jerry <1940> {a:[1,2]} ~/'?`, `Tom & "Jerry" <1940>`, "back\\slash", "tab\tnew\nline\r", "\x00\x01\x1f\x7f",
 		"café ☕ \U0001F600", "\u2028\u2029", "bad \xff\xfe utf-8", "\ufffd"}
 	for _, typ := range []string{pipeline.ActionSearch, pipeline.ActionLookup, pipeline.ActionFinish} {
 		for _, arg := range args {
