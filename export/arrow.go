@@ -15,7 +15,6 @@ import (
 	"github.com/apache/arrow/go/v15/arrow"
 	"github.com/apache/arrow/go/v15/arrow/array"
 	"github.com/apache/arrow/go/v15/arrow/ipc"
-	"github.com/apache/arrow/go/v15/arrow/memory"
 	"github.com/apache/arrow/go/v15/parquet"
 	"github.com/apache/arrow/go/v15/parquet/compress"
 	"github.com/apache/arrow/go/v15/parquet/pqarrow"
@@ -27,41 +26,26 @@ import (
 // in batches of this many, never held all at once.
 const batchRows = 1000
 
-// batchBuilder builds record batches of the shared schema, presizing each batch's
-// buffers from the previous one.
+// batchBuilder builds record batches of the shared schema, one colBuf per column, each
+// batch's buffers presized from the previous one's.
 type batchBuilder struct {
-	b     *array.RecordBuilder
-	rows  int
-	strs  []*array.StringBuilder // every string builder, nested ones included
-	sizes [][2]int               // their element count and data bytes in the last batch
+	schema *arrow.Schema
+	cols   []*colBuf
+	rows   int
 }
 
 func newBatchBuilder(schema *arrow.Schema) *batchBuilder {
-	bb := &batchBuilder{b: array.NewRecordBuilder(memory.DefaultAllocator, schema)}
-	var walk func(b array.Builder)
-	walk = func(b array.Builder) {
-		switch b := b.(type) {
-		case *array.StringBuilder:
-			bb.strs = append(bb.strs, b)
-		case *array.ListBuilder:
-			walk(b.ValueBuilder())
-		case *array.StructBuilder:
-			for i := range b.NumField() {
-				walk(b.FieldBuilder(i))
-			}
-		}
+	bb := &batchBuilder{schema: schema, cols: make([]*colBuf, len(columns))}
+	for i, c := range columns {
+		bb.cols[i] = newColBuf(c.typ)
 	}
-	for _, f := range bb.b.Fields() {
-		walk(f)
-	}
-	bb.sizes = make([][2]int, len(bb.strs))
 	return bb
 }
 
 // add appends ex's row and returns its size for export.shard_bytes.
 func (bb *batchBuilder) add(ex *Example) int64 {
 	for i, c := range columns {
-		c.appendTo(bb.b.Field(i), ex)
+		c.put(bb.cols[i], ex)
 	}
 	bb.rows++
 	return rowSize(ex)
@@ -70,21 +54,19 @@ func (bb *batchBuilder) add(ex *Example) int64 {
 // record returns the rows added so far as a record (the caller releases it) and starts
 // the next batch.
 func (bb *batchBuilder) record() arrow.Record {
-	for i, b := range bb.strs {
-		bb.sizes[i] = [2]int{b.Len(), b.DataLen()}
+	arrs := make([]arrow.Array, len(bb.cols))
+	for i, c := range bb.cols {
+		data := c.finish()
+		arrs[i] = array.MakeFromData(data)
+		data.Release()
 	}
-	rec := bb.b.NewRecord()
+	rec := array.NewRecord(bb.schema, arrs, int64(bb.rows))
+	for _, a := range arrs {
+		a.Release()
+	}
 	bb.rows = 0
-	// Size the next batch's buffers like this one's, so they are allocated once instead
-	// of doubled and copied a dozen times.
-	for i, b := range bb.strs {
-		b.Reserve(bb.sizes[i][0] + bb.sizes[i][0]/8)
-		b.ReserveData(bb.sizes[i][1] + bb.sizes[i][1]/8)
-	}
 	return rec
 }
-
-func (bb *batchBuilder) release() { bb.b.Release() }
 
 // batchEncoder writes record batches into one shard: batches it builds itself from
 // examples (write), or batches built once and shared with other formats (writeRecord).
@@ -123,7 +105,6 @@ func (e *batchEncoder) writeRecord(rec arrow.Record) error { return e.flush(rec)
 
 func (e *batchEncoder) finish() error {
 	if e.bb != nil {
-		defer e.bb.release()
 		if e.bb.rows > 0 {
 			if err := e.emit(); err != nil {
 				return err
@@ -243,7 +224,6 @@ func (s *sharedBatches) Close() error {
 				errs = append(errs, err)
 			}
 		}
-		sb.bb.release()
 	}
 	close(s.queue)
 	if err := <-s.done; err != nil {

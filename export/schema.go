@@ -14,7 +14,7 @@ import (
 type column struct {
 	name     string
 	typ      arrow.DataType
-	appendTo func(b array.Builder, ex *Example)
+	put      func(c *colBuf, ex *Example)
 	read     func(a arrow.Array, i int, ex *Example)
 	size     func(ex *Example) int // approximate bytes of the value, for shard_bytes
 	nullable bool                  // the column holds nulls (reward)
@@ -48,27 +48,27 @@ var (
 func strCol(name string, get func(*Example) string, set func(*Example, string)) column {
 	return column{
 		name: name, typ: arrow.BinaryTypes.String,
-		appendTo: func(b array.Builder, ex *Example) { b.(*array.StringBuilder).Append(get(ex)) },
-		read:     func(a arrow.Array, i int, ex *Example) { set(ex, a.(*array.String).Value(i)) },
-		size:     func(ex *Example) int { return len(get(ex)) + 4 },
+		put:  func(c *colBuf, ex *Example) { c.str(get(ex)) },
+		read: func(a arrow.Array, i int, ex *Example) { set(ex, a.(*array.String).Value(i)) },
+		size: func(ex *Example) int { return len(get(ex)) + 4 },
 	}
 }
 
 func boolCol(name string, get func(*Example) bool, set func(*Example, bool)) column {
 	return column{
 		name: name, typ: arrow.FixedWidthTypes.Boolean,
-		appendTo: func(b array.Builder, ex *Example) { b.(*array.BooleanBuilder).Append(get(ex)) },
-		read:     func(a arrow.Array, i int, ex *Example) { set(ex, a.(*array.Boolean).Value(i)) },
-		size:     func(*Example) int { return 1 },
+		put:  func(c *colBuf, ex *Example) { c.boolean(get(ex)) },
+		read: func(a arrow.Array, i int, ex *Example) { set(ex, a.(*array.Boolean).Value(i)) },
+		size: func(*Example) int { return 1 },
 	}
 }
 
 func floatCol(name string, get func(*Example) float64, set func(*Example, float64)) column {
 	return column{
 		name: name, typ: arrow.PrimitiveTypes.Float64,
-		appendTo: func(b array.Builder, ex *Example) { b.(*array.Float64Builder).Append(get(ex)) },
-		read:     func(a arrow.Array, i int, ex *Example) { set(ex, a.(*array.Float64).Value(i)) },
-		size:     func(*Example) int { return 8 },
+		put:  func(c *colBuf, ex *Example) { c.float(get(ex)) },
+		read: func(a arrow.Array, i int, ex *Example) { set(ex, a.(*array.Float64).Value(i)) },
+		size: func(*Example) int { return 8 },
 	}
 }
 
@@ -88,12 +88,12 @@ var columns = []column{
 	{
 		// reward is null where the episode has none (the Wikipedia tasks).
 		name: "reward", typ: arrow.PrimitiveTypes.Float64, nullable: true,
-		appendTo: func(b array.Builder, ex *Example) {
+		put: func(c *colBuf, ex *Example) {
 			if ex.Reward == nil {
-				b.AppendNull()
+				c.floatNull()
 				return
 			}
-			b.(*array.Float64Builder).Append(*ex.Reward)
+			c.float(*ex.Reward)
 		},
 		read: func(a arrow.Array, i int, ex *Example) {
 			if a.IsValid(i) {
@@ -105,53 +105,42 @@ var columns = []column{
 	},
 	{
 		name: "n_steps", typ: arrow.PrimitiveTypes.Int64,
-		appendTo: func(b array.Builder, ex *Example) { b.(*array.Int64Builder).Append(ex.NSteps) },
-		read:     func(a arrow.Array, i int, ex *Example) { ex.NSteps = a.(*array.Int64).Value(i) },
-		size:     func(*Example) int { return 8 },
+		put:  func(c *colBuf, ex *Example) { c.integer(ex.NSteps) },
+		read: func(a arrow.Array, i int, ex *Example) { ex.NSteps = a.(*array.Int64).Value(i) },
+		size: func(*Example) int { return 8 },
 	},
-	{name: "steps", typ: stepsType, appendTo: appendSteps, read: readSteps, size: stepsSize},
-	{name: "messages", typ: messagesType, appendTo: appendMessages, read: readMessages, size: messagesSize},
+	{name: "steps", typ: stepsType, put: putSteps, read: readSteps, size: stepsSize},
+	{name: "messages", typ: messagesType, put: putMessages, read: readMessages, size: messagesSize},
 	strCol("text", func(e *Example) string { return e.Text }, func(e *Example, v string) { e.Text = v }),
-	{name: "tools", typ: toolsType, appendTo: appendTools, read: readTools, size: toolsSize},
-	{name: "tool_messages", typ: toolMessagesType, appendTo: appendToolMessages, read: readToolMessages, size: toolMessagesSize},
+	{name: "tools", typ: toolsType, put: putTools, read: readTools, size: toolsSize},
+	{name: "tool_messages", typ: toolMessagesType, put: putToolMessages, read: readToolMessages, size: toolMessagesSize},
 	boolCol("rationalized", func(e *Example) bool { return e.Rationalized }, func(e *Example, v bool) { e.Rationalized = v }),
 	{
 		name: "n_tokens", typ: arrow.PrimitiveTypes.Int64,
-		appendTo: func(b array.Builder, ex *Example) { b.(*array.Int64Builder).Append(ex.Tokens) },
-		read:     func(a arrow.Array, i int, ex *Example) { ex.Tokens = a.(*array.Int64).Value(i) },
-		size:     func(*Example) int { return 8 },
+		put:  func(c *colBuf, ex *Example) { c.integer(ex.Tokens) },
+		read: func(a arrow.Array, i int, ex *Example) { ex.Tokens = a.(*array.Int64).Value(i) },
+		size: func(*Example) int { return 8 },
 	},
 	strCol("run_id", func(e *Example) string { return e.RunID }, func(e *Example, v string) { e.RunID = v }),
 	strCol("view", func(e *Example) string { return e.View }, func(e *Example, v string) { e.View = v }),
 	strCol("split", func(e *Example) string { return e.Split }, func(e *Example, v string) { e.Split = v }),
 }
 
-func appendSteps(b array.Builder, ex *Example) {
-	lb := b.(*array.ListBuilder)
-	sb := lb.ValueBuilder().(*array.StructBuilder)
-	lb.Append(true)
+func putSteps(c *colBuf, ex *Example) {
+	st, f := c.structs()
 	for _, s := range ex.Steps {
-		sb.Append(true)
-		sb.FieldBuilder(0).(*array.StringBuilder).Append(s.Thought)
-		sb.FieldBuilder(1).(*array.StringBuilder).Append(s.Action)
-		sb.FieldBuilder(2).(*array.StringBuilder).Append(s.ActionType)
-		sb.FieldBuilder(3).(*array.StringBuilder).Append(s.Argument)
-		sb.FieldBuilder(4).(*array.StringBuilder).Append(s.Observation)
-		sb.FieldBuilder(5).(*array.StringBuilder).Append(s.Reasoning)
-		appendFloats(sb.FieldBuilder(6).(*array.ListBuilder), s.Logprobs)
-		appendInts(sb.FieldBuilder(7).(*array.ListBuilder), s.PromptTokenIDs)
-		appendInts(sb.FieldBuilder(8).(*array.ListBuilder), s.CompletionTokenIDs)
+		st.n++
+		f[0].str(s.Thought)
+		f[1].str(s.Action)
+		f[2].str(s.ActionType)
+		f[3].str(s.Argument)
+		f[4].str(s.Observation)
+		f[5].str(s.Reasoning)
+		f[6].floats(s.Logprobs)
+		f[7].ints(s.PromptTokenIDs)
+		f[8].ints(s.CompletionTokenIDs)
 	}
-}
-
-func appendFloats(lb *array.ListBuilder, v []float64) {
-	lb.Append(true)
-	lb.ValueBuilder().(*array.Float64Builder).AppendValues(v, nil)
-}
-
-func appendInts(lb *array.ListBuilder, v []int64) {
-	lb.Append(true)
-	lb.ValueBuilder().(*array.Int64Builder).AppendValues(v, nil)
+	c.endList()
 }
 
 // floatsAt and intsAt read element k of a list column; nil for an empty list.
@@ -201,17 +190,16 @@ func stepsSize(ex *Example) int {
 	return n
 }
 
-func appendMessages(b array.Builder, ex *Example) {
-	lb := b.(*array.ListBuilder)
-	sb := lb.ValueBuilder().(*array.StructBuilder)
-	lb.Append(true)
+func putMessages(c *colBuf, ex *Example) {
+	st, f := c.structs()
 	for _, m := range ex.Messages {
-		sb.Append(true)
-		sb.FieldBuilder(0).(*array.StringBuilder).Append(m.Role)
-		sb.FieldBuilder(1).(*array.StringBuilder).Append(m.Content)
-		sb.FieldBuilder(2).(*array.BooleanBuilder).Append(m.Trainable)
-		sb.FieldBuilder(3).(*array.StringBuilder).Append(m.Reasoning)
+		st.n++
+		f[0].str(m.Role)
+		f[1].str(m.Content)
+		f[2].boolean(m.Trainable)
+		f[3].str(m.Reasoning)
 	}
+	c.endList()
 }
 
 func readMessages(a arrow.Array, i int, ex *Example) {

@@ -486,11 +486,9 @@ var (
 	))
 )
 
-func appendTools(b array.Builder, ex *Example) {
-	lb := b.(*array.ListBuilder)
-	sb := lb.ValueBuilder().(*array.StructBuilder)
-	fb := sb.FieldBuilder(1).(*array.StructBuilder)
-	lb.Append(true)
+func putTools(c *colBuf, ex *Example) {
+	st, f := c.structs()
+	fn := f[1].children
 	ts := toolsOf(ex.Task, ex.View)
 	for i, d := range ex.Tools {
 		var params string
@@ -500,13 +498,14 @@ func appendTools(b array.Builder, ex *Example) {
 			p, _ := json.Marshal(d.Function.Parameters)
 			params = string(p)
 		}
-		sb.Append(true)
-		sb.FieldBuilder(0).(*array.StringBuilder).Append(d.Type)
-		fb.Append(true)
-		fb.FieldBuilder(0).(*array.StringBuilder).Append(d.Function.Name)
-		fb.FieldBuilder(1).(*array.StringBuilder).Append(d.Function.Description)
-		fb.FieldBuilder(2).(*array.StringBuilder).Append(params)
+		st.n++
+		f[0].str(d.Type)
+		f[1].n++
+		fn[0].str(d.Function.Name)
+		fn[1].str(d.Function.Description)
+		fn[2].str(params)
 	}
+	c.endList()
 }
 
 func readTools(a arrow.Array, i int, ex *Example) {
@@ -535,31 +534,30 @@ func toolsSize(ex *Example) int {
 	return n
 }
 
-func appendToolMessages(b array.Builder, ex *Example) {
-	lb := b.(*array.ListBuilder)
-	sb := lb.ValueBuilder().(*array.StructBuilder)
-	cb := sb.FieldBuilder(2).(*array.ListBuilder)
-	csb := cb.ValueBuilder().(*array.StructBuilder)
-	cfb := csb.FieldBuilder(2).(*array.StructBuilder)
-	lb.Append(true)
+func putToolMessages(c *colBuf, ex *Example) {
+	st, f := c.structs()
+	calls := f[2]
+	cst, cf := calls.structs()
+	cfn := cf[2].children
 	for _, m := range ex.ToolMessages {
-		sb.Append(true)
-		sb.FieldBuilder(0).(*array.StringBuilder).Append(m.Role)
-		sb.FieldBuilder(1).(*array.StringBuilder).Append(m.Content)
-		cb.Append(true)
-		for _, c := range m.ToolCalls {
-			csb.Append(true)
-			csb.FieldBuilder(0).(*array.StringBuilder).Append(c.ID)
-			csb.FieldBuilder(1).(*array.StringBuilder).Append("function")
-			cfb.Append(true)
-			cfb.FieldBuilder(0).(*array.StringBuilder).Append(c.Name)
-			cfb.FieldBuilder(1).(*array.StringBuilder).Append(c.Arguments)
+		st.n++
+		f[0].str(m.Role)
+		f[1].str(m.Content)
+		for _, tc := range m.ToolCalls {
+			cst.n++
+			cf[0].str(tc.ID)
+			cf[1].str("function")
+			cf[2].n++
+			cfn[0].str(tc.Name)
+			cfn[1].str(tc.Arguments)
 		}
-		sb.FieldBuilder(3).(*array.StringBuilder).Append(m.ToolCallID)
-		sb.FieldBuilder(4).(*array.StringBuilder).Append(m.Name)
-		sb.FieldBuilder(5).(*array.BooleanBuilder).Append(m.Trainable)
-		sb.FieldBuilder(6).(*array.StringBuilder).Append(m.Reasoning)
+		calls.endList()
+		f[3].str(m.ToolCallID)
+		f[4].str(m.Name)
+		f[5].boolean(m.Trainable)
+		f[6].str(m.Reasoning)
 	}
+	c.endList()
 }
 
 func readToolMessages(a arrow.Array, i int, ex *Example) {
