@@ -48,18 +48,23 @@ var (
 // test that lets Step skip a regexp that cannot match: those regexps scan the whole
 // completion at every position. Any non-ASCII text may hold it, since (?i) folds some
 // non-ASCII letters onto ASCII ones (ſ onto s, the Kelvin sign onto k).
-func mayHold(s, word string) bool {
+func mayHold(s, word string) bool { return firstHold(s, word) >= 0 }
+
+// firstHold is where s may first hold word (lower-case ASCII) in any case: the first
+// place it does, 0 for text with any non-ASCII byte (which may hold it anywhere, see
+// mayHold), or -1 when s cannot hold it.
+func firstHold(s, word string) int {
 	for i := 0; i < len(s); i++ {
 		if s[i] >= utf8.RuneSelf {
-			return true
+			return 0
 		}
 	}
 	for i := 0; i+len(word) <= len(s); i++ {
 		if lower(s[i]) == word[0] && asciiEqualFold(s[i:i+len(word)], word) {
-			return true
+			return i
 		}
 	}
-	return false
+	return -1
 }
 
 // asciiEqualFold compares ASCII s with lower-case word, ignoring s's case.
@@ -95,6 +100,23 @@ func findAll(re *regexp.Regexp, s string, n int, word string) [][]int {
 	return re.FindAllStringIndex(s, n)
 }
 
+// findAllLines is findAll for a regexp whose every match starts at a line start ((?m)^)
+// and holds word with no newline before it: no match starts before the line where s may
+// first hold word, so the scan starts there (a ReAct step's action is its last line;
+// scanning the thought before it was most of Step's time).
+func findAllLines(re *regexp.Regexp, s string, n int, word string) [][]int {
+	at := firstHold(s, word)
+	if at < 0 {
+		return nil
+	}
+	from := strings.LastIndexByte(s[:at], '\n') + 1
+	locs := re.FindAllStringIndex(s[from:], n)
+	for _, loc := range locs {
+		loc[0], loc[1] = loc[0]+from, loc[1]+from
+	}
+	return locs
+}
+
 // normalizeNewlines turns Windows and old Mac line ends into \n.
 func normalizeNewlines(s string) string {
 	if !strings.Contains(s, "\r") {
@@ -119,11 +141,11 @@ func Step(completion string, step int) Parsed {
 		s, p.Cut = s[:end], true
 	}
 	start, body := -1, -1 // where the action (label) starts, where its text starts
-	if locs := findAll(actLineRe, s, -1, "action"); len(locs) > 0 {
+	if locs := findAllLines(actLineRe, s, -1, "action"); len(locs) > 0 {
 		start, body, p.Extra = locs[0][0], locs[0][1], len(locs) > 1
 	} else if locs := findAll(actInlineRe, s, -1, "action"); len(locs) > 0 {
 		start, body, p.Extra = locs[0][0], locs[0][1], len(locs) > 1
-	} else if locs := findAll(bareActRe, s, -1, "["); len(locs) > 0 {
+	} else if locs := findAllLines(bareActRe, s, -1, "["); len(locs) > 0 {
 		start, body, p.Extra = locs[0][0], locs[0][0], len(locs) > 1
 	}
 	if start < 0 {

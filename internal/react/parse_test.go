@@ -1,6 +1,7 @@
 package react
 
 import (
+	"math/rand/v2"
 	"regexp"
 	"slices"
 	"strings"
@@ -121,8 +122,51 @@ func TestFiltersKeepMatches(t *testing.T) {
 				t.Errorf("%s on %q: got %v, want %v", f.name, in, got, want)
 			}
 		}
+		checkLineFilters(t, in)
 		if n := len(actNameRe.FindAllStringIndex(in, 3)); n > 1 && strings.Count(in, "[") < 2 {
 			t.Errorf("actName on %q: %d matches with fewer brackets", in, n)
 		}
 	}
+}
+
+// checkLineFilters: findAllLines, which starts the scan at the line where the word may
+// first be, finds what the regexp finds in the whole text.
+func checkLineFilters(t *testing.T, in string) {
+	t.Helper()
+	for _, f := range []struct {
+		name string
+		re   *regexp.Regexp
+		word string
+	}{{"actLine", actLineRe, "action"}, {"bare", bareActRe, "["}} {
+		for _, n := range []int{-1, 1, 2} {
+			if got, want := findAllLines(f.re, in, n, f.word), f.re.FindAllStringIndex(in, n); !slices.EqualFunc(got, want, slices.Equal) {
+				t.Errorf("%s on %q (n %d): got %v, want %v", f.name, in, n, got, want)
+			}
+		}
+	}
+}
+
+// TestLineFiltersKeepMatches runs checkLineFilters on lines of labels, words, brackets and
+// blanks in every order: the word on a line before the one that matches, in the middle of
+// a line, twice, in another case, after a non-ASCII letter.
+func TestLineFiltersKeepMatches(t *testing.T) {
+	lines := []string{
+		"", "Thought 1: I should search", "Action 1: Search[A]", "action: lookup[b]", "  \tACTION 2 : Finish[c]",
+		"no action here", "the action: is inline", "Search[x]", " lookup [y] and finish[z]", "[", "a[b",
+		"Observation 1: x", "ſearch[x]", "Actio", "action", "\tsearch\t[",
+	}
+	rng := rand.New(rand.NewPCG(25, 3))
+	for range 5000 {
+		parts := make([]string, 1+rng.IntN(4))
+		for i := range parts {
+			parts[i] = lines[rng.IntN(len(lines))]
+		}
+		checkLineFilters(t, strings.Join(parts, "\n"))
+	}
+}
+
+func FuzzLineFilters(f *testing.F) {
+	f.Add("Thought: x\nAction: Search[A]\nAction: Lookup[b]")
+	f.Add("search here\n search[a]")
+	f.Fuzz(func(t *testing.T, in string) { checkLineFilters(t, in) })
 }
