@@ -1,11 +1,9 @@
 package generate
 
 import (
-	"os"
-	"runtime"
-	"runtime/debug"
-	"runtime/metrics"
-	"sync"
+	"math"
+
+	"github.com/reactgen/reactgen/internal/gcpace"
 )
 
 // The collector's pace while a run is in flight (issue 25). A run's live heap is a few
@@ -14,9 +12,8 @@ import (
 // it), so at the default GOGC of 100 the collector ran every few hundred calls, each
 // cycle scanning the stacks of every episode and connection goroutine. During a run the
 // heap may instead grow by gcHeadroom above the live heap before a cycle starts, and
-// never by less than the default allows: GOGC is set, after each cycle, to
-// gcPercent(the live heap). A user's GOGC or GOMEMLIMIT in the environment is theirs and
-// is left alone; the process's setting comes back when the last run in flight ends.
+// never by less than the default allows: GOGC is gcPercent(the live heap), set again
+// after each cycle (internal/gcpace, which leaves a user's GOGC or GOMEMLIMIT alone).
 
 // gcHeadroom is how far the heap may grow above the live heap during a run.
 const gcHeadroom = 64 << 20
@@ -32,64 +29,10 @@ func gcPercent(live uint64) int {
 	return int(max(100, min(most, 100*gcHeadroom/live)))
 }
 
-var gcPace struct {
-	mu   sync.Mutex
-	runs int  // runs in flight that set the pace
-	old  int  // the GOGC before the first of them
-	on   *int // the current pacing's generation; nil when none
+// runPace is a run's gcpace.Policy: GOGC from the live heap, no memory limit.
+func runPace(live uint64) gcpace.Setting {
+	return gcpace.Setting{GCPercent: gcPercent(live), MemoryLimit: math.MaxInt64}
 }
 
-// paceGC sets the collector's pace for a run and returns what undoes it. Runs may
-// overlap: the first sets the pace, the last restores the process's GOGC.
-func paceGC() (restore func()) {
-	if os.Getenv("GOGC") != "" || os.Getenv("GOMEMLIMIT") != "" {
-		return func() {}
-	}
-	gcPace.mu.Lock()
-	defer gcPace.mu.Unlock()
-	gcPace.runs++
-	if gcPace.runs == 1 {
-		on := new(int)
-		gcPace.on = on
-		gcPace.old = debug.SetGCPercent(gcPercent(markedLive()))
-		repaceAfterGC(on)
-	}
-	return sync.OnceFunc(func() {
-		gcPace.mu.Lock()
-		defer gcPace.mu.Unlock()
-		gcPace.runs--
-		if gcPace.runs == 0 {
-			gcPace.on = nil
-			debug.SetGCPercent(gcPace.old)
-		}
-	})
-}
-
-// gcMark is allocated only to become garbage: its cleanup runs after the next cycle
-// that finds it unreachable. It is too large for the tiny allocator, whose blocks
-// are freed (and their cleanups run) only when every object in them is.
-type gcMark struct{ _ [32]byte }
-
-// repaceAfterGC sets GOGC from the live heap after the next collection, and again after
-// each one, while on is the current pacing.
-func repaceAfterGC(on *int) {
-	runtime.AddCleanup(new(gcMark), func(on *int) {
-		gcPace.mu.Lock()
-		defer gcPace.mu.Unlock()
-		if gcPace.on != on {
-			return
-		}
-		debug.SetGCPercent(gcPercent(markedLive()))
-		repaceAfterGC(on)
-	}, on)
-}
-
-// markedLive is the heap the last collection marked live (0 before the first).
-func markedLive() uint64 {
-	s := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
-	metrics.Read(s)
-	if s[0].Value.Kind() != metrics.KindUint64 {
-		return 0
-	}
-	return s[0].Value.Uint64()
-}
+// paceGC paces the collector for a run until the returned function is called.
+func paceGC() (restore func()) { return gcpace.Start(runPace) }

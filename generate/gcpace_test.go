@@ -2,8 +2,10 @@ package generate
 
 import (
 	"runtime"
-	"runtime/metrics"
+	"runtime/debug"
 	"testing"
+
+	"github.com/reactgen/reactgen/internal/gcpace"
 )
 
 func TestGCPercent(t *testing.T) {
@@ -27,76 +29,24 @@ func TestGCPercent(t *testing.T) {
 	}
 }
 
-// gogc is the process's GOGC now.
-func gogc(t *testing.T) int {
-	t.Helper()
-	s := []metrics.Sample{{Name: "/gc/gogc:percent"}}
-	metrics.Read(s)
-	if s[0].Value.Kind() != metrics.KindUint64 {
-		t.Fatal("runtime/metrics has no /gc/gogc:percent")
-	}
-	return int(s[0].Value.Uint64())
-}
-
-// TestPaceGC: a run sets GOGC from the live heap, again after each collection, and the
-// process's GOGC comes back when the last of overlapping runs ends.
+// TestPaceGC: a run starts with GOGC at gcPercent of the live heap, and the process's
+// GOGC comes back after it (the pacing itself: internal/gcpace).
 func TestPaceGC(t *testing.T) {
 	t.Setenv("GOGC", "")
 	t.Setenv("GOMEMLIMIT", "")
 	runtime.GC()
-	before := gogc(t)
-	if live := markedLive(); live >= gcHeadroom/2 {
-		t.Skipf("the test process's live heap is %d bytes: too large to see the pace", live)
+	before := debug.SetGCPercent(-1)
+	debug.SetGCPercent(before)
+	live := gcpace.Live()
+	restore := paceGC()
+	got := debug.SetGCPercent(-1)
+	debug.SetGCPercent(got)
+	restore()
+	// A collection in between (rare at this pace) repaces it from the new live heap.
+	if want := gcPercent(live); got != want && got != gcPercent(gcpace.Live()) {
+		t.Errorf("GOGC during a run = %d, want gcPercent(live heap %d) = %d", got, gcpace.Live(), want)
 	}
-	first := paceGC()
-	if got := gogc(t); got <= 100 {
-		t.Fatalf("GOGC during a run with a small live heap = %d, want above 100", got)
-	}
-	second := paceGC() // an overlapping run
-
-	// A live heap of 48 MiB: after a collection the pace lets it grow by the headroom.
-	keep := make([]byte, 48<<20)
-	for i := range keep {
-		keep[i] = byte(i)
-	}
-	want := 0
-	for range 100 { // the pace is set in a cleanup, which runs after the collection
-		runtime.GC()
-		runtime.Gosched()
-		if want = gcPercent(markedLive()); gogc(t) == want {
-			break
-		}
-	}
-	if got := gogc(t); got != want || want >= 200 || want == before {
-		t.Fatalf("GOGC with a live heap of %d bytes = %d, want gcPercent = %d (under 200, not the process's %d)", markedLive(), got, want, before)
-	}
-
-	first()
-	first() // a second call undoes nothing more
-	if got := gogc(t); got == before {
-		t.Errorf("GOGC came back to %d while a run is still in flight", got)
-	}
-	second()
-	runtime.KeepAlive(keep)
-	if got := gogc(t); got != before {
-		t.Errorf("GOGC after the last run = %d, want the process's %d", got, before)
-	}
-}
-
-// TestPaceGCLeavesTheUsersSetting: with GOGC or GOMEMLIMIT set, a run leaves the
-// collector as the user set it.
-func TestPaceGCLeavesTheUsersSetting(t *testing.T) {
-	for _, env := range []string{"GOGC", "GOMEMLIMIT"} {
-		t.Run(env, func(t *testing.T) {
-			t.Setenv("GOGC", "")
-			t.Setenv("GOMEMLIMIT", "")
-			t.Setenv(env, map[string]string{"GOGC": "50", "GOMEMLIMIT": "1GiB"}[env])
-			before := gogc(t)
-			restore := paceGC()
-			if got := gogc(t); got != before {
-				t.Errorf("GOGC during a run with %s set = %d, want %d", env, got, before)
-			}
-			restore()
-		})
+	if now := debug.SetGCPercent(before); now != before {
+		t.Errorf("GOGC after the run = %d, want the process's %d", now, before)
 	}
 }
