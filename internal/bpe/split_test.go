@@ -125,3 +125,24 @@ func BenchmarkCountO200k(b *testing.B) {
 		c.Count(s)
 	}
 }
+
+// TestIsASCII holds the word-at-a-time isASCII to a byte loop: strings of every length
+// up to 24, plain and with one byte of 0x80 or above at each position.
+func TestIsASCII(t *testing.T) {
+	for n := range 25 {
+		b := []byte(strings.Repeat("a~\x7f\x00", 7)[:n])
+		if !isASCII(string(b)) {
+			t.Errorf("isASCII(%q) = false", b)
+		}
+		for i := range n {
+			for _, c := range []byte{0x80, 0xc3, 0xff} {
+				old := b[i]
+				b[i] = c
+				if isASCII(string(b)) {
+					t.Errorf("isASCII(%q) = true", b)
+				}
+				b[i] = old
+			}
+		}
+	}
+}
