@@ -3,6 +3,7 @@ package export
 import (
 	"strconv"
 
+	"github.com/reactgen/reactgen/internal/jsonenc"
 	"github.com/reactgen/reactgen/pipeline"
 )
 
@@ -43,7 +44,7 @@ func appendStringKey(dst []byte, key, s string, omit bool) []byte {
 	if omit && s == "" {
 		return dst
 	}
-	return appendString(appendKey(dst, key), s)
+	return jsonenc.AppendString(appendKey(dst, key), s)
 }
 
 // appendWeight appends ,"weight":1 or 0.
@@ -58,7 +59,7 @@ func appendWeight(dst []byte, trainable bool) []byte {
 // axolotlTurn), the object left open.
 func (w *rowWriter) chatTurn(dst []byte, i int) []byte {
 	m := &w.ex.Messages[i]
-	dst = appendString(append(dst, `{"role":`...), m.Role)
+	dst = jsonenc.AppendString(append(dst, `{"role":`...), m.Role)
 	dst = appendStringKey(dst, "content", m.Content, false)
 	return appendStringKey(dst, "reasoning_content", m.Reasoning, true)
 }
@@ -122,7 +123,7 @@ func (w *rowWriter) completion(dst []byte) ([]byte, int, bool) {
 		if w.o.System != "" {
 			dst = append(append(dst, w.system...), `\n\n`...)
 		}
-		dst = append(appendEscaped(dst, qline), `\n`...)
+		dst = append(jsonenc.AppendEscaped(dst, qline), `\n`...)
 		dst = append(w.textSpan(dst, history[0], history[1]), `","completion":"`...)
 		return append(w.textSpan(dst, completion[0], completion[1]), "\"}\n"...)
 	})
@@ -133,7 +134,7 @@ func (w *rowWriter) completion(dst []byte) ([]byte, int, bool) {
 func (w *rowWriter) alpaca(dst []byte) ([]byte, int, bool) {
 	qline := QuestionLine(w.ex.Task, w.ex.Question)
 	dst, rows := w.textRows(dst, func(dst []byte, history, completion [2]int) []byte {
-		dst = appendString(append(dst, `{"instruction":`...), qline)
+		dst = jsonenc.AppendString(append(dst, `{"instruction":`...), qline)
 		dst = w.textSpan(append(dst, `,"input":"`...), history[0], history[1])
 		if history[1] > history[0] && w.ex.Text[history[1]-1] == '\n' {
 			dst = dst[:len(dst)-len(`\n`)] // strings.TrimSuffix(history, "\n")
@@ -152,9 +153,9 @@ func (w *rowWriter) alpaca(dst []byte) ([]byte, int, bool) {
 // string.
 func appendWithReasoning(dst []byte, reasoning, content string) []byte {
 	if reasoning != "" {
-		dst = append(appendEscaped(append(dst, `<think>\n`...), reasoning), `\n</think>\n\n`...)
+		dst = append(jsonenc.AppendEscaped(append(dst, `<think>\n`...), reasoning), `\n</think>\n\n`...)
 	}
-	return appendEscaped(dst, content)
+	return jsonenc.AppendEscaped(dst, content)
 }
 
 // shareGPT writes shareGPTLine's row.
@@ -201,25 +202,25 @@ func (w *rowWriter) agentGym(dst []byte) ([]byte, int, bool) {
 		dst = append(append(append(dst, `{"from":"`...), from...), `","loss":`...)
 		dst = append(append(dst, loss...), `,"value":"`...)
 		if first && system != "" {
-			dst = append(appendEscaped(dst, system), `\n\n`...)
+			dst = append(jsonenc.AppendEscaped(dst, system), `\n\n`...)
 		}
 		first = false
-		dst = append(appendEscaped(dst, m.Content), '"')
+		dst = append(jsonenc.AppendEscaped(dst, m.Content), '"')
 		if m.Role == RoleAssistant {
 			dst = appendStringKey(dst, "reasoning_content", m.Reasoning, true)
 		}
 		dst = append(dst, '}')
 	}
 	dst = append(dst, `],"item_id":"`...)
-	dst = append(appendEscaped(dst, w.ex.Task), '_')
-	return append(appendEscaped(dst, w.ex.ID), "\"}\n"...), 1, true
+	dst = append(jsonenc.AppendEscaped(dst, w.ex.Task), '_')
+	return append(jsonenc.AppendEscaped(dst, w.ex.ID), "\"}\n"...), 1, true
 }
 
 // appendCall appends one tool call in OpenAI's layout (openAIToolCall).
 func appendCall(dst []byte, c ToolCall) []byte {
-	dst = appendString(append(dst, `{"id":`...), c.ID)
-	dst = appendString(append(dst, `,"type":"function","function":{"name":`...), c.Name)
-	dst = appendString(append(dst, `,"arguments":`...), c.Arguments)
+	dst = jsonenc.AppendString(append(dst, `{"id":`...), c.ID)
+	dst = jsonenc.AppendString(append(dst, `,"type":"function","function":{"name":`...), c.Name)
+	dst = jsonenc.AppendString(append(dst, `,"arguments":`...), c.Arguments)
 	return append(dst, "}}"...)
 }
 
@@ -246,14 +247,14 @@ func (w *rowWriter) openAITools(dst []byte) ([]byte, int, bool) {
 		if i > 0 {
 			dst = append(dst, ',')
 		}
-		dst = appendString(append(dst, `{"role":`...), m.Role)
+		dst = jsonenc.AppendString(append(dst, `{"role":`...), m.Role)
 		inline := inlineMode && m.Reasoning != ""
 		if inline || m.Content != "" || len(m.ToolCalls) == 0 {
 			dst = append(dst, `,"content":"`...)
 			if inline {
-				dst = append(appendEscaped(append(dst, `<think>\n`...), m.Reasoning), `\n</think>\n\n`...)
+				dst = append(jsonenc.AppendEscaped(append(dst, `<think>\n`...), m.Reasoning), `\n</think>\n\n`...)
 			}
-			dst = append(appendEscaped(dst, m.Content), '"')
+			dst = append(jsonenc.AppendEscaped(dst, m.Content), '"')
 		}
 		if !inlineMode {
 			dst = appendStringKey(dst, "reasoning_content", m.Reasoning, true)
@@ -276,7 +277,7 @@ func (w *rowWriter) hfTools(dst []byte) ([]byte, int, bool) {
 		if i > 0 {
 			dst = append(dst, ',')
 		}
-		dst = appendString(append(dst, `{"role":`...), m.Role)
+		dst = jsonenc.AppendString(append(dst, `{"role":`...), m.Role)
 		dst = appendStringKey(dst, "content", m.Content, false)
 		dst = appendStringKey(dst, "reasoning_content", m.Reasoning, true)
 		dst = appendCalls(dst, m.ToolCalls)
@@ -306,28 +307,28 @@ func (w *rowWriter) shareGPTTools(dst []byte) ([]byte, int, bool) {
 			continue
 		case m.Role == RoleUser && n == 0:
 			turn("human")
-			dst = appendEscaped(dst, m.Content)
+			dst = jsonenc.AppendEscaped(dst, m.Content)
 		case m.Role == RoleUser, m.Role == RoleTool:
 			turn("observation")
-			dst = appendEscaped(dst, m.Content)
+			dst = jsonenc.AppendEscaped(dst, m.Content)
 		case len(m.ToolCalls) == 0:
 			turn("gpt")
 			dst = appendWithReasoning(dst, m.Reasoning, m.Content)
 		default:
 			c := m.ToolCalls[0]
-			if !plainName(c.Name) {
+			if !jsonenc.Plain(c.Name) {
 				return dst, 0, false // json.Marshal of the name would escape it
 			}
 			turn("function_call")
 			if m.Reasoning != "" {
-				dst = append(appendEscaped(append(dst, `<think>\n`...), m.Reasoning), `\n</think>\n\n`...)
+				dst = append(jsonenc.AppendEscaped(append(dst, `<think>\n`...), m.Reasoning), `\n</think>\n\n`...)
 			}
 			if m.Content != "" {
-				dst = append(appendEscaped(dst, m.Content), `\n`...)
+				dst = append(jsonenc.AppendEscaped(dst, m.Content), `\n`...)
 			}
 			dst = append(append(dst, `<tool_call>{\"name\": \"`...), c.Name...)
 			dst = append(dst, `\", \"arguments\": `...)
-			dst = append(appendEscaped(dst, c.Arguments), `}</tool_call>`...)
+			dst = append(jsonenc.AppendEscaped(dst, c.Arguments), `}</tool_call>`...)
 		}
 		dst = append(dst, "\"}"...)
 	}
@@ -335,17 +336,6 @@ func (w *rowWriter) shareGPTTools(dst []byte) ([]byte, int, bool) {
 	dst = appendStringKey(dst, "system", system, true)
 	dst = append(append(dst, `,"tools":`...), w.tools().quoted...)
 	return append(dst, "}\n"...), 1, true
-}
-
-// plainName reports whether json.Marshal writes name as it is between quotes: no byte
-// it escapes (with HTML escaping) and nothing but ASCII.
-func plainName(name string) bool {
-	for i := 0; i < len(name); i++ {
-		if c := name[i]; !plainByte[c] || c == '<' || c == '>' || c == '&' {
-			return false
-		}
-	}
-	return true
 }
 
 // appendReward appends ,"reward":r, or nothing for none; ok is false for a reward the
@@ -362,10 +352,10 @@ func (w *rowWriter) adp(dst []byte) ([]byte, int, bool) {
 	ex := w.ex
 	steps := ex.interchangeSteps()
 	dst = append(dst, `{"schema_version":"`+ADPSchemaVersion+`","id":"`...)
-	dst = append(appendEscaped(appendEscaped(dst, ex.ID), viewSuffix(ex.View)), `","content":[`...)
+	dst = append(jsonenc.AppendEscaped(jsonenc.AppendEscaped(dst, ex.ID), viewSuffix(ex.View)), `","content":[`...)
 	// Every item but the last is closed as the next one starts: the last one takes the
 	// reward.
-	dst = appendString(append(dst, `{"class_":"text_observation","content":`...), QuestionLine(ex.Task, ex.Question))
+	dst = jsonenc.AppendString(append(dst, `{"class_":"text_observation","content":`...), QuestionLine(ex.Task, ex.Question))
 	dst = append(dst, `,"source":"user"`...)
 	for i := range steps {
 		s := &steps[i]
@@ -373,15 +363,15 @@ func (w *rowWriter) adp(dst []byte) ([]byte, int, bool) {
 			if !rawAsIs(s.Call.Arguments) {
 				return dst, 0, false
 			}
-			dst = appendString(append(dst, `},{"class_":"api_action","function":`...), s.Call.Name)
+			dst = jsonenc.AppendString(append(dst, `},{"class_":"api_action","function":`...), s.Call.Name)
 			dst = append(append(dst, `,"kwargs":`...), s.Call.Arguments...)
 		} else {
-			dst = appendString(append(dst, `},{"class_":"message_action","content":`...), s.Action)
+			dst = jsonenc.AppendString(append(dst, `},{"class_":"message_action","content":`...), s.Action)
 		}
 		dst = appendStringKey(dst, "description", s.Thought, true)
 		dst = appendStringKey(dst, "reasoning_content", s.Reasoning, true)
 		if s.HasObservation {
-			dst = appendString(append(dst, `},{"class_":"text_observation","content":`...), s.Observation)
+			dst = jsonenc.AppendString(append(dst, `},{"class_":"text_observation","content":`...), s.Observation)
 			dst = append(dst, `,"source":"environment"`...)
 		}
 	}
@@ -489,7 +479,7 @@ func (w *rowWriter) atif(dst []byte) ([]byte, int, bool) {
 	}
 	dst = append(dst, `{"schema_version":"`+ATIFSchemaVersion+`"`...)
 	dst = appendStringKey(dst, "session_id", ex.RunID, true)
-	dst = append(appendEscaped(appendEscaped(append(dst, `,"trajectory_id":"`...), ex.ID), viewSuffix(ex.View)), '"')
+	dst = append(jsonenc.AppendEscaped(jsonenc.AppendEscaped(append(dst, `,"trajectory_id":"`...), ex.ID), viewSuffix(ex.View)), '"')
 	dst = append(dst, `,"agent":{"name":"`+atifAgentName+`","version":"`...)
 	dst = append(append(dst, atifAgentVersion...), '"')
 	dst = appendStringKey(dst, "model_name", ex.Policy, true)
@@ -520,12 +510,12 @@ func (w *rowWriter) atif(dst []byte) ([]byte, int, bool) {
 		}
 		dst = append(dst, `,"message":"`...)
 		if s.Call != nil {
-			dst = appendEscaped(dst, s.Thought)
+			dst = jsonenc.AppendEscaped(dst, s.Thought)
 		} else {
 			if s.Thought != "" {
-				dst = append(appendEscaped(dst, s.Thought), `\n`...)
+				dst = append(jsonenc.AppendEscaped(dst, s.Thought), `\n`...)
 			}
-			dst = appendEscaped(append(dst, "Action: "...), s.Action)
+			dst = jsonenc.AppendEscaped(append(dst, "Action: "...), s.Action)
 		}
 		dst = append(dst, '"')
 		dst = appendStringKey(dst, "reasoning_content", s.Reasoning, true)
@@ -533,17 +523,17 @@ func (w *rowWriter) atif(dst []byte) ([]byte, int, bool) {
 			if !rawAsIs(s.Call.Arguments) {
 				return dst, 0, false
 			}
-			dst = appendString(append(dst, `,"tool_calls":[{"tool_call_id":`...), s.Call.ID)
+			dst = jsonenc.AppendString(append(dst, `,"tool_calls":[{"tool_call_id":`...), s.Call.ID)
 			dst = appendStringKey(dst, "function_name", s.Call.Name, false)
 			dst = append(append(append(dst, `,"arguments":`...), s.Call.Arguments...), "}]"...)
 		}
 		if s.HasObservation {
 			dst = append(dst, `,"observation":{"results":[{`...)
 			if s.Call != nil && s.Call.ID != "" {
-				dst = appendString(append(dst, `"source_call_id":`...), s.Call.ID)
+				dst = jsonenc.AppendString(append(dst, `"source_call_id":`...), s.Call.ID)
 				dst = append(dst, ',')
 			}
-			dst = append(appendString(append(dst, `"content":`...), s.Observation), "}]}"...)
+			dst = append(jsonenc.AppendString(append(dst, `"content":`...), s.Observation), "}]}"...)
 		}
 		if calls {
 			var ok bool

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/reactgen/reactgen/internal/episodetest"
+	"github.com/reactgen/reactgen/internal/jsonenc"
 	"github.com/reactgen/reactgen/internal/tool"
 	"github.com/reactgen/reactgen/pipeline"
 )
@@ -267,47 +268,6 @@ func TestRowAppendersFallBack(t *testing.T) {
 	}
 }
 
-// TestAppendStringIsEncodingJSON holds appendString to encoding/json without HTML
-// escaping on every byte, every pair of bytes, and random strings of tricky bytes at
-// lengths around the eight-byte words it scans.
-func TestAppendStringIsEncodingJSON(t *testing.T) {
-	check := func(s string) {
-		t.Helper()
-		var want bytes.Buffer
-		enc := json.NewEncoder(&want)
-		enc.SetEscapeHTML(false)
-		if err := enc.Encode(s); err != nil {
-			t.Fatal(err)
-		}
-		if got := appendString(nil, s); string(got)+"\n" != want.String() {
-			t.Fatalf("%q: got %s, want %s", s, got, want.String())
-		}
-	}
-	for c := range 256 {
-		check(string([]byte{byte(c)}))
-		for d := range 256 {
-			check(string([]byte{byte(c), byte(d)}))
-		}
-	}
-	alphabet := []string{"a", "Z", " ", "\"", "\\", "\n", "\t", "\x00", "\x1f", "\x7f", "<", "&", "é", "日", "🚀",
-		"\u2028", "\u2029", "\ufffd", "\xff", "\xe2", "\x80", "\xe2\x80", "\xf0\x9f", "\xed\xa0\x80", "\xc0\xaf"}
-	r := rand.New(rand.NewPCG(1, 2))
-	for range 20000 {
-		var b strings.Builder
-		for n := r.IntN(40); b.Len() < n; {
-			if r.IntN(3) == 0 {
-				b.WriteString(alphabet[r.IntN(len(alphabet))])
-			} else {
-				b.WriteByte(byte('a' + r.IntN(26)))
-			}
-		}
-		check(b.String())
-	}
-	for _, s := range trickyStrings {
-		check(s)
-	}
-}
-
 // TestEscapedTextSpans: a part of a text between two cuts, taken from the text escaped
 // once, is the part escaped on its own, for cuts anywhere in texts of tricky bytes (a cut
 // inside a character of several bytes, or between two of them, is not kept).
@@ -329,7 +289,7 @@ func TestEscapedTextSpans(t *testing.T) {
 			}
 		}
 		et.fill(text, cuts)
-		if want := appendEscaped(nil, text); !bytes.Equal(et.esc, want) {
+		if want := jsonenc.AppendEscaped(nil, text); !bytes.Equal(et.esc, want) {
 			t.Fatalf("%q with cuts %v: escaped %q, want %q", text, cuts, et.esc, want)
 		}
 		for _, a := range append(cuts, 0) {
@@ -342,7 +302,7 @@ func TestEscapedTextSpans(t *testing.T) {
 					continue
 				}
 				spans++
-				if want := appendEscaped(nil, text[a:b]); !bytes.Equal(got, want) {
+				if want := jsonenc.AppendEscaped(nil, text[a:b]); !bytes.Equal(got, want) {
 					t.Fatalf("%q cut at %v: [%d:%d] is %q, want %q", text, cuts, a, b, got, want)
 				}
 			}
@@ -350,53 +310,6 @@ func TestEscapedTextSpans(t *testing.T) {
 	}
 	if spans < 10000 {
 		t.Fatalf("only %d spans kept", spans)
-	}
-}
-
-// FuzzAppendString: appendString writes what encoding/json writes, for any bytes.
-func FuzzAppendString(f *testing.F) {
-	for _, s := range trickyStrings {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, s string) {
-		var want bytes.Buffer
-		enc := json.NewEncoder(&want)
-		enc.SetEscapeHTML(false)
-		if err := enc.Encode(s); err != nil {
-			t.Fatal(err)
-		}
-		if got := appendString(nil, s); string(got)+"\n" != want.String() {
-			t.Fatalf("%q: got %s, want %s", s, got, want.String())
-		}
-	})
-}
-
-// TestAppendFloatIsEncodingJSON holds appendFloat to encoding/json's float64 on the
-// boundaries of its two layouts, signed zeros, extremes and random bit patterns, and
-// to its refusal of NaN and the infinities.
-func TestAppendFloatIsEncodingJSON(t *testing.T) {
-	fs := []float64{0, math.Copysign(0, -1), 1, -1, 0.1, 1.0 / 3, 1e-6, 1e-7, 9.999999e-7, 1e20, 1e21, 9.99e20, -1.5e-7,
-		0.00125, 1e-9, 2e-9, math.MaxFloat64, math.SmallestNonzeroFloat64, -math.MaxFloat64, 123456789.125, 1 << 53, 5e-324}
-	r := rand.New(rand.NewPCG(3, 4))
-	for range 20000 {
-		if f := math.Float64frombits(r.Uint64()); !math.IsNaN(f) && !math.IsInf(f, 0) {
-			fs = append(fs, f)
-		}
-		fs = append(fs, r.NormFloat64()*math.Pow(10, float64(r.IntN(50)-25)))
-	}
-	for _, f := range fs {
-		want, err := json.Marshal(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got, ok := appendFloat(nil, f); !ok || string(got) != string(want) {
-			t.Fatalf("%v: got %s (%v), want %s", f, got, ok, want)
-		}
-	}
-	for _, f := range []float64{math.NaN(), math.Inf(1), math.Inf(-1)} {
-		if _, ok := appendFloat(nil, f); ok {
-			t.Errorf("%v: written", f)
-		}
 	}
 }
 

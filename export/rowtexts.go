@@ -3,6 +3,8 @@ package export
 import (
 	"slices"
 	"unicode/utf8"
+
+	"github.com/reactgen/reactgen/internal/jsonenc"
 )
 
 // escapedText is a text escaped once, with the offset in the escape of each cut of the
@@ -31,11 +33,11 @@ func (t *escapedText) fill(text string, cuts []int) {
 		if c <= prev || c >= len(text) || (text[c-1] >= utf8.RuneSelf && text[c] >= utf8.RuneSelf) {
 			continue
 		}
-		t.esc = appendEscaped(t.esc, text[prev:c])
+		t.esc = jsonenc.AppendEscaped(t.esc, text[prev:c])
 		t.cuts, t.at = append(t.cuts, c), append(t.at, len(t.esc))
 		prev = c
 	}
-	t.esc = appendEscaped(t.esc, text[prev:])
+	t.esc = jsonenc.AppendEscaped(t.esc, text[prev:])
 	t.cuts, t.at = append(t.cuts, len(text)), append(t.at, len(t.esc))
 }
 
@@ -84,7 +86,7 @@ type rowWriter struct {
 }
 
 func newRowWriter(o lineOptions) *rowWriter {
-	return &rowWriter{o: o, system: appendEscaped(nil, o.System)}
+	return &rowWriter{o: o, system: jsonenc.AppendEscaped(nil, o.System)}
 }
 
 // start makes ex the example the writer writes.
@@ -110,5 +112,5 @@ func (w *rowWriter) textSpan(dst []byte, a, b int) []byte {
 	if esc, ok := w.text.span(a, b); ok {
 		return append(dst, esc...)
 	}
-	return appendEscaped(dst, w.ex.Text[a:b])
+	return jsonenc.AppendEscaped(dst, w.ex.Text[a:b])
 }

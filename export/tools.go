@@ -15,6 +15,7 @@ import (
 	"github.com/apache/arrow/go/v15/arrow/array"
 
 	"github.com/reactgen/reactgen/internal/fastjson"
+	"github.com/reactgen/reactgen/internal/jsonenc"
 	"github.com/reactgen/reactgen/internal/tool"
 	"github.com/reactgen/reactgen/pipeline"
 )
@@ -99,7 +100,7 @@ func toolsOf(task, view string) *toolSet {
 		panic(err) // built from constants
 	}
 	ts.encoded = strings.TrimSuffix(enc.String(), "\n")
-	ts.quoted = string(appendString(nil, ts.json))
+	ts.quoted = string(jsonenc.AppendString(nil, ts.json))
 	toolSets[key] = ts
 	return ts
 }

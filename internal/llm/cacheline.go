@@ -3,6 +3,8 @@ package llm
 import (
 	"strconv"
 	"time"
+
+	"github.com/reactgen/reactgen/internal/jsonenc"
 )
 
 // appendLogEntry appends json.Marshal(*e)'s bytes: a cache line, written by hand because
@@ -16,15 +18,15 @@ func appendLogEntry(b []byte, e *logEntry) ([]byte, bool) {
 	}
 	for i := range e.Choices {
 		for _, f := range e.Choices[i].Logprobs {
-			if !finite(f) {
+			if !jsonenc.Finite(f) {
 				return b, false
 			}
 		}
 	}
 	start := len(b)
 	b = strconv.AppendInt(append(b, `{"v":`...), int64(e.V), 10)
-	b = appendJSONString(append(b, `,"key":`...), e.Key)
-	b = appendJSONString(append(b, `,"prompt_hash":`...), e.PromptHash)
+	b = jsonenc.AppendStringHTML(append(b, `,"key":`...), e.Key)
+	b = jsonenc.AppendStringHTML(append(b, `,"prompt_hash":`...), e.PromptHash)
 	b, ok := appendRequestJSON(append(b, `,"request":`...), &e.Request)
 	if !ok {
 		return b[:start], false
@@ -47,7 +49,7 @@ func appendLogEntry(b []byte, e *logEntry) ([]byte, bool) {
 	b = strconv.AppendInt(append(b, `,"CompletionTokens":`...), int64(u.CompletionTokens), 10)
 	b = strconv.AppendInt(append(b, `,"TotalTokens":`...), int64(u.TotalTokens), 10)
 	b = appendIntField(b, `,"CachedPromptTokens":`, u.CachedPromptTokens)
-	b = appendJSONString(append(b, `},"model":`...), e.Model)
+	b = jsonenc.AppendStringHTML(append(b, `},"model":`...), e.Model)
 	b = append(e.Written.AppendFormat(append(b, `,"written":"`...), time.RFC3339Nano), '"')
 	b = strconv.AppendInt(append(b, `,"latency_ms":`...), e.Original, 10)
 	if len(e.PromptTokenIDs) > 0 {
@@ -58,17 +60,17 @@ func appendLogEntry(b []byte, e *logEntry) ([]byte, bool) {
 
 // appendChoiceJSON appends json.Marshal(*c)'s bytes; its log-probabilities are finite.
 func appendChoiceJSON(b []byte, c *Choice) []byte {
-	b = appendJSONString(append(b, `{"Text":`...), c.Text)
-	b = appendJSONString(append(b, `,"FinishReason":`...), c.FinishReason)
+	b = jsonenc.AppendStringHTML(append(b, `{"Text":`...), c.Text)
+	b = jsonenc.AppendStringHTML(append(b, `,"FinishReason":`...), c.FinishReason)
 	if len(c.ToolCalls) > 0 {
 		b = append(b, `,"ToolCalls":`...)
 		b = appendToolCallsJSON(b, c.ToolCalls)
 	}
 	if c.Reasoning != "" {
-		b = appendJSONString(append(b, `,"Reasoning":`...), c.Reasoning)
+		b = jsonenc.AppendStringHTML(append(b, `,"Reasoning":`...), c.Reasoning)
 	}
 	if len(c.Logprobs) > 0 {
-		b = appendList(append(b, `,"Logprobs":`...), c.Logprobs, appendJSONFloat)
+		b = appendList(append(b, `,"Logprobs":`...), c.Logprobs, jsonenc.AppendFloat)
 	}
 	if len(c.TokenIDs) > 0 {
 		b = appendInts(append(b, `,"TokenIDs":`...), c.TokenIDs)

@@ -7,9 +7,11 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
+
+	"github.com/reactgen/reactgen/internal/jsonenc"
 )
 
-// jsonStringSeeds are strings whose JSON takes every branch of appendJSONString: each
+// jsonStringSeeds are strings whose JSON takes every branch of the string escaper: each
 // escaped ASCII byte, at every offset within an 8-byte word, invalid UTF-8, U+2028/9,
 // other multi-byte runes and runes cut short at the end.
 var jsonStringSeeds = []string{
@@ -87,7 +89,7 @@ func FuzzRequestJSON(f *testing.F) {
 		f.Add(s, float64(i)/7)
 	}
 	f.Fuzz(func(t *testing.T, s string, temp float64) {
-		if !finite(temp) {
+		if !jsonenc.Finite(temp) {
 			return
 		}
 		checkRequestJSON(t, &Request{Model: s, Prompt: s, Temperature: temp, Stop: []string{s}, Messages: []Message{{Role: "user", Content: s}}})

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+
+	"github.com/reactgen/reactgen/internal/jsonenc"
 )
 
 // prefixHashes computes the cache key (requestKey) and the prompt hash (textHash) of a
@@ -55,7 +57,7 @@ func (p *prefixHashes) key(req *Request) (string, *prefixMemo) {
 		b = append(appendMoreMessages((*buf)[:0], req.Messages, 1), ']')
 		b = appendSettingsJSON(b, req)
 	} else {
-		b = append(appendJSONChars((*buf)[:0], req.Prompt[len(m.prefix):]), '"')
+		b = append(jsonenc.AppendEscapedHTML((*buf)[:0], req.Prompt[len(m.prefix):]), '"')
 		b = appendRequestTail(b, req)
 	}
 	_, _ = h.Write(b)
@@ -172,14 +174,14 @@ func (p *prefixHashes) learn(model, prefix string, chat bool) *prefixMemo {
 	}
 	key, text := sha256.New(), sha256.New()
 	buf := getJSONBuf()
-	b := appendJSONString(append((*buf)[:0], `{"model":`...), model)
+	b := jsonenc.AppendStringHTML(append((*buf)[:0], `{"model":`...), model)
 	if chat {
 		b = append(b, `,"messages":`...)
 		at := len(b)
 		b = appendMessageJSON(append(b, '['), &Message{Role: "system", Content: prefix})
 		_, _ = text.Write(b[at:])
 	} else {
-		b = appendJSONChars(append(b, `,"prompt":"`...), prefix)
+		b = jsonenc.AppendEscapedHTML(append(b, `,"prompt":"`...), prefix)
 		hashString(text, prefix)
 	}
 	_, _ = key.Write(b)
