@@ -186,18 +186,23 @@ type shareGPTRow struct {
 func shareGPTLine(ex *Example, o lineOptions) []any {
 	row := shareGPTRow{Conversations: make([]shareGPTTurn, len(ex.Messages))}
 	for i, m := range ex.Messages {
-		from := "human"
-		switch {
-		case m.Role == RoleSystem:
-			from = "system"
-		case m.Role == RoleAssistant:
-			from = "gpt"
-		case o.ObservationRole && isObservation(i, m):
-			from = "observation"
-		}
-		row.Conversations[i] = shareGPTTurn{From: from, Value: withReasoning(m.Reasoning, m.Content)}
+		row.Conversations[i] = shareGPTTurn{From: shareGPTFrom(i, m, o), Value: withReasoning(m.Reasoning, m.Content)}
 	}
 	return []any{row}
+}
+
+// shareGPTFrom is the "from" of the sharegpt turn of ex.Messages[i]: system, gpt, human,
+// or observation for an observation turn under ObservationRole.
+func shareGPTFrom(i int, m Message, o lineOptions) string {
+	switch {
+	case m.Role == RoleSystem:
+		return "system"
+	case m.Role == RoleAssistant:
+		return "gpt"
+	case o.ObservationRole && isObservation(i, m):
+		return "observation"
+	}
+	return "human"
 }
 
 // agentGymTurn is a turn of AgentGym's layout: human turns carry loss null (true for

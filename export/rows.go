@@ -165,16 +165,7 @@ func (w *rowWriter) shareGPT(dst []byte) ([]byte, int, bool) {
 		if i > 0 {
 			dst = append(dst, ',')
 		}
-		from := "human"
-		switch {
-		case m.Role == RoleSystem:
-			from = "system"
-		case m.Role == RoleAssistant:
-			from = "gpt"
-		case w.o.ObservationRole && isObservation(i, m):
-			from = "observation"
-		}
-		dst = append(append(append(dst, `{"from":"`...), from...), `","value":"`...)
+		dst = append(append(append(dst, `{"from":"`...), shareGPTFrom(i, m, w.o)...), `","value":"`...)
 		dst = append(appendWithReasoning(dst, m.Reasoning, m.Content), "\"}"...)
 	}
 	return append(dst, "]}\n"...), 1, true
