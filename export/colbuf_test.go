@@ -2,7 +2,6 @@ package export
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"slices"
 	"testing"
@@ -150,19 +149,12 @@ func builderTools(b array.Builder, ex *Example) {
 	lb.Append(true)
 	ts := toolsOf(ex.Task, ex.View)
 	for i, d := range ex.Tools {
-		var params string
-		if i < len(ts.parameters) && d.Function.Name == ts.defs[i].Function.Name {
-			params = ts.parameters[i] // the task's own tools, encoded once
-		} else {
-			p, _ := json.Marshal(d.Function.Parameters)
-			params = string(p)
-		}
 		sb.Append(true)
 		sb.FieldBuilder(0).(*array.StringBuilder).Append(d.Type)
 		fb.Append(true)
 		fb.FieldBuilder(0).(*array.StringBuilder).Append(d.Function.Name)
 		fb.FieldBuilder(1).(*array.StringBuilder).Append(d.Function.Description)
-		fb.FieldBuilder(2).(*array.StringBuilder).Append(params)
+		fb.FieldBuilder(2).(*array.StringBuilder).Append(ts.parametersOf(i, d))
 	}
 }
 func builderToolMessages(b array.Builder, ex *Example) {

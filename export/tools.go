@@ -105,6 +105,16 @@ func toolsOf(task, view string) *toolSet {
 	return ts
 }
 
+// parametersOf is the parameters column's JSON of tool d, an example's i-th: the task's
+// own tool's, encoded once, or d's encoded now.
+func (ts *toolSet) parametersOf(i int, d tool.Def) string {
+	if i < len(ts.parameters) && d.Function.Name == ts.defs[i].Function.Name {
+		return ts.parameters[i]
+	}
+	p, _ := json.Marshal(d.Function.Parameters)
+	return string(p)
+}
+
 // toolCallID is the id of step i's call in episode id: nine hex digits of a hash, the same
 // on every export, and of the shape Mistral's templates require (nine alphanumerics).
 func toolCallID(episodeID string, i int) string {
@@ -492,19 +502,12 @@ func putTools(c *colBuf, ex *Example) {
 	fn := f[1].children
 	ts := toolsOf(ex.Task, ex.View)
 	for i, d := range ex.Tools {
-		var params string
-		if i < len(ts.parameters) && d.Function.Name == ts.defs[i].Function.Name {
-			params = ts.parameters[i] // the task's own tools, encoded once
-		} else {
-			p, _ := json.Marshal(d.Function.Parameters)
-			params = string(p)
-		}
 		st.n++
 		f[0].str(d.Type)
 		f[1].n++
 		fn[0].str(d.Function.Name)
 		fn[1].str(d.Function.Description)
-		fn[2].str(params)
+		fn[2].str(ts.parametersOf(i, d))
 	}
 	c.endList()
 }
