@@ -55,13 +55,12 @@ func appendWeight(dst []byte, trainable bool) []byte {
 	return append(dst, `,"weight":0`...)
 }
 
-// chatTurn appends the role, content and reasoning_content of message i (chatTurn,
-// axolotlTurn), the object left open.
-func (w *rowWriter) chatTurn(dst []byte, i int) []byte {
-	m := &w.ex.Messages[i]
-	dst = jsonenc.AppendString(append(dst, `{"role":`...), m.Role)
-	dst = appendStringKey(dst, "content", m.Content, false)
-	return appendStringKey(dst, "reasoning_content", m.Reasoning, true)
+// appendTurn appends a turn's role, content and reasoning_content (chatTurn,
+// axolotlTurn, and hf-tools' turn), the object left open.
+func appendTurn(dst []byte, role, content, reasoning string) []byte {
+	dst = jsonenc.AppendString(append(dst, `{"role":`...), role)
+	dst = appendStringKey(dst, "content", content, false)
+	return appendStringKey(dst, "reasoning_content", reasoning, true)
 }
 
 // openAIChat writes openAIChatLine's row.
@@ -71,7 +70,7 @@ func (w *rowWriter) openAIChat(dst []byte) ([]byte, int, bool) {
 		if i > 0 {
 			dst = append(dst, ',')
 		}
-		dst = w.chatTurn(dst, i)
+		dst = appendTurn(dst, m.Role, m.Content, m.Reasoning)
 		if w.o.Weights && m.Role == RoleAssistant {
 			dst = appendWeight(dst, m.Trainable)
 		}
@@ -87,7 +86,7 @@ func (w *rowWriter) axolotlChat(dst []byte) ([]byte, int, bool) {
 		if i > 0 {
 			dst = append(dst, ',')
 		}
-		dst = appendBool(append(w.chatTurn(dst, i), `,"train":`...), m.Trainable)
+		dst = appendBool(append(appendTurn(dst, m.Role, m.Content, m.Reasoning), `,"train":`...), m.Trainable)
 		dst = append(dst, '}')
 	}
 	return append(dst, "]}\n"...), 1, true
@@ -268,10 +267,7 @@ func (w *rowWriter) hfTools(dst []byte) ([]byte, int, bool) {
 		if i > 0 {
 			dst = append(dst, ',')
 		}
-		dst = jsonenc.AppendString(append(dst, `{"role":`...), m.Role)
-		dst = appendStringKey(dst, "content", m.Content, false)
-		dst = appendStringKey(dst, "reasoning_content", m.Reasoning, true)
-		dst = appendCalls(dst, m.ToolCalls)
+		dst = appendCalls(appendTurn(dst, m.Role, m.Content, m.Reasoning), m.ToolCalls)
 		dst = appendStringKey(dst, "tool_call_id", m.ToolCallID, true)
 		dst = appendStringKey(dst, "name", m.Name, true)
 		dst = append(dst, '}')
