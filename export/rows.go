@@ -303,7 +303,7 @@ func (w *rowWriter) shareGPTTools(dst []byte) ([]byte, int, bool) {
 			dst = appendWithReasoning(dst, m.Reasoning, m.Content)
 		default:
 			c := m.ToolCalls[0]
-			if !jsonenc.Plain(c.Name) {
+			if !jsonenc.PlainHTML(c.Name) {
 				return dst, 0, false // json.Marshal of the name would escape it
 			}
 			turn("function_call")

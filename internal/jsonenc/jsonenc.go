@@ -57,11 +57,17 @@ func AppendFloat(dst []byte, f float64) []byte {
 // Finite reports whether encoding/json writes f: not NaN, not ±Inf.
 func Finite(f float64) bool { return !math.IsInf(f, 0) && !math.IsNaN(f) }
 
-// Plain reports whether s is written as it is between quotes by AppendStringHTML (and so
-// by AppendString too): printable ASCII without '"', '\\', '<', '>' or '&'.
-func Plain(s string) bool {
+// Plain reports whether AppendString writes s as it is between the quotes: ASCII from
+// the space on (DEL included), without '"' or '\\'.
+func Plain(s string) bool { return plain(s, &plainJSON) }
+
+// PlainHTML reports whether AppendStringHTML (json.Marshal) writes s as it is between
+// the quotes: what Plain accepts without '<', '>' or '&'.
+func PlainHTML(s string) bool { return plain(s, &plainHTML) }
+
+func plain(s string, table *[256]bool) bool {
 	for i := 0; i < len(s); i++ {
-		if !plainHTML[s[i]] {
+		if !table[s[i]] {
 			return false
 		}
 	}

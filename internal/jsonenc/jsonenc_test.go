@@ -142,17 +142,24 @@ func TestAppendFloatIsEncodingJSON(t *testing.T) {
 	}
 }
 
-// Plain is whether json.Marshal writes a string as it is between quotes, for every byte
-// and the tricky strings.
+// Plain and PlainHTML are whether encoding/json writes a string as it is between
+// quotes, without and with HTML escaping, and nothing but ASCII, for every byte and the
+// tricky strings.
 func TestPlain(t *testing.T) {
-	strs := append([]string{"search", "web_search", "Finish[answer]"}, tricky...)
+	strs := append([]string{"search", "web_search", "Finish[answer]", "a & b", "x\x7fy"}, tricky...)
 	for c := range 256 {
 		strs = append(strs, string([]byte{'f', byte(c)}))
 	}
 	for _, s := range strs {
-		want := encodingJSON(t, s, true) == `"`+s+`"` && !strings.ContainsFunc(s, func(r rune) bool { return r >= 0x80 })
-		if got := Plain(s); got != want {
-			t.Errorf("Plain(%q) = %v, want %v", s, got, want)
+		ascii := !strings.ContainsFunc(s, func(r rune) bool { return r >= 0x80 })
+		for _, html := range []bool{false, true} {
+			plain := Plain
+			if html {
+				plain = PlainHTML
+			}
+			if got, want := plain(s), ascii && encodingJSON(t, s, html) == `"`+s+`"`; got != want {
+				t.Errorf("%q (html %v): plain %v, want %v", s, html, got, want)
+			}
 		}
 	}
 }

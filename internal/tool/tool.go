@@ -8,12 +8,12 @@
 package tool
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
 
+	"github.com/reactgen/reactgen/internal/jsonenc"
 	"github.com/reactgen/reactgen/pipeline"
 )
 
@@ -111,34 +111,14 @@ func FromAction(actionType, arg string) (name, arguments string, ok bool) {
 	}
 	// The bytes encoding/json writes for map[string]string{key: arg} without HTML
 	// escapes (the keys need no escaping), without encoding a map: the export converts
-	// every step of every episode, for several formats. An argument of printable ASCII
-	// without '"' or '\\' (most of them) is written as it is; any other goes through
-	// the encoder's escaping.
-	if plainJSON(arg) {
+	// every step of every episode, for several formats. An argument written as it is
+	// (most of them) is copied in; any other is escaped by jsonenc.
+	if jsonenc.Plain(arg) {
 		return actionType, `{"` + key + `":"` + arg + `"}`, true
 	}
-	var b bytes.Buffer
-	b.Grow(len(key) + len(arg) + 8)
-	b.WriteString(`{"` + key + `":`)
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(arg); err != nil {
-		return "", "", false
-	}
-	out := b.Bytes()
-	out[len(out)-1] = '}' // Encode ends the value with a newline, where the object closes
-	return actionType, string(out), true
-}
-
-// plainJSON reports whether s is written in a JSON string as it is: printable ASCII
-// (0x20-0x7e) without '"' or '\\'.
-func plainJSON(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' {
-			return false
-		}
-	}
-	return true
+	b := make([]byte, 0, len(key)+len(arg)+16)
+	b = append(append(append(b, `{"`...), key...), `":`...)
+	return actionType, string(append(jsonenc.AppendString(b, arg), '}')), true
 }
 
 // Action is the canonical action of a tool call: its type (search, lookup, finish), its
