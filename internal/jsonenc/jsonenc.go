@@ -87,16 +87,19 @@ func wordAt(s string, j int) uint64 {
 }
 
 // specialMask has the top bit set in each byte of w that is a control character, '"',
-// '\\' or not ASCII, and htmlMask in each that is '<', '>' or '&'. A byte equal to c is
-// a byte below 1 of w ^ c*lsb, and a byte below n sets its top bit in w - n*lsb; w's own
-// top bits are the non-ASCII bytes. The lowest set byte is exact; one above it may be set
-// by the subtraction's borrow.
+// '\\' or not ASCII, and htmlSpecialMask in each that is one of those or '<', '>' or
+// '&'. A byte equal to c is a byte below 1 of w ^ c*lsb, and a byte below n sets its top
+// bit in w - n*lsb; w's own top bits are the non-ASCII bytes. '"' and '&' (0x22, 0x26)
+// differ only in bit 2 and '<' and '>' (0x3c, 0x3e) only in bit 1, so with that bit set
+// one test finds both. The lowest set byte is exact; one above it may be set by the
+// subtraction's borrow.
 func specialMask(w uint64) uint64 {
 	return (w | (w - lsb*0x20) | ((w ^ lsb*'"') - lsb) | ((w ^ lsb*'\\') - lsb)) & msb
 }
 
-func htmlMask(w uint64) uint64 {
-	return (((w ^ lsb*'<') - lsb) | ((w ^ lsb*'>') - lsb) | ((w ^ lsb*'&') - lsb)) & msb
+func htmlSpecialMask(w uint64) uint64 {
+	return (w | (w - lsb*0x20) | ((w ^ lsb*'\\') - lsb) | (((w | lsb*0x04) ^ lsb*'&') - lsb) |
+		(((w | lsb*0x02) ^ lsb*'>') - lsb)) & msb
 }
 
 // plainJSON and plainHTML are whether a byte is written as it is with nothing to look
@@ -135,8 +138,8 @@ func appendEscaped(dst []byte, s string, html bool) []byte {
 		// chosen outside the loop (a test of html in it cost 5-10% of the scan).
 		if html {
 			for ; j+8 <= len(s); j += 8 {
-				if w := wordAt(s, j); specialMask(w)|htmlMask(w) != 0 {
-					j += bits.TrailingZeros64(specialMask(w)|htmlMask(w)) >> 3
+				if m := htmlSpecialMask(wordAt(s, j)); m != 0 {
+					j += bits.TrailingZeros64(m) >> 3
 					break
 				}
 			}
