@@ -78,12 +78,7 @@ func (c *colBuf) str(s string) {
 }
 
 func (c *colBuf) boolean(v bool) {
-	if c.n%8 == 0 {
-		c.bytes = append(c.bytes, 0)
-	}
-	if v {
-		c.bytes[c.n/8] |= 1 << (c.n % 8)
-	}
+	c.bytes = appendBit(c.bytes, c.n, v)
 	c.n++
 }
 
@@ -108,13 +103,18 @@ func (c *colBuf) floatNull() {
 	c.n++
 }
 
-func (c *colBuf) markValid(v bool) {
-	if c.n%8 == 0 {
-		c.valid = append(c.valid, 0)
+func (c *colBuf) markValid(v bool) { c.valid = appendBit(c.valid, c.n, v) }
+
+// appendBit sets bit n of an Arrow bitmap (least significant bit first) to v, adding a
+// byte when n starts one; the bitmap holds n bits before the call.
+func appendBit(bitmap []byte, n int, v bool) []byte {
+	if n%8 == 0 {
+		bitmap = append(bitmap, 0)
 	}
 	if v {
-		c.valid[c.n/8] |= 1 << (c.n % 8)
+		bitmap[n/8] |= 1 << (n % 8)
 	}
+	return bitmap
 }
 
 func (c *colBuf) integer(v int64) {

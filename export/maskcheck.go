@@ -143,13 +143,9 @@ type maskJSON struct {
 
 // maskJSONText is maskJSON with the turn's text, read under export.train_observations.
 type maskJSONText struct {
-	Role    string              `json:"role"`
-	From    string              `json:"from"`
-	Content string              `json:"content"`
-	Value   string              `json:"value"`
-	Weight  fastjson.RawMessage `json:"weight"`
-	Train   *bool               `json:"train"`
-	Loss    *bool               `json:"loss"`
+	maskJSON
+	Content string `json:"content"`
+	Value   string `json:"value"`
 }
 
 // maskScanner decodes rows into the same arrays from one line to the next.
